@@ -1,0 +1,74 @@
+/**
+ * The fields of a ModelDeployment (owned by the gpustack operator) that the
+ * scaler reads. Every object is loose: unknown fields pass through untouched,
+ * because the scaler writes back only replica counts and two annotations.
+ */
+import { z } from "zod";
+import { ObjectMetaSchema } from "./scaler.js";
+
+export const modelDeploymentKind = "ModelDeployment";
+export const roleKinds = ["Server", "Prefill", "Decode", "Encode"] as const;
+export type RoleKind = (typeof roleKinds)[number];
+
+export const TargetRoleSchema = z.looseObject({
+  name: z.string().min(1),
+  kind: z.enum(roleKinds).optional().transform((v) => v ?? "Server"),
+  replicas: z.number().int().min(0),
+  instanceType: z.string().optional(),
+  command: z.unknown().optional(),
+  elasticEp: z.unknown().optional(),
+});
+
+export const TargetRoleStatusSchema = z.looseObject({
+  name: z.string(),
+  desired: z.number().int().min(0).optional(),
+  ready: z.number().int().min(0).optional(),
+  /** Replicas of the role holding admission; an added replica is pending until it does. */
+  quotaReserved: z.number().int().min(0).optional(),
+});
+
+export const retirementStates = ["Admitted", "Disqualified", "Withdrawing", "Draining", "Deleting", "Settling", "Aborted", "Completed"] as const;
+
+export const RetirementSchema = z.looseObject({
+  roleName: z.string(),
+  replicaOrdinal: z.number().int().min(0),
+  /** `Aborted` is terminal and keeps the replica; `Completed` means the workload is gone. */
+  state: z.string(),
+});
+
+export const ModelDeploymentSchema = z.looseObject({
+  apiVersion: z.string(),
+  kind: z.literal(modelDeploymentKind),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({ roles: z.array(TargetRoleSchema) }),
+  status: z
+    .looseObject({
+      roles: z.array(TargetRoleStatusSchema).optional(),
+      retirement: RetirementSchema.nullish(),
+    })
+    .optional(),
+});
+
+export type ModelDeployment = z.output<typeof ModelDeploymentSchema>;
+export type TargetRole = z.output<typeof TargetRoleSchema>;
+export type TargetRoleStatus = z.output<typeof TargetRoleStatusSchema>;
+export type Retirement = z.output<typeof RetirementSchema>;
+
+/** Annotation keys of the binding fence (spec: Binding fence). */
+export const bindingAnnotation = "modeldeployment.gpustack.ai/scaler-binding";
+export const decisionAnnotation = "modeldeployment.gpustack.ai/scaler-decision";
+
+export const BindingPayloadSchema = z.strictObject({
+  scalerName: z.string().min(1),
+  scalerUID: z.string().min(1),
+  term: z.number().int().min(1),
+});
+
+export const DecisionPayloadSchema = z.strictObject({
+  decisionID: z.string().min(1),
+  term: z.number().int().min(1),
+  vector: z.record(z.string(), z.number().int().min(0)),
+});
+
+export type BindingPayload = z.output<typeof BindingPayloadSchema>;
+export type DecisionPayload = z.output<typeof DecisionPayloadSchema>;

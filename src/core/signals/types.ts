@@ -1,0 +1,99 @@
+/**
+ * The contract between the Prometheus adapter (which produces per-pod samples)
+ * and the pure observation builder (which turns them into one RoleObservation
+ * per role). Absent optional fields mean "not reported": never read them as 0.
+ */
+
+/** Engines whose series the scaler understands. */
+export type EngineKind = "vllm" | "sglang";
+
+/** Window names: `stable` is stableWindowSeconds, `panic` is panicWindowSeconds. */
+export type WindowName = "stable" | "panic";
+
+/**
+ * A cumulative histogram delta over one window: `buckets` are cumulative
+ * counts by upper bound in ascending order (the `+Inf` bucket, when present,
+ * has `upperBound: Infinity`), `count` and `sum` are the window's deltas.
+ * Values are in seconds, as the engines export them.
+ */
+export interface HistogramWindow {
+  readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
+  readonly count: number;
+  readonly sum: number;
+}
+
+/** Counter rates of one pod over one window, already summed over data-parallel ranks. */
+export interface PodWindowRates {
+  /**
+   * False when a counter of this pod reset inside the window, or the window holds fewer
+   * than two samples: the pod's rates are not established and must not be used.
+   */
+  readonly established: boolean;
+  readonly promptTokensPerSecond?: number;
+  readonly generationTokensPerSecond?: number;
+  /** vLLM `prefix_cache_hits_total` rate (tokens). */
+  readonly prefixCacheHitTokensPerSecond?: number;
+  /** SGLang `prefill_effective_tokens_total{mode="input"}` rate. */
+  readonly effectivePrefillTokensPerSecond?: number;
+  /** SGLang cache-hit token rates by tier, each only when reported. */
+  readonly deviceHitTokensPerSecond?: number;
+  readonly hostHitTokensPerSecond?: number;
+  readonly storageHitTokensPerSecond?: number;
+  /** Time-to-first-token histogram delta over the window. */
+  readonly ttftSeconds?: HistogramWindow;
+  /** Inter-token latency histogram delta over the window. */
+  readonly itlSeconds?: HistogramWindow;
+}
+
+/** Everything the adapter learned about one engine pod in one sampling pass. */
+export interface PodSample {
+  readonly pod: string;
+  readonly engine: EngineKind;
+  /** Unix seconds of the newest sample seen for this pod's gauges. */
+  readonly lastSampleUnixSeconds: number;
+  readonly runningRequests?: number;
+  readonly waitingRequests?: number;
+  /** SGLang `num_decode_transfer_queue_reqs` (decode roles add it to waiting). */
+  readonly decodeTransferQueueRequests?: number;
+  /** Fraction 0..1, mean over the pod's data-parallel ranks. */
+  readonly kvCacheUsage?: number;
+  readonly windows: { readonly stable: PodWindowRates; readonly panic: PodWindowRates };
+}
+
+/**
+ * The result of sampling one role: `pods` holds the pods that answered.
+ * `queryFailed` is set when the source could not ask (Prometheus unreachable,
+ * query error), so nothing about the role is known.
+ */
+export interface RoleSamples {
+  readonly pods: readonly PodSample[];
+  readonly queryFailed?: { readonly reason: string };
+}
+
+/** `Fresh` current readings, `Idle` observed with no work, `Missing` unavailable, `Stale` expired. */
+export type SignalState = "Fresh" | "Idle" | "Missing" | "Stale";
+
+/**
+ * One role's observation, as status shows it plus both token-rate windows.
+ * An absent field is a missing signal; 0 is a measured zero.
+ */
+export interface RoleObservation {
+  readonly readyReplicas: number;
+  /** Answering ready pods that contributed, at most 64. */
+  readonly sampledReplicas: number;
+  readonly signalState: SignalState;
+  readonly runningRequests?: number;
+  readonly waitingRequests?: number;
+  /** Cache-missed prompt tokens per second over the stable window. */
+  readonly promptTokensPerSecond?: number;
+  readonly generationTokensPerSecond?: number;
+  /** The same rates over the panic window. */
+  readonly panicPromptTokensPerSecond?: number;
+  readonly panicGenerationTokensPerSecond?: number;
+  readonly kvCacheUsage?: number;
+  readonly ttftMilliseconds?: number;
+  readonly itlMilliseconds?: number;
+}
+
+/** The sampler reads at most this many ready answering pods per role. */
+export const maxSampledPodsPerRole = 64;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian machine for the test suite: system packages the
+# integration tests run for real (Prometheus, promtool, openssl), the npm
+# dependencies (which bring Node 24), and a kube-apiserver and etcd built from
+# the Go module proxy (cached, so a warm machine skips the build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  # policy-rc.d keeps Debian from starting a system Prometheus: tests run their own.
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  rm -f /usr/sbin/policy-rc.d
+fi
+
+echo "setup: npm ci"
+npm ci --no-audit --no-fund
+
+if [[ -x tools/kube-bin/build.sh ]]; then
+  bash tools/kube-bin/build.sh
+fi
+echo "setup: done (node $(node_modules/.bin/node --version))"
