@@ -15,6 +15,8 @@ export const TargetRoleSchema = z.looseObject({
   kind: z.enum(roleKinds).optional().transform((v) => v ?? "Server"),
   replicas: z.number().int().min(0),
   instanceType: z.string().optional(),
+  /** Pods per replica (the operator's default is 1); names the members of a replica group. */
+  size: z.number().int().min(1).optional(),
   command: z.unknown().optional(),
   elasticEp: z.unknown().optional(),
 });

@@ -7,7 +7,8 @@
  * spec, and parsing that output again returns it unchanged (idempotent).
  */
 import { z } from "zod";
-import { parseQuantity } from "./quantity.js";
+import { parseQuantityChecked, parseQuantityExact } from "./quantity.js";
+import { compareRational, rational, type Rational } from "./rational.js";
 
 export const apiGroup = "worker.gpustack.ai";
 export const apiVersion = `${apiGroup}/v1`;
@@ -23,6 +24,10 @@ export interface FieldMeta {
   readonly nonPositiveMeansDefault?: boolean;
   /** A Kubernetes quantity: a string or an integer in the CRD. */
   readonly quantity?: boolean;
+  /** The accepted range in words, for the docs table when JSON Schema cannot say it (quantities). */
+  readonly range?: string;
+  /** The field cannot change after creation (a CEL transition rule in the CRD). */
+  readonly immutable?: boolean;
 }
 
 /** A field stored as its default when omitted, and optionally when zero. */
@@ -36,42 +41,77 @@ function defaulted<T extends z.ZodType<number>>(inner: T, value: number, opts: {
 
 const integer = (min: number, max: number) => z.number().int().min(min).max(max);
 
-/** A Kubernetes quantity, stored as written (integers become strings). */
-function quantity(opts: { positive: boolean }) {
+/** A replica count bound: the scaler never scales to zero, and the target caps roles at 1024. */
+export const ReplicaBoundSchema = integer(1, 1024);
+
+/** The largest quantity the schema accepts for a field, with its text for messages. */
+interface QuantityBounds {
+  readonly positive: boolean;
+  readonly max?: { readonly value: Rational; readonly text: string };
+}
+
+/**
+ * A Kubernetes quantity, stored as written (integers become their decimal
+ * string). A non-integer JSON number is refused: the CRD accepts integers or
+ * strings, so `0.5` must be written `"0.5"`.
+ */
+function quantity(bounds: QuantityBounds) {
   return z
-    .union([z.string(), z.number().int()])
+    .union([z.string(), z.number()], { error: "must be a quantity: a string such as \"500m\" or an integer" })
     .superRefine((raw, ctx) => {
-      const value = parseQuantity(raw);
-      if (value === undefined) {
-        ctx.addIssue({ code: "custom", message: `${JSON.stringify(raw)} is not a Kubernetes quantity (for example "0.5", "500m" or "2k")` });
-      } else if (opts.positive && !(value > 0)) {
-        ctx.addIssue({ code: "custom", message: `must be a positive quantity, got ${JSON.stringify(raw)}` });
+      const parsed = parseQuantityChecked(raw);
+      if ("error" in parsed) {
+        const message =
+          typeof raw === "number" && Number.isFinite(raw) && parsed.error === "syntax"
+            ? `must be an integer or a quoted quantity such as "${raw}"`
+            : parsed.error === "range"
+              ? "is out of range for a Kubernetes quantity"
+              : 'is not a Kubernetes quantity (for example "0.5", "500m" or "2k")';
+        ctx.addIssue({ code: "custom", message });
+        return;
+      }
+      if (bounds.positive && parsed.value.num <= 0n) ctx.addIssue({ code: "custom", message: "must be a positive quantity" });
+      if (bounds.max !== undefined && compareRational(parsed.value, bounds.max.value) > 0) {
+        ctx.addIssue({ code: "custom", message: `must be at most ${bounds.max.text}` });
       }
     })
     .transform((raw) => String(raw))
-    .meta({ quantity: true } satisfies FieldMeta);
+    .meta({ quantity: true, range: quantityRange(bounds) } satisfies FieldMeta);
+}
+
+function quantityRange(bounds: QuantityBounds): string {
+  const parts = [bounds.positive ? "> 0" : undefined, bounds.max === undefined ? undefined : `<= ${bounds.max.text}`];
+  return parts.filter((p) => p !== undefined).join(", ");
 }
 
 const positiveQuantity = () => quantity({ positive: true });
 
-function defaultedQuantity(value: string, opts: { nonPositiveMeansDefault?: boolean } = {}) {
+function defaultedQuantity(value: string, opts: { nonPositiveMeansDefault?: boolean; max?: string } = {}) {
   const lenient = opts.nonPositiveMeansDefault === true;
-  return quantity({ positive: !lenient })
+  const max = opts.max === undefined ? undefined : { value: parseQuantityExact(opts.max) ?? rational(0n), text: opts.max };
+  const bounds: QuantityBounds = { positive: !lenient, ...(max === undefined ? {} : { max }) };
+  return quantity(bounds)
     .optional()
     .transform((v) => {
       if (v === undefined) return value;
-      const parsed = parseQuantity(v);
-      return lenient && (parsed === undefined || parsed <= 0) ? value : v;
+      const parsed = parseQuantityExact(v);
+      return lenient && (parsed === undefined || parsed.num <= 0n) ? value : v;
     })
-    .meta({ default: value, quantity: true, ...(lenient ? { nonPositiveMeansDefault: true } : {}) } satisfies FieldMeta);
+    .meta({
+      default: value,
+      quantity: true,
+      range: lenient ? "any; <= 0 stores the default" : quantityRange(bounds),
+      ...(lenient ? { nonPositiveMeansDefault: true } : {}),
+    } satisfies FieldMeta);
 }
 
 /** Role and object names: Kubernetes DNS labels. */
-const dnsLabel = z
+export const DnsLabelSchema = z
   .string()
   .min(1)
   .max(63)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit");
+const dnsLabel = DnsLabelSchema;
 
 const objectName = z
   .string()
@@ -99,8 +139,8 @@ export const StepPolicySchema = z.strictObject({
 
 export const RoleBoundsSchema = z.strictObject({
   name: dnsLabel.describe("A role name on the target; unique."),
-  minReplicas: defaulted(integer(1, 1024), 1).describe("Floor, 1 to 1024."),
-  maxReplicas: integer(1, 1024).describe("Ceiling, 1 to 1024, at least minReplicas. Required."),
+  minReplicas: defaulted(ReplicaBoundSchema, 1).describe("Floor, 1 to 1024."),
+  maxReplicas: ReplicaBoundSchema.describe("Ceiling, 1 to 1024, at least minReplicas. Required."),
 });
 
 export const RatioSchema = z.strictObject({
@@ -118,7 +158,7 @@ export const RoleTargetSchema = z.strictObject({
 
 export const ProportionalSchema = z.strictObject({
   metric: z.enum(proportionalMetrics).describe("The measured signal."),
-  tolerance: defaultedQuantity("0.1").describe("Deadband around the target; positive and at most 1."),
+  tolerance: defaultedQuantity("0.1", { max: "1" }).describe("Deadband around the target; positive and at most 1."),
   roleTargets: z.array(RoleTargetSchema).min(1).max(64).describe("One target per scaled role."),
 });
 
@@ -153,9 +193,9 @@ export const PredictiveSchema = z.strictObject({
  */
 export const AlgorithmSchema = z.strictObject({
   type: z.enum(algorithmTypes).optional().describe("Inferred from the parameter block when omitted, else TokenThroughput."),
-  proportional: ProportionalSchema.optional(),
-  tokenThroughput: TokenThroughputSchema.optional(),
-  predictive: PredictiveSchema.optional(),
+  proportional: ProportionalSchema.optional().describe("Parameters of Proportional: one metric over a per-replica target."),
+  tokenThroughput: TokenThroughputSchema.optional().describe("Parameters of TokenThroughput: token rates over capacities, with latency guards."),
+  predictive: PredictiveSchema.optional().describe("Parameters of Predictive: a demand forecast with a TokenThroughput fallback."),
 });
 
 export const ScaleUpSchema = z.strictObject({
@@ -181,12 +221,21 @@ export const ScaleDownSchema = z.strictObject({
 });
 
 export const BehaviorSchema = z.strictObject({
-  scaleUp: ScaleUpSchema.optional().transform((v) => v ?? ScaleUpSchema.parse({})),
-  scaleDown: ScaleDownSchema.optional().transform((v) => v ?? ScaleDownSchema.parse({})),
+  scaleUp: ScaleUpSchema.optional()
+    .transform((v) => v ?? ScaleUpSchema.parse({}))
+    .describe("Pacing of growth."),
+  scaleDown: ScaleDownSchema.optional()
+    .transform((v) => v ?? ScaleDownSchema.parse({}))
+    .describe("Pacing of shrinkage and its guards."),
 });
 
 export const RebalanceSchema = z.strictObject({
-  policy: z.enum(rebalancePolicies).optional().transform((v) => v ?? "Opposing").meta({ default: "Opposing" } satisfies FieldMeta),
+  policy: z
+    .enum(rebalancePolicies)
+    .optional()
+    .transform((v) => v ?? "Opposing")
+    .meta({ default: "Opposing" } satisfies FieldMeta)
+    .describe("Which roles may donate capacity after a scale-up times out."),
   priority: z.array(dnsLabel).max(64).optional().describe("Scaled role names, highest priority first (Priority policy)."),
 });
 
@@ -196,15 +245,37 @@ export const SamplingSchema = z.strictObject({
 });
 
 export const ScalerSpecSchema = z.strictObject({
-  targetRef: z.strictObject({ name: objectName.describe("ModelDeployment in this namespace; immutable.") }),
-  mode: z.enum(modes).optional().transform((v) => v ?? "Shadow").meta({ default: "Shadow" } satisfies FieldMeta),
-  suspend: z.boolean().optional().transform((v) => v ?? false).meta({ default: false } satisfies FieldMeta),
-  sampling: SamplingSchema.optional().transform((v) => v ?? SamplingSchema.parse({})),
+  targetRef: z
+    .strictObject({
+    name: objectName.meta({ immutable: true, description: "ModelDeployment in this namespace; immutable." } satisfies FieldMeta & { description: string }),
+    })
+    .describe("The ModelDeployment this scaler plans for."),
+  mode: z
+    .enum(modes)
+    .optional()
+    .transform((v) => v ?? "Shadow")
+    .meta({ default: "Shadow" } satisfies FieldMeta)
+    .describe("Shadow recommends only; Active commits through the binding fence."),
+  suspend: z
+    .boolean()
+    .optional()
+    .transform((v) => v ?? false)
+    .meta({ default: false } satisfies FieldMeta)
+    .describe("Stops planning and releases an owned binding."),
+  sampling: SamplingSchema.optional()
+    .transform((v) => v ?? SamplingSchema.parse({}))
+    .describe("Sampling cadence and the wait for scale-up admission."),
   roles: z.array(RoleBoundsSchema).min(1).max(64).describe("Bounds for every target role."),
-  ratios: z.array(RatioSchema).max(64).optional(),
-  algorithm: AlgorithmSchema.optional().transform((v) => v ?? {}),
-  behavior: BehaviorSchema.optional().transform((v) => v ?? BehaviorSchema.parse({})),
-  rebalance: RebalanceSchema.optional().transform((v) => v ?? RebalanceSchema.parse({})),
+  ratios: z.array(RatioSchema).max(64).optional().describe("Bands on numerator/denominator replica ratios between scaled roles."),
+  algorithm: AlgorithmSchema.optional()
+    .transform((v) => v ?? {})
+    .describe("One algorithm type and only its parameter block."),
+  behavior: BehaviorSchema.optional()
+    .transform((v) => v ?? BehaviorSchema.parse({}))
+    .describe("Pacing and guards."),
+  rebalance: RebalanceSchema.optional()
+    .transform((v) => v ?? RebalanceSchema.parse({}))
+    .describe("Moving capacity between roles when a scale-up cannot be admitted."),
 });
 
 /** The spec as written by a user (before defaulting). */
@@ -250,10 +321,10 @@ export const conditionTypes = ["Bound", "Active", "MetricsReady", "Blocked"] as 
 export const conditionStatuses = ["True", "False", "Unknown"] as const;
 
 export const RoleStatusSchema = z.object({
-  name: z.string(),
+  name: z.string().describe("Role name."),
   currentReplicas: z.number().int().min(0).describe("Desired count currently on the target."),
   readyReplicas: z.number().int().min(0).describe("Ready serving replicas used to calculate capacity."),
-  signalState: z.enum(signalStates),
+  signalState: z.enum(signalStates).describe("Fresh, Idle (observed, no work), Missing or Stale."),
   promptTokensPerSecond: z.string().optional().describe("Cache-missed prompt rate across sampled replicas."),
   generationTokensPerSecond: z.string().optional(),
   runningRequests: z.number().min(0).optional(),
@@ -347,15 +418,15 @@ export const ConditionSchema = z.object({
 });
 
 export const ScalerStatusSchema = z.object({
-  observedGeneration: z.number().int().min(0).optional(),
-  binding: BindingStatusSchema.optional(),
-  roles: z.array(RoleStatusSchema).optional(),
-  lastCommit: LastCommitSchema.optional(),
-  pendingCohort: PendingCohortSchema.optional(),
-  rebalance: RebalanceStatusSchema.optional(),
-  lastScaleDown: LastScaleDownSchema.optional(),
-  predictors: z.array(PredictorStatusSchema).optional(),
-  conditions: z.array(ConditionSchema).optional(),
+  observedGeneration: z.number().int().min(0).optional().describe("Scaler generation this report used."),
+  binding: BindingStatusSchema.optional().describe("The target this scaler is bound to and the binding term."),
+  roles: z.array(RoleStatusSchema).optional().describe("Observations and recommendations per role."),
+  lastCommit: LastCommitSchema.optional().describe("The latest write to the target."),
+  pendingCohort: PendingCohortSchema.optional().describe("A committed scale-up waiting for admission."),
+  rebalance: RebalanceStatusSchema.optional().describe("The donor/receiver transaction in progress."),
+  lastScaleDown: LastScaleDownSchema.optional().describe("The latest removal and its outcome."),
+  predictors: z.array(PredictorStatusSchema).optional().describe("Demand history and filter state per role."),
+  conditions: z.array(ConditionSchema).optional().describe("Bound, Active, MetricsReady and Blocked."),
 });
 
 export type ScalerStatus = z.output<typeof ScalerStatusSchema>;
@@ -390,3 +461,5 @@ export const ScalerSchema = z.looseObject({
 });
 
 export type Scaler = z.output<typeof ScalerSchema>;
+/** A defaulted scaler object: its spec has the algorithm type inferred. */
+export type DefaultedScaler = Omit<Scaler, "spec"> & { readonly spec: ScalerSpec };

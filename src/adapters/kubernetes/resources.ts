@@ -1,0 +1,134 @@
+/**
+ * The Kubernetes calls the controller makes, through @kubernetes/client-node.
+ * Every call has a timeout; failures are wrapped with the object they concern,
+ * and a stale-resourceVersion answer is a `ConflictError` the caller re-plans on.
+ */
+import { ApiException, CustomObjectsApi, KubeConfig, Observable, type ConfigurationOptions } from "@kubernetes/client-node";
+import type { JsonPatchOp } from "../../core/binding/patch.js";
+
+export class ConflictError extends Error {
+  override readonly name = "ConflictError";
+}
+
+export interface ResourceRef {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+export const scalerResource: ResourceRef = { group: "worker.gpustack.ai", version: "v1", plural: "modeldeploymentscalers" };
+export const defaultTargetResource: ResourceRef = { group: "worker.gpustack.ai", version: "v1", plural: "modeldeployments" };
+
+export interface KubeResourcesOptions {
+  /** Upper bound of one API call. */
+  readonly timeoutMs: number;
+  readonly targetResource?: ResourceRef;
+}
+
+/** Per-call options: an abort signal for the timeout and, for patches, the content type. */
+function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(AbortSignal.timeout(timeoutMs));
+          if (contentType !== undefined) context.setHeaderParam("Content-Type", contentType);
+          return new Observable(Promise.resolve(context));
+        },
+        post: (context) => new Observable(Promise.resolve(context)),
+      },
+    ],
+    middlewareMergeStrategy: "append",
+  };
+}
+
+function statusCode(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+export class KubeResources {
+  private readonly api: CustomObjectsApi;
+  readonly targetResource: ResourceRef;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly opts: KubeResourcesOptions,
+  ) {
+    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.targetResource = opts.targetResource ?? defaultTargetResource;
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = statusCode(error);
+      if (code === 409) throw new ConflictError(`${what}: the object changed since it was read`, { cause: error });
+      throw new Error(`${what}: ${code !== undefined ? `HTTP ${code}` : error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /** Lists scalers in one namespace, or in all when `namespace` is empty. */
+  async listScalers(namespace: string): Promise<unknown[]> {
+    const r = scalerResource;
+    const list = await this.call(`list ${r.plural}`, () =>
+      namespace === ""
+        ? this.api.listClusterCustomObject({ group: r.group, version: r.version, plural: r.plural }, callOptions(this.opts.timeoutMs))
+        : this.api.listNamespacedCustomObject({ group: r.group, version: r.version, namespace, plural: r.plural }, callOptions(this.opts.timeoutMs)),
+    );
+    return (list as { items?: unknown[] }).items ?? [];
+  }
+
+  async getScaler(namespace: string, name: string): Promise<unknown | undefined> {
+    return this.get(scalerResource, namespace, name);
+  }
+
+  async getTarget(namespace: string, name: string): Promise<unknown | undefined> {
+    return this.get(this.targetResource, namespace, name);
+  }
+
+  private async get(r: ResourceRef, namespace: string, name: string): Promise<unknown | undefined> {
+    try {
+      return await this.api.getNamespacedCustomObject(
+        { group: r.group, version: r.version, namespace, plural: r.plural, name },
+        callOptions(this.opts.timeoutMs),
+      );
+    } catch (error) {
+      if (statusCode(error) === 404) return undefined;
+      throw new Error(`get ${r.plural} ${namespace}/${name}: ${statusCode(error) ?? (error instanceof Error ? error.message : error)}`, { cause: error });
+    }
+  }
+
+  /** Applies a JSON patch to the target; `ConflictError` when its resourceVersion guard fails. */
+  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+    const r = this.targetResource;
+    return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
+      this.api.patchNamespacedCustomObject(
+        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: ops, fieldManager: "mds-scaler" },
+        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+      ),
+    );
+  }
+
+  /** Applies a JSON patch to a scaler (finalizers). */
+  async patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+    const r = scalerResource;
+    return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
+      this.api.patchNamespacedCustomObject(
+        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: ops, fieldManager: "mds-scaler" },
+        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+      ),
+    );
+  }
+
+  /** Replaces the scaler's whole status through the status subresource. */
+  async writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
+    const r = scalerResource;
+    return this.call(`write status of ${r.plural} ${namespace}/${name}`, () =>
+      this.api.patchNamespacedCustomObjectStatus(
+        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: [{ op: "replace", path: "/status", value: status }], fieldManager: "mds-scaler" },
+        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+      ),
+    );
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * A thin instant-query client over `prometheus-query`: one deadline per call,
+ * typed errors with `cause`, Prometheus warnings returned with the result, and
+ * strict checking of the response shape.
+ */
+import { PrometheusDriver, type QueryResult } from "prometheus-query";
+
+export type PrometheusErrorKind = "timeout" | "network" | "http" | "malformed";
+
+export class PrometheusQueryError extends Error {
+  override readonly name = "PrometheusQueryError";
+  constructor(
+    message: string,
+    readonly kind: PrometheusErrorKind,
+    options: { cause?: unknown; httpStatus?: number } = {},
+  ) {
+    super(message, { cause: options.cause });
+    if (options.httpStatus !== undefined) this.httpStatus = options.httpStatus;
+  }
+  readonly httpStatus?: number;
+}
+
+export interface VectorSample {
+  readonly labels: Readonly<Record<string, string>>;
+  /** May be NaN or ±Inf; callers decide what a non-finite value means. */
+  readonly value: number;
+  readonly timestampUnixSeconds: number;
+}
+
+export interface InstantQueryResult {
+  readonly samples: readonly VectorSample[];
+  readonly warnings: readonly string[];
+}
+
+export interface PrometheusQueryClient {
+  instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult>;
+}
+
+export interface PrometheusClientOptions {
+  /** e.g. `http://prometheus-operated.monitoring:9090`. */
+  readonly endpoint: string;
+  readonly timeoutMs: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly auth?: { readonly username: string; readonly password: string };
+}
+
+interface DriverError {
+  readonly errorType?: string;
+  readonly error?: unknown;
+  readonly httpStatus?: number;
+}
+
+function isDriverError(err: unknown): err is DriverError {
+  return typeof err === "object" && err !== null && "errorType" in err;
+}
+
+export class PrometheusClient implements PrometheusQueryClient {
+  constructor(private readonly options: PrometheusClientOptions) {}
+
+  async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
+    const timeoutMs = this.options.timeoutMs;
+    const warnings: string[] = [];
+    const deadline = AbortSignal.timeout(timeoutMs);
+    // A driver per call keeps the deadline and the warnings of concurrent calls apart.
+    const driver = new PrometheusDriver({
+      endpoint: this.options.endpoint,
+      baseURL: "/api/v1/",
+      timeout: timeoutMs,
+      preferPost: true,
+      headers: { ...this.options.headers },
+      ...(this.options.auth ? { auth: { ...this.options.auth } } : {}),
+      requestInterceptor: {
+        onFulfilled: (config) => {
+          // axios' own timeout only covers an idle socket; the signal bounds the whole call.
+          config.signal = deadline;
+          return config;
+        },
+      },
+      responseInterceptor: {
+        onFulfilled: (response) => {
+          // The driver looks for warnings beside the body, where Prometheus never puts them.
+          const body: unknown = response.data;
+          if (typeof body === "object" && body !== null && "warnings" in body && Array.isArray(body.warnings)) {
+            for (const w of body.warnings) warnings.push(String(w));
+          }
+          return response;
+        },
+      },
+    });
+    const evalTimeout = `${Math.max(1, Math.floor(timeoutMs / 1000))}s`;
+    let result: QueryResult;
+    try {
+      result = await driver.instantQuery(query, atUnixMs, evalTimeout);
+    } catch (err) {
+      throw this.wrap(err, deadline.aborted);
+    }
+    return { samples: parseVector(result), warnings };
+  }
+
+  private wrap(err: unknown, deadlinePassed: boolean): PrometheusQueryError {
+    const endpoint = this.options.endpoint;
+    if (deadlinePassed) return new PrometheusQueryError(`query to ${endpoint} timed out after ${this.options.timeoutMs}ms`, "timeout", { cause: err });
+    if (isDriverError(err)) {
+      const detail = typeof err.error === "string" ? err.error : "unknown error";
+      switch (err.errorType) {
+        case "timeout_error":
+          return new PrometheusQueryError(`query to ${endpoint} timed out: ${detail}`, "timeout", { cause: err });
+        case "http_error":
+          return new PrometheusQueryError(`prometheus ${endpoint} answered ${err.httpStatus ?? "?"}: ${detail}`, "http", {
+            cause: err,
+            ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),
+          });
+        case "client_error":
+          return new PrometheusQueryError(`prometheus ${endpoint} sent a body that is not a Prometheus API response`, "malformed", { cause: err });
+        default:
+          return new PrometheusQueryError(`cannot reach prometheus ${endpoint}: ${detail}`, "network", { cause: err });
+      }
+    }
+    return new PrometheusQueryError(`prometheus ${endpoint} sent an unreadable response`, "malformed", { cause: err });
+  }
+}
+
+/** Checks the shape of an instant-vector result; anything else is malformed. */
+function parseVector(result: unknown): VectorSample[] {
+  if (typeof result !== "object" || result === null) throw new PrometheusQueryError("query result is missing", "malformed");
+  const r = result as { resultType?: unknown; result?: unknown };
+  if (r.resultType !== "vector" || !Array.isArray(r.result)) {
+    throw new PrometheusQueryError(`expected a vector result, got ${String(r.resultType)}`, "malformed");
+  }
+  const samples: VectorSample[] = [];
+  for (const item of r.result as unknown[]) {
+    const it = item as { metric?: { labels?: unknown }; value?: { time?: unknown; value?: unknown } } | null;
+    const labels = it?.metric?.labels;
+    const time = it?.value?.time;
+    const value = it?.value?.value;
+    if (typeof labels !== "object" || labels === null || !(time instanceof Date) || typeof value !== "number") {
+      throw new PrometheusQueryError("vector sample without labels or value", "malformed");
+    }
+    const clean: Record<string, string> = {};
+    for (const [k, v] of Object.entries(labels)) if (typeof v === "string") clean[k] = v;
+    samples.push({ labels: clean, value, timestampUnixSeconds: time.getTime() / 1000 });
+  }
+  return samples;
+}

@@ -1,0 +1,5 @@
+export * from "./client.js";
+export * from "./config.js";
+export * from "./queries.js";
+export * from "./schedule.js";
+export * from "./source.js";

@@ -1,0 +1,114 @@
+/**
+ * Controller configuration from flags and the environment: the only place
+ * that reads either. Parsed once at start; every problem names the setting
+ * (flag and variable) and the value it got.
+ */
+import { z } from "zod";
+
+interface Setting {
+  readonly flag: string;
+  readonly env: string;
+  readonly help: string;
+}
+
+/** Each setting once: its flag, its variable, its schema (with the default). */
+const settings = {
+  prometheusUrl: { flag: "--prometheus-url", env: "MDS_PROMETHEUS_URL", help: "Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090." },
+  prometheusTimeoutMs: { flag: "--prometheus-timeout-ms", env: "MDS_PROMETHEUS_TIMEOUT_MS", help: "Timeout of one PromQL query, milliseconds." },
+  metricSeparator: { flag: "--metric-separator", env: "MDS_METRIC_SEPARATOR", help: "Separator after the engine prefix: ':' (vllm:...) or '_' (vllm_...)." },
+  namespaceLabel: { flag: "--label-namespace", env: "MDS_LABEL_NAMESPACE", help: "Prometheus label holding the pod's namespace." },
+  podLabel: { flag: "--label-pod", env: "MDS_LABEL_POD", help: "Prometheus label holding the pod name." },
+  deploymentLabel: { flag: "--label-deployment", env: "MDS_LABEL_DEPLOYMENT", help: "Prometheus label holding the ModelDeployment name." },
+  roleLabel: { flag: "--label-role", env: "MDS_LABEL_ROLE", help: "Prometheus label holding the role name." },
+  watchNamespace: { flag: "--namespace", env: "MDS_NAMESPACE", help: "Namespace to watch; empty watches all." },
+  kubeconfig: { flag: "--kubeconfig", env: "KUBECONFIG", help: "Kubeconfig path; in-cluster configuration when empty." },
+  kubeTimeoutMs: { flag: "--kube-timeout-ms", env: "MDS_KUBE_TIMEOUT_MS", help: "Timeout of one Kubernetes API call, milliseconds." },
+  targetApiVersion: { flag: "--target-api-version", env: "MDS_TARGET_API_VERSION", help: "API version of ModelDeployment objects." },
+  metricsAddress: { flag: "--metrics-address", env: "MDS_METRICS_ADDRESS", help: "host:port serving /metrics, /healthz and /readyz." },
+  webhookAddress: { flag: "--webhook-address", env: "MDS_WEBHOOK_ADDRESS", help: "host:port of the HTTPS admission and external metrics server; empty disables it." },
+  tickMs: { flag: "--tick-ms", env: "MDS_TICK_MS", help: "How often the controller looks for due scalers, milliseconds." },
+  logLevel: { flag: "--log-level", env: "MDS_LOG_LEVEL", help: "debug, info, warn or error." },
+} as const satisfies Record<string, Setting>;
+
+type SettingName = keyof typeof settings;
+
+const address = z.string().regex(/^[^:\s]*:\d{1,5}$/, "must be host:port, e.g. :8080 or 0.0.0.0:8080");
+const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name");
+
+export const ConfigSchema = z.object({
+  prometheusUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+  prometheusTimeoutMs: positiveInt(100, 120_000).default(5_000),
+  metricSeparator: z.enum([":", "_"]).default(":"),
+  namespaceLabel: labelName.default("namespace"),
+  podLabel: labelName.default("pod"),
+  deploymentLabel: labelName.default("app_kubernetes_io_instance"),
+  roleLabel: labelName.default("app_kubernetes_io_component"),
+  watchNamespace: z.string().default(""),
+  kubeconfig: z.string().default(""),
+  kubeTimeoutMs: positiveInt(100, 120_000).default(10_000),
+  targetApiVersion: z.string().regex(/^v\d+((alpha|beta)\d+)?$/, "must be a version such as v1 or v1alpha1").default("v1"),
+  metricsAddress: address.default(":8080"),
+  webhookAddress: z.union([z.literal(""), address]).default(""),
+  tickMs: positiveInt(100, 60_000).default(1_000),
+  logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+// Every setting has a schema and every schema a setting.
+const _sameKeys: Record<SettingName, unknown> = ConfigSchema.shape;
+void _sameKeys;
+
+export type Config = Readonly<z.output<typeof ConfigSchema>>;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+/** Flags win over variables; unknown flags are errors, not ignored. */
+export function loadConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Config {
+  const raw: Partial<Record<SettingName, string>> = {};
+  const problems: string[] = [];
+  for (const [name, s] of Object.entries(settings) as [SettingName, Setting][]) {
+    const value = env[s.env];
+    if (value !== undefined && value !== "") raw[name] = value;
+  }
+  const byFlag = new Map<string, SettingName>(Object.entries(settings).map(([name, s]) => [s.flag, name as SettingName]));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const name = byFlag.get(flag);
+    if (name === undefined) {
+      problems.push(`${arg}: unknown flag (known: ${[...byFlag.keys()].join(", ")})`);
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) problems.push(`${flag}: needs a value`);
+    else raw[name] = value;
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const name = issue.path[0] as SettingName;
+      const s = settings[name];
+      const got = raw[name];
+      problems.push(`${s.flag} (${s.env}) = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  return Object.freeze(parsed.data);
+}
+
+/** The settings table for `--help` and the docs. */
+export function describeSettings(): string {
+  const shape = ConfigSchema.shape;
+  return Object.entries(settings)
+    .map(([name, s]) => {
+      const field = shape[name as SettingName];
+      const def = "def" in field && field.def !== undefined && "defaultValue" in field.def ? ` (default ${JSON.stringify(field.def.defaultValue)})` : "";
+      return `  ${s.flag.padEnd(26)} ${s.env.padEnd(28)} ${s.help}${def}`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,378 @@
+/**
+ * The control loop. Each tick it finds the scalers whose sampling interval
+ * has passed, samples all of them with one batch of PromQL, and for each one:
+ * decides the binding, builds role observations, plans with the core, commits
+ * the vector under the fence, writes status when it moved, and reports metrics.
+ *
+ * Memory per scaler is the last planned status: the windows grow on every pass
+ * whether or not the status was written, and a restart reads them back from
+ * the object's status.
+ */
+import { ModelDeploymentSchema, type ModelDeployment } from "../core/api/model-deployment.js";
+import { ScalerSchema, withInferredAlgorithm, type Condition, type Scaler, type ScalerSpec, type ScalerStatus } from "../core/api/scaler.js";
+import { decideBinding, type BindingOutcome } from "../core/binding/binding.js";
+import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
+import { plan } from "../core/planner/plan.js";
+import type { PlanResult } from "../core/planner/types.js";
+import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
+import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
+import { ConflictError } from "../adapters/kubernetes/resources.js";
+import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
+import type { Logger } from "../adapters/telemetry/logger.js";
+import { roleReports } from "./report.js";
+
+export const finalizer = "worker.gpustack.ai/mds-scaler";
+
+/** The Kubernetes calls the controller needs (implemented by `KubeResources`). */
+export interface ScalerStore {
+  listScalers(namespace: string): Promise<unknown[]>;
+  getTarget(namespace: string, name: string): Promise<unknown | undefined>;
+  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
+  patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
+  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown>;
+}
+
+/** One scaler's sampling request. */
+export interface SampleRequest {
+  readonly key: string;
+  readonly namespace: string;
+  readonly deployment: string;
+  readonly roles: readonly string[];
+  readonly stableWindowSeconds: number;
+  readonly panicWindowSeconds: number;
+  readonly intervalSeconds: number;
+}
+
+/** Engine signals for many scalers in one batch: key → role → samples. */
+export interface SignalSource {
+  sample(requests: readonly SampleRequest[]): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>>;
+}
+
+export interface ControllerDeps {
+  readonly store: ScalerStore;
+  readonly source: SignalSource;
+  readonly metrics: ScalerMetrics;
+  readonly logger: Logger;
+  readonly nowMs: () => number;
+  /** Namespace to watch; empty for all. */
+  readonly namespace: string;
+}
+
+interface Memory {
+  /** The last planned status, newer than the object's when a pass wrote nothing. */
+  status: ScalerStatus | undefined;
+  lastPassMs: number;
+  uid: string;
+}
+
+/** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
+export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; panicWindowSeconds: number } {
+  const tt = spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput;
+  return { stableWindowSeconds: tt?.stableWindowSeconds ?? 180, panicWindowSeconds: tt?.panicWindowSeconds ?? 60 };
+}
+
+const maxConflictRetries = 3;
+
+export class Controller {
+  private readonly memory = new Map<string, Memory>();
+  private passing = false;
+
+  constructor(private readonly deps: ControllerDeps) {}
+
+  /** One tick: every due scaler gets a pass. Returns the keys that passed. */
+  async tick(): Promise<string[]> {
+    if (this.passing) return [];
+    this.passing = true;
+    const started = this.deps.nowMs();
+    try {
+      return await this.passDue();
+    } finally {
+      this.passing = false;
+      this.deps.metrics.passDuration.observe((this.deps.nowMs() - started) / 1000);
+    }
+  }
+
+  private async passDue(): Promise<string[]> {
+    const { store, logger, metrics } = this.deps;
+    let items: unknown[];
+    try {
+      items = await store.listScalers(this.deps.namespace);
+    } catch (error) {
+      metrics.errors.inc({ kind: "kubernetes" });
+      logger.error("list scalers failed", { error });
+      return [];
+    }
+    const nowMs = this.deps.nowMs();
+    const scalers: Scaler[] = [];
+    const seen = new Set<string>();
+    for (const item of items) {
+      const parsed = ScalerSchema.safeParse(item);
+      if (!parsed.success) {
+        metrics.errors.inc({ kind: "invalid_scaler" });
+        const meta = (item as { metadata?: { namespace?: string; name?: string } }).metadata;
+        logger.warn("skipping a scaler that does not validate", { scaler: `${meta?.namespace}/${meta?.name}`, problems: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`) });
+        continue;
+      }
+      const scaler = parsed.data;
+      const key = scalerKey(scaler);
+      seen.add(key);
+      const memory = this.memory.get(key);
+      const intervalMs = scaler.spec.sampling.intervalSeconds * 1000;
+      const deleting = scaler.metadata.deletionTimestamp !== undefined;
+      if (memory !== undefined && memory.uid === scaler.metadata.uid && !deleting && nowMs - memory.lastPassMs < intervalMs) continue;
+      scalers.push(scaler);
+    }
+    for (const key of [...this.memory.keys()]) {
+      if (!seen.has(key)) {
+        this.memory.delete(key);
+        const [namespace = "", name = ""] = key.split("/");
+        metrics.forget(namespace, name);
+      }
+    }
+    if (scalers.length === 0) return [];
+
+    const requests = scalers
+      .filter((s) => s.metadata.deletionTimestamp === undefined && !s.spec.suspend)
+      .map((s) => {
+        const spec = withInferredAlgorithm(s.spec);
+        return { key: scalerKey(s), namespace: namespaceOf(s), deployment: s.spec.targetRef.name, roles: s.spec.roles.map((r) => r.name), intervalSeconds: spec.sampling.intervalSeconds, ...windowsOf(spec) };
+      });
+    let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();
+    try {
+      samples = requests.length > 0 ? await this.deps.source.sample(requests) : new Map();
+    } catch (error) {
+      // An unreachable Prometheus is unknown, not zero: every role gets queryFailed below.
+      metrics.errors.inc({ kind: "prometheus" });
+      logger.warn("sampling failed; signals are Missing this pass", { error });
+    }
+
+    const passed: string[] = [];
+    for (const scaler of scalers) {
+      const key = scalerKey(scaler);
+      try {
+        await this.reconcile(scaler, samples.get(key), nowMs);
+        passed.push(key);
+      } catch (error) {
+        metrics.errors.inc({ kind: error instanceof ConflictError ? "conflict" : "reconcile" });
+        logger.error("pass failed", { scaler: key, error });
+      }
+    }
+    return passed;
+  }
+
+  private async reconcile(scaler: Scaler, samples: ReadonlyMap<string, RoleSamples> | undefined, nowMs: number): Promise<void> {
+    const { store, metrics, logger } = this.deps;
+    const key = scalerKey(scaler);
+    const namespace = namespaceOf(scaler);
+    const name = scaler.metadata.name;
+    const uid = scaler.metadata.uid ?? "";
+    const deleting = scaler.metadata.deletionTimestamp !== undefined;
+    let memory = this.memory.get(key);
+    if (memory === undefined || memory.uid !== uid) {
+      memory = { status: scaler.status, lastPassMs: nowMs, uid };
+      this.memory.set(key, memory);
+    }
+    memory.lastPassMs = nowMs;
+
+    if (!deleting && !(scaler.metadata.finalizers ?? []).includes(finalizer)) {
+      const ops: JsonPatchOp[] =
+        scaler.metadata.finalizers === undefined
+          ? [{ op: "add", path: "/metadata/finalizers", value: [finalizer] }]
+          : [{ op: "add", path: "/metadata/finalizers/-", value: finalizer }];
+      await store.patchScaler(namespace, name, ops);
+    }
+
+    const spec = withInferredAlgorithm(scaler.spec);
+    let attempt = 0;
+    for (;;) {
+      const target = await this.readTarget(namespace, spec.targetRef.name);
+      const outcome = decideBinding(
+        {
+          name,
+          uid,
+          generation: scaler.metadata.generation ?? 0,
+          mode: spec.mode,
+          suspend: spec.suspend,
+          deleting,
+          status: memory.status,
+        },
+        target === undefined ? undefined : { uid: target.metadata.uid ?? "", name: target.metadata.name, annotations: target.metadata.annotations ?? {} },
+      );
+      try {
+        await this.applyBindingWrite(outcome, target, namespace);
+        if (deleting) {
+          await this.removeFinalizer(scaler);
+          this.memory.delete(key);
+          metrics.forget(namespace, name);
+          return;
+        }
+        const result = this.planPass(scaler, spec, outcome, target, samples, memory.status, nowMs);
+        if (result.commit !== undefined && target !== undefined && outcome.commit) {
+          const ops = commitPatch(patchTargetOf(target), result.commit.decision);
+          await store.patchTarget(namespace, spec.targetRef.name, ops);
+          metrics.commits.inc(labelsOf(scaler));
+          if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
+          if (result.commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
+          if (result.commit.reason === "DonorRelease" || result.commit.reason === "ReceiverAcquire") metrics.rebalanceSteps.inc(labelsOf(scaler));
+          logger.info("committed", { scaler: key, vector: result.commit.vector, decisionID: result.commit.decision.decisionID, reason: result.commit.reason });
+        }
+        const previous = memory.status;
+        memory.status = result.status;
+        if (result.statusChanged || !sameConditions(previous, result.status)) {
+          await store.writeScalerStatus(namespace, name, result.status);
+        }
+        metrics.report(this.reportOf(scaler, spec, result, outcome));
+        return;
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) throw error;
+        // The target moved since we read it: re-read and re-plan, never write twice.
+        attempt += 1;
+        metrics.conflicts.inc(labelsOf(scaler));
+        logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
+      }
+    }
+  }
+
+  private async readTarget(namespace: string, name: string): Promise<ModelDeployment | undefined> {
+    const raw = await this.deps.store.getTarget(namespace, name);
+    if (raw === undefined) return undefined;
+    const parsed = ModelDeploymentSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new Error(`target ${namespace}/${name} does not have the ModelDeployment shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    }
+    return parsed.data;
+  }
+
+  private async applyBindingWrite(outcome: BindingOutcome, target: ModelDeployment | undefined, namespace: string): Promise<void> {
+    if (target === undefined || outcome.write.kind === "none") return;
+    const patch = outcome.write.kind === "acquire" ? acquirePatch(patchTargetOf(target), outcome.write.binding) : releasePatch(patchTargetOf(target));
+    if (patch.length === 0) return;
+    const updated = ModelDeploymentSchema.safeParse(await this.deps.store.patchTarget(namespace, target.metadata.name, patch));
+    if (updated.success) {
+      // Later writes in this pass are guarded by the version this write produced.
+      Object.assign(target.metadata, { resourceVersion: updated.data.metadata.resourceVersion, annotations: updated.data.metadata.annotations });
+    }
+  }
+
+  private async removeFinalizer(scaler: Scaler): Promise<void> {
+    const finalizers = scaler.metadata.finalizers ?? [];
+    const index = finalizers.indexOf(finalizer);
+    if (index < 0) return;
+    await this.deps.store.patchScaler(namespaceOf(scaler), scaler.metadata.name, [
+      { op: "test", path: `/metadata/finalizers/${index}`, value: finalizer },
+      { op: "remove", path: `/metadata/finalizers/${index}` },
+    ]);
+  }
+
+  private planPass(
+    scaler: Scaler,
+    spec: ScalerSpec,
+    outcome: BindingOutcome,
+    target: ModelDeployment | undefined,
+    samples: ReadonlyMap<string, RoleSamples> | undefined,
+    previous: ScalerStatus | undefined,
+    nowMs: number,
+  ): PlanResult {
+    const base = outcome.clearTargetState ? clearedStatus(previous) : previous;
+    const conditionsOnly = (): PlanResult => {
+      const status = withBindingConditions(base ?? {}, outcome, scaler.metadata.generation ?? 0, nowMs);
+      return { status, statusChanged: !sameConditions(base, status) };
+    };
+    if (!outcome.plan || target === undefined) return conditionsOnly();
+
+    const observations: Record<string, RoleObservation> = {};
+    const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);
+    for (const role of target.spec.roles) {
+      const ready = target.status?.roles?.find((r) => r.name === role.name)?.ready ?? 0;
+      const roleSamples = samples?.get(role.name) ?? { pods: [], queryFailed: { reason: "no sample this pass" } };
+      observations[role.name] = observeRole({ kind: role.kind, samples: roleSamples, readyReplicas: ready, nowMs, staleAfterSeconds: staleAfter });
+    }
+    const result = plan({
+      scaler: { metadata: scaler.metadata, spec: outcome.commit ? spec : { ...spec, mode: "Shadow" }, status: base },
+      target,
+      observations,
+      nowMs,
+      bindingTerm: outcome.term,
+    });
+    const status = withBindingConditions(
+      { ...result.status, binding: { targetUID: target.metadata.uid ?? "", targetName: target.metadata.name, ...(outcome.term !== undefined ? { term: outcome.term } : {}) } },
+      outcome,
+      scaler.metadata.generation ?? 0,
+      nowMs,
+    );
+    const commit = outcome.commit ? result.commit : undefined;
+    return { status, statusChanged: result.statusChanged || !sameConditions(base, status), ...(commit !== undefined ? { commit } : {}) };
+  }
+
+  private reportOf(scaler: Scaler, spec: ScalerSpec, result: PlanResult, outcome: BindingOutcome): ScalerReport {
+    return {
+      namespace: namespaceOf(scaler),
+      scaler: scaler.metadata.name,
+      target: spec.targetRef.name,
+      mode: spec.mode,
+      ...(outcome.term !== undefined ? { bindingTerm: outcome.term } : {}),
+      conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
+      roles: roleReports(spec, result.status),
+    };
+  }
+}
+
+function scalerKey(scaler: Scaler): string {
+  return `${namespaceOf(scaler)}/${scaler.metadata.name}`;
+}
+
+function namespaceOf(scaler: Scaler): string {
+  return scaler.metadata.namespace ?? "default";
+}
+
+function labelsOf(scaler: Scaler): { namespace: string; scaler: string; target: string } {
+  return { namespace: namespaceOf(scaler), scaler: scaler.metadata.name, target: scaler.spec.targetRef.name };
+}
+
+function patchTargetOf(target: ModelDeployment): PatchTarget {
+  return {
+    resourceVersion: target.metadata.resourceVersion ?? "",
+    annotations: target.metadata.annotations,
+    roleNames: target.spec.roles.map((r) => r.name),
+    replicas: Object.fromEntries(target.spec.roles.map((r) => [r.name, r.replicas])),
+  };
+}
+
+/** A replaced target's state is someone else's history: keep only conditions. */
+function clearedStatus(status: ScalerStatus | undefined): ScalerStatus {
+  return status?.conditions === undefined ? {} : { conditions: status.conditions };
+}
+
+/** Sets `Bound` and `Active` from the binding decision; the transition time moves only with the status. */
+export function withBindingConditions(status: ScalerStatus, outcome: BindingOutcome, generation: number, nowMs: number): ScalerStatus {
+  const now = new Date(nowMs).toISOString();
+  const conditions = [...(status.conditions ?? [])];
+  const set = (type: Condition["type"], c: { status: "True" | "False"; reason: string; message: string }): void => {
+    const index = conditions.findIndex((x) => x.type === type);
+    const old = index >= 0 ? conditions[index] : undefined;
+    const next: Condition = {
+      type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      observedGeneration: old !== undefined && old.status === c.status && old.reason === c.reason && c.reason === "TargetReplaced" ? (old.observedGeneration ?? generation) : generation,
+      lastTransitionTime: old !== undefined && old.status === c.status ? old.lastTransitionTime : now,
+    };
+    if (index >= 0) conditions[index] = next;
+    else conditions.push(next);
+  };
+  set("Bound", outcome.bound);
+  set("Active", outcome.active);
+  return { ...status, observedGeneration: generation, conditions: sortConditions(conditions) };
+}
+
+const conditionOrder: readonly Condition["type"][] = ["Bound", "Active", "MetricsReady", "Blocked"];
+
+function sortConditions(conditions: Condition[]): Condition[] {
+  return conditions.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
+}
+
+function sameConditions(a: ScalerStatus | undefined, b: ScalerStatus | undefined): boolean {
+  const strip = (s: ScalerStatus | undefined) => (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]);
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}

@@ -1,0 +1,74 @@
+/**
+ * Turns a planned status into the figures the metrics adapter exports, so the
+ * dashboards show the same numbers `kubectl get mds -o yaml` does.
+ */
+import { quantityValue } from "../core/api/quantity.js";
+import type { ScalerSpec, ScalerStatus } from "../core/api/scaler.js";
+import type { RoleReport } from "../adapters/telemetry/metrics.js";
+
+function num(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+type Defined<T> = { [K in keyof T as undefined extends T[K] ? K : K]: Exclude<T[K], undefined> };
+
+/** Drops undefined fields: an unknown figure exports no series. */
+function defined<T extends object>(record: T): Partial<Defined<T>> & Pick<Defined<T>, never> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<Defined<T>>;
+}
+
+export function roleReports(spec: ScalerSpec, status: ScalerStatus, kinds: Readonly<Record<string, string>> = {}): RoleReport[] {
+  const tt = spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput;
+  const predictive = spec.algorithm.predictive;
+  const committed = status.lastCommit?.vector ?? {};
+  return (status.roles ?? []).map((role) => {
+    const predictor = status.predictors?.find((p) => p.name === role.name);
+    const kind = kinds[role.name];
+    const capacity =
+      tt === undefined
+        ? undefined
+        : kind === "Prefill"
+          ? tt.prefillTargetTokensPerSecond
+          : kind === "Decode"
+            ? tt.decodeTargetTokensPerSecond
+            : kind === "Server"
+              ? tt.serverTargetTokensPerSecond
+              : undefined;
+    const level = num(predictor?.level);
+    const trend = num(predictor?.trend);
+    const prompt = num(role.promptTokensPerSecond);
+    const generation = num(role.generationTokensPerSecond);
+    const stable = kind === "Prefill" ? prompt : kind === "Decode" ? generation : prompt !== undefined && generation !== undefined ? prompt + generation : undefined;
+    return {
+      role: role.name,
+      currentReplicas: role.currentReplicas,
+      readyReplicas: role.readyReplicas,
+      signalState: role.signalState,
+      ...defined({
+      role: role.name,
+      currentReplicas: role.currentReplicas,
+      readyReplicas: role.readyReplicas,
+      rawRecommendedReplicas: role.rawRecommendedReplicas,
+      constrainedReplicas: role.constrainedReplicas,
+      committedReplicas: committed[role.name],
+      stableDemandTokensPerSecond: stable,
+      forecastDemandTokensPerSecond: predictive !== undefined && level !== undefined && trend !== undefined ? Math.max(0, level + trend * predictive.horizonSeconds) : undefined,
+      capacityPerReplicaTokensPerSecond: capacity === undefined ? undefined : quantityValue(capacity),
+      ttftMilliseconds: num(role.ttftMilliseconds),
+      ttftTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.ttftTargetMilliseconds),
+      itlMilliseconds: num(role.itlMilliseconds),
+      itlTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.itlTargetMilliseconds),
+      runningRequests: role.runningRequests,
+      waitingRequests: role.waitingRequests,
+      kvCacheUsage: num(role.kvCacheUsage),
+      signalState: role.signalState,
+      reason: role.reason,
+      panic: role.reason === undefined ? undefined : role.reason === "Panic",
+      predictorLevelTokensPerSecond: predictive !== undefined ? level : undefined,
+      predictorTrendTokensPerSecondPerSecond: predictive !== undefined ? trend : undefined,
+    }),
+    };
+  });
+}

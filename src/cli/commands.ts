@@ -1,0 +1,33 @@
+/**
+ * The subcommand table. To add one, write `src/cli/<name>.ts` exporting a
+ * `Command` (or a `run<Name>(args, io)` function) and register it below.
+ */
+import { exitCodes, type CliIo, type Command } from "./io.js";
+import { validateCommand } from "./validate.js";
+
+export const commands: Readonly<Record<string, Command>> = {
+  validate: validateCommand,
+  // plan: replays a saved status snapshot (src/cli/plan.ts).
+  // controller: runs the control loop and webhooks (composition root).
+  // simulate: replays a trace through the simulator (src/sim).
+};
+
+function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)}${c.summary}`);
+  return ["usage: mds-scaler <command> [flags]", "", "commands:", ...lines, ""].join("\n");
+}
+
+/** Runs one command line; returns the exit code. */
+export async function runCli(args: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "-h" || name === "--help" || name === "help") {
+    io.stdout(usage());
+    return name === undefined ? exitCodes.usage : exitCodes.ok;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    io.stderr(`unknown command ${JSON.stringify(name)}\n${usage()}`);
+    return exitCodes.usage;
+  }
+  return command.run(rest, io);
+}

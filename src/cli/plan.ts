@@ -1,0 +1,161 @@
+/**
+ * `mds-scaler plan -f FILE [-o json|yaml]`: runs one planning pass on a saved
+ * snapshot (scaler with its previous status, target, observations, time) and
+ * prints `{status, commit}`. Feeding the printed status into the next input
+ * replays a timeline. Invalid input exits 1 naming the field; a blocked plan
+ * is an ordinary result and exits 0.
+ */
+import { parseAllDocuments, stringify } from "yaml";
+import { z } from "zod";
+import { formatProblem, type Problem } from "../core/api/problem.js";
+import { schemaProblems } from "../core/api/rules/schema.js";
+import { parseTarget, validateScaler } from "../core/api/validation.js";
+import type { ModelDeployment } from "../core/api/model-deployment.js";
+import type { Scaler } from "../core/api/scaler.js";
+import type { Algorithm } from "../core/algorithms/types.js";
+import { plan } from "../core/planner/plan.js";
+import type { PlanResult } from "../core/planner/types.js";
+import type { RoleObservation } from "../core/signals/types.js";
+import { exitCodes, type CliIo, type Command } from "./io.js";
+
+export const planUsage = "usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]";
+
+const measured = z.number().finite().min(0);
+
+/** One role's observation as `plan` reads it; an absent field is a missing signal. */
+export const ObservationInputSchema = z.strictObject({
+  readyReplicas: z.number().int().min(0),
+  sampledReplicas: z.number().int().min(0),
+  signalState: z.enum(["Fresh", "Idle", "Missing", "Stale"]),
+  runningRequests: measured.optional(),
+  waitingRequests: measured.optional(),
+  promptTokensPerSecond: measured.optional(),
+  generationTokensPerSecond: measured.optional(),
+  panicPromptTokensPerSecond: measured.optional(),
+  panicGenerationTokensPerSecond: measured.optional(),
+  kvCacheUsage: measured.optional(),
+  ttftMilliseconds: measured.optional(),
+  itlMilliseconds: measured.optional(),
+});
+
+/** The envelope around the scaler and target, which have their own validation. */
+const EnvelopeSchema = z.looseObject({
+  now: z.string().refine((text) => Number.isFinite(Date.parse(text)), "must be an RFC 3339 time such as 2026-11-29T12:00:00Z"),
+  scaler: z.record(z.string(), z.unknown()),
+  target: z.record(z.string(), z.unknown()).optional(),
+  observations: z.record(z.string(), ObservationInputSchema).optional(),
+});
+
+export type OutputFormat = "json" | "yaml";
+
+interface PlanArgs {
+  readonly file: string;
+  readonly output: OutputFormat;
+}
+
+function parseArgs(args: readonly string[]): PlanArgs | string {
+  let file: string | undefined;
+  let output: OutputFormat = "yaml";
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    if (flag === "-h" || flag === "--help") return "";
+    if (flag !== "-f" && flag !== "--filename" && flag !== "-o" && flag !== "--output") return `unknown argument ${JSON.stringify(arg)}`;
+    const value = inline ?? args[i + 1];
+    if (value === undefined || value === "") return `${flag} needs a value`;
+    if (inline === undefined) i++;
+    if (flag === "-f" || flag === "--filename") file = value;
+    else if (value === "json" || value === "yaml") output = value;
+    else return `-o must be json or yaml, got ${JSON.stringify(value)}`;
+  }
+  if (file === undefined) return "-f <input.yaml> is required (- reads standard input)";
+  return { file, output };
+}
+
+/** A validated pass input, or the problems that refuse it. */
+export type PlanFileResult =
+  | { readonly ok: true; readonly input: Parameters<typeof plan>[0] }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+/** Validates one parsed input document into a planner input. */
+export function readPlanInput(doc: unknown, algorithm?: Algorithm): PlanFileResult {
+  const envelope = EnvelopeSchema.safeParse(doc);
+  if (!envelope.success) return { ok: false, problems: schemaProblems(envelope.error.issues, doc) };
+  const scaler = validateScaler(envelope.data.scaler);
+  if (!scaler.ok) return { ok: false, problems: scaler.problems.map((p) => ({ ...p, path: `scaler.${p.path}` })) };
+  let target: ModelDeployment | undefined;
+  if (envelope.data.target !== undefined) {
+    const parsed = parseTarget(envelope.data.target);
+    if (!parsed.ok) return { ok: false, problems: parsed.problems };
+    target = parsed.value;
+  }
+  const observations: Record<string, RoleObservation> = {};
+  for (const [role, obs] of Object.entries(envelope.data.observations ?? {})) observations[role] = obs as RoleObservation;
+  // DefaultedScaler omits `spec` from a loose object type, which widens the other fields.
+  const { metadata, status } = scaler.value as unknown as Pick<Scaler, "metadata" | "status">;
+  const spec = scaler.value.spec;
+  return {
+    ok: true,
+    input: {
+      scaler: { metadata, spec, status },
+      target,
+      observations,
+      nowMs: Date.parse(envelope.data.now),
+      ...(algorithm === undefined ? {} : { algorithm }),
+    },
+  };
+}
+
+/** The printed result: `commit` is null when nothing is written. */
+export function planOutput(result: PlanResult): { status: PlanResult["status"]; commit: PlanResult["commit"] | null } {
+  return { status: result.status, commit: result.commit ?? null };
+}
+
+export function formatPlanOutput(result: PlanResult, format: OutputFormat): string {
+  const out = planOutput(result);
+  return format === "json" ? `${JSON.stringify(out, null, 2)}\n` : stringify(out, { lineWidth: 0 });
+}
+
+/** Runs `plan`; `options.algorithm` replaces the registry's algorithm (tests). */
+export function runPlan(args: readonly string[], io: CliIo, options: { readonly algorithm?: Algorithm } = {}): number {
+  const parsed = parseArgs(args);
+  if (typeof parsed === "string") {
+    io.stderr(parsed === "" ? `${planUsage}\n` : `${parsed}\n${planUsage}\n`);
+    return parsed === "" ? exitCodes.ok : exitCodes.usage;
+  }
+  let text: string;
+  try {
+    text = io.readFile(parsed.file);
+  } catch (error) {
+    io.stderr(`cannot read ${parsed.file}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return exitCodes.invalid;
+  }
+  const docs = parseAllDocuments(text);
+  const list = Array.isArray(docs) ? docs : [docs];
+  const syntax = list.flatMap((d) => d.errors.map((e) => `${parsed.file}: ${e.message}`));
+  if (syntax.length > 0) {
+    io.stderr(`${syntax.join("\n")}\n`);
+    return exitCodes.invalid;
+  }
+  const values = list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
+  if (values.length !== 1) {
+    io.stderr(`${parsed.file}: expected one input document, found ${values.length}\n`);
+    return exitCodes.invalid;
+  }
+  const input = readPlanInput(values[0], options.algorithm);
+  if (!input.ok) {
+    io.stderr(`${parsed.file}: ${input.problems.length} problem${input.problems.length === 1 ? "" : "s"}\n`);
+    for (const p of input.problems) io.stderr(`${formatProblem(p)}\n`);
+    return exitCodes.invalid;
+  }
+  io.stdout(formatPlanOutput(plan(input.input), parsed.output));
+  return exitCodes.ok;
+}
+
+export const planCommand: Command = {
+  summary: "run one planning pass on a saved snapshot and print {status, commit}",
+  usage: planUsage,
+  run: (args, io) => runPlan(args, io),
+};

@@ -1,0 +1,116 @@
+/**
+ * `mds-scaler validate -f scaler.yaml [--target deployment.yaml]`: prints the
+ * defaulted object as YAML and exits 0, or prints every problem (field path,
+ * value, reason) and exits 1. The admission webhook runs the same validation.
+ */
+import { parseAllDocuments, stringify } from "yaml";
+import { formatProblem, type Problem } from "../core/api/problem.js";
+import { parseTarget, validateScaler } from "../core/api/validation.js";
+import type { ModelDeployment } from "../core/api/model-deployment.js";
+import { exitCodes, type CliIo, type Command } from "./io.js";
+
+export const validateUsage = "usage: mds-scaler validate -f <scaler.yaml> [--target <deployment.yaml>]";
+
+interface ValidateArgs {
+  readonly file: string;
+  readonly target?: string;
+}
+
+function parseArgs(args: readonly string[]): ValidateArgs | string {
+  let file: string | undefined;
+  let target: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = inline ?? args[i + 1];
+    if (flag === "-f" || flag === "--filename" || flag === "-t" || flag === "--target") {
+      if (value === undefined || value === "") return `${flag} needs a file name`;
+      if (inline === undefined) i++;
+      if (flag === "-f" || flag === "--filename") file = value;
+      else target = value;
+    } else if (flag === "-h" || flag === "--help") {
+      return "";
+    } else {
+      return `unknown argument ${JSON.stringify(arg)}`;
+    }
+  }
+  if (file === undefined) return "-f <scaler.yaml> is required";
+  return target === undefined ? { file } : { file, target };
+}
+
+/** Reads the YAML documents of a file, or returns why it cannot. */
+function readDocuments(path: string, io: CliIo): unknown[] | string {
+  let text: string;
+  try {
+    text = io.readFile(path);
+  } catch (error) {
+    return `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  const docs = parseAllDocuments(text);
+  const list = Array.isArray(docs) ? docs : [docs];
+  const errors = list.flatMap((d) => d.errors.map((e) => `${path}: ${e.message}`));
+  if (errors.length > 0) return errors.join("\n");
+  return list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
+}
+
+function printProblems(io: CliIo, problems: readonly Problem[], heading?: string): void {
+  if (heading !== undefined) io.stderr(`${heading}\n`);
+  for (const p of problems) io.stderr(`${formatProblem(p)}\n`);
+}
+
+function loadTarget(path: string, io: CliIo): ModelDeployment | number {
+  const docs = readDocuments(path, io);
+  if (typeof docs === "string") {
+    io.stderr(`${docs}\n`);
+    return exitCodes.invalid;
+  }
+  if (docs.length !== 1) {
+    io.stderr(`${path}: expected one ModelDeployment, found ${docs.length} documents\n`);
+    return exitCodes.invalid;
+  }
+  const parsed = parseTarget(docs[0]);
+  if (!parsed.ok) {
+    printProblems(io, parsed.problems, `${path}: not a ModelDeployment the scaler can read`);
+    return exitCodes.invalid;
+  }
+  return parsed.value;
+}
+
+export function runValidate(args: readonly string[], io: CliIo): number {
+  const parsed = parseArgs(args);
+  if (typeof parsed === "string") {
+    io.stderr(parsed === "" ? `${validateUsage}\n` : `${parsed}\n${validateUsage}\n`);
+    return parsed === "" ? exitCodes.ok : exitCodes.usage;
+  }
+  const target = parsed.target === undefined ? undefined : loadTarget(parsed.target, io);
+  if (typeof target === "number") return target;
+  const docs = readDocuments(parsed.file, io);
+  if (typeof docs === "string") {
+    io.stderr(`${docs}\n`);
+    return exitCodes.invalid;
+  }
+  if (docs.length === 0) {
+    io.stderr(`${parsed.file}: no ModelDeploymentScaler found\n`);
+    return exitCodes.invalid;
+  }
+  let code: number = exitCodes.ok;
+  const outputs: string[] = [];
+  docs.forEach((doc, index) => {
+    const result = validateScaler(doc, target === undefined ? {} : { target });
+    const where = docs.length > 1 ? `${parsed.file} (document ${index + 1})` : parsed.file;
+    if (result.warnings.length > 0) printProblems(io, result.warnings.map((w) => ({ ...w, reason: `warning: ${w.reason}` })));
+    if (result.ok) outputs.push(stringify(result.value, { lineWidth: 0 }));
+    else {
+      printProblems(io, result.problems, `${where}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`);
+      code = exitCodes.invalid;
+    }
+  });
+  if (code === exitCodes.ok) io.stdout(outputs.join("---\n"));
+  return code;
+}
+
+export const validateCommand: Command = {
+  summary: "check a ModelDeploymentScaler and print it with defaults applied",
+  usage: validateUsage,
+  run: runValidate,
+};

@@ -1,0 +1,62 @@
+/**
+ * Predictor state as `status.predictors[]` stores it (spec: Status › Predictor
+ * state). The status is the only memory: the scaler keeps the same entries in
+ * memory between passes and reads them back after a restart, so both paths run
+ * the same code on the same strings and a restart continues exactly.
+ *
+ * Numbers are written with JavaScript's shortest round-trip form
+ * (`String(x)`, for example "2400.123456789" or "1.5e-7"), not rounded to
+ * three decimals: a rounded covariance would make a restarted filter drift
+ * from one that kept running. Every string written is a valid Kubernetes
+ * quantity, and `Number(text)` gives back the identical double.
+ */
+import type { PredictorStatus } from "../api/scaler.js";
+
+/** The most demand samples one role keeps, as the schema allows. */
+export const maxHistorySamples = 256;
+
+export type DemandSample = NonNullable<PredictorStatus["history"]>[number];
+
+/** Writes a finite number losslessly. */
+export function encodeNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new Error(`predictor state must be finite, got ${value}`);
+  return String(Object.is(value, -0) ? 0 : value);
+}
+
+/** Reads a number written by `encodeNumber`; undefined for anything else. */
+export function decodeNumber(text: string): number | undefined {
+  if (text.trim() === "") return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/** RFC 3339 with milliseconds, in UTC. */
+export function formatTimestamp(unixMs: number): string {
+  return new Date(unixMs).toISOString();
+}
+
+/** Unix milliseconds of an RFC 3339 time, or undefined when it does not parse. */
+export function parseTimestampMs(text: string): number | undefined {
+  const value = Date.parse(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * The demand history after this pass: samples inside the last `windowSeconds`
+ * (and not after now), plus this pass's demand when it is known (unknown is not
+ * zero, so nothing is appended for it), at most the newest 256.
+ */
+export function nextHistory(
+  history: readonly DemandSample[] | undefined,
+  nowMs: number,
+  windowSeconds: number,
+  tokensPerSecond: number | undefined,
+): DemandSample[] {
+  const oldestMs = nowMs - windowSeconds * 1000;
+  const kept = (history ?? []).filter((sample) => {
+    const atMs = parseTimestampMs(sample.timestamp);
+    return atMs !== undefined && atMs > oldestMs && atMs < nowMs && decodeNumber(sample.tokensPerSecond) !== undefined;
+  });
+  if (tokensPerSecond !== undefined) kept.push({ timestamp: formatTimestamp(nowMs), tokensPerSecond: encodeNumber(tokensPerSecond) });
+  return kept.slice(-maxHistorySamples);
+}

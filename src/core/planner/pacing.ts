@@ -1,0 +1,164 @@
+/**
+ * Pacing: how far one pass may move a role, and the two stabilization
+ * windows over the recommendation history kept in status.
+ *
+ * History is bounded at 256 samples per role whatever the interval and window
+ * lengths (5 s samples over an 1800 s window would need 361). When a role's
+ * history outgrows the cap it is compacted into time buckets of
+ * `ceil(horizon / 120)` seconds aligned to the Unix epoch; each bucket keeps
+ * its lowest and its highest recommendation, both stamped with the bucket's
+ * latest time. Both windows then still see the true extremes, up to one
+ * bucket late: the scale-up window (lowest value) and the scale-down window
+ * (highest value) each hold a little longer, never shorter.
+ */
+import type { ScalerSpec } from "../api/scaler.js";
+import type { Limit } from "./types.js";
+
+export const maxHistorySamples = 256;
+/** Buckets per horizon after compaction: two entries each stay well under the cap. */
+const compactedBucketsPerHorizon = 120;
+
+export interface HistorySample {
+  readonly timestampMs: number;
+  readonly replicas: number;
+}
+
+type ScaleUpBehavior = ScalerSpec["behavior"]["scaleUp"];
+type ScaleDownBehavior = ScalerSpec["behavior"]["scaleDown"];
+
+function percentOf(percent: number, current: number): number {
+  return Math.ceil((percent * current) / 100);
+}
+
+/**
+ * Replicas one pass may add: the `stepPolicy` alone when set (zero forbids
+ * growth), else the larger of `maxStepReplicas` and `maxStepPercent`% of the
+ * current count rounded up.
+ */
+export function scaleUpStep(behavior: ScaleUpBehavior, currentReplicas: number): Limit {
+  const policy = behavior.stepPolicy;
+  if (policy !== undefined) {
+    const value = policy.type === "Pods" ? policy.value : percentOf(policy.value, currentReplicas);
+    return { value, reason: "ScaleUpLimit" };
+  }
+  return { value: Math.max(behavior.maxStepReplicas, percentOf(behavior.maxStepPercent, currentReplicas)), reason: "ScaleUpLimit" };
+}
+
+/** Replicas one pass may remove: one, or the `stepPolicy` (zero forbids shrinking). */
+export function scaleDownStep(behavior: ScaleDownBehavior, currentReplicas: number): Limit {
+  const policy = behavior.stepPolicy;
+  if (policy === undefined) return { value: 1, reason: "ScaleDownLimit" };
+  const value = policy.type === "Pods" ? policy.value : percentOf(policy.value, currentReplicas);
+  return { value, reason: "ScaleDownLimit" };
+}
+
+/** The longest window the history must cover. */
+export function historyHorizonSeconds(spec: ScalerSpec): number {
+  return Math.max(spec.behavior.scaleUp.stabilizationWindowSeconds, spec.behavior.scaleDown.stabilizationWindowSeconds);
+}
+
+/**
+ * Appends this pass's recommendation, drops samples the windows no longer
+ * need (keeping the newest one at or before the horizon, which proves the
+ * history spans it), and compacts past the cap.
+ */
+export function recordHistory(
+  history: readonly HistorySample[],
+  sample: HistorySample,
+  horizonSeconds: number,
+): HistorySample[] {
+  // A sample from the future (clock skew, replayed input) would pin windows; drop it.
+  const kept = history.filter((s) => s.timestampMs <= sample.timestampMs);
+  kept.push(sample);
+  const horizonStartMs = sample.timestampMs - horizonSeconds * 1000;
+  let firstNeeded = 0;
+  for (let i = 0; i < kept.length; i++) if ((kept[i]?.timestampMs ?? 0) <= horizonStartMs) firstNeeded = i;
+  const trimmed = kept.slice(firstNeeded);
+  return trimmed.length > maxHistorySamples ? compactHistory(trimmed, horizonSeconds) : trimmed;
+}
+
+/** Bucket width used by compaction, seconds. */
+export function compactionBucketSeconds(horizonSeconds: number): number {
+  return Math.max(1, Math.ceil(horizonSeconds / compactedBucketsPerHorizon));
+}
+
+/**
+ * Each epoch-aligned bucket keeps its lowest and highest value, stamped with
+ * its latest time. The oldest sample stays as it is: it proves the history
+ * spans the windows, and moving it later would pause that proof for a pass.
+ */
+export function compactHistory(history: readonly HistorySample[], horizonSeconds: number): HistorySample[] {
+  const bucketMs = compactionBucketSeconds(horizonSeconds) * 1000;
+  const out: HistorySample[] = history.slice(0, 1);
+  let i = 1;
+  while (i < history.length) {
+    const first = history[i] as HistorySample;
+    const bucket = Math.floor(first.timestampMs / bucketMs);
+    let low = first.replicas;
+    let high = first.replicas;
+    let latestMs = first.timestampMs;
+    let j = i + 1;
+    for (; j < history.length; j++) {
+      const s = history[j] as HistorySample;
+      if (Math.floor(s.timestampMs / bucketMs) !== bucket) break;
+      low = Math.min(low, s.replicas);
+      high = Math.max(high, s.replicas);
+      latestMs = Math.max(latestMs, s.timestampMs);
+    }
+    out.push({ timestampMs: latestMs, replicas: low });
+    if (high !== low) out.push({ timestampMs: latestMs, replicas: high });
+    i = j;
+  }
+  // Never reached for the schema's ranges (at most 2 x 122 entries); keeps the cap absolute.
+  return out.length > maxHistorySamples ? out.slice(out.length - maxHistorySamples) : out;
+}
+
+/** Whether the history reaches back to the window's start. */
+export function historySpans(history: readonly HistorySample[], nowMs: number, windowSeconds: number): boolean {
+  const first = history[0];
+  return first !== undefined && first.timestampMs <= nowMs - windowSeconds * 1000;
+}
+
+function windowExtreme(history: readonly HistorySample[], nowMs: number, windowSeconds: number, pick: (a: number, b: number) => number): number | undefined {
+  const startMs = nowMs - windowSeconds * 1000;
+  let result: number | undefined;
+  for (const s of history) {
+    if (s.timestampMs < startMs || s.timestampMs > nowMs) continue;
+    result = result === undefined ? s.replicas : pick(result, s.replicas);
+  }
+  return result;
+}
+
+export interface StabilizationWindows {
+  readonly scaleUpSeconds: number;
+  readonly scaleDownSeconds: number;
+}
+
+/**
+ * The recommendation after both windows (history already holds this pass's
+ * sample). Growth waits until the history spans the scale-up window and then
+ * goes to the lowest recommendation in it, so only a sustained rise grows;
+ * shrinking waits until the history spans the scale-down window and then
+ * stops at the highest recommendation in it.
+ */
+export function stabilize(
+  history: readonly HistorySample[],
+  nowMs: number,
+  currentReplicas: number,
+  wantedReplicas: number,
+  windows: StabilizationWindows,
+): Limit {
+  if (wantedReplicas > currentReplicas && windows.scaleUpSeconds > 0) {
+    if (!historySpans(history, nowMs, windows.scaleUpSeconds)) return { value: currentReplicas, reason: "ScaleUpStabilization" };
+    const lowest = windowExtreme(history, nowMs, windows.scaleUpSeconds, Math.min) ?? wantedReplicas;
+    const value = Math.max(currentReplicas, Math.min(wantedReplicas, lowest));
+    return { value, reason: value < wantedReplicas ? "ScaleUpStabilization" : "" };
+  }
+  if (wantedReplicas < currentReplicas) {
+    if (!historySpans(history, nowMs, windows.scaleDownSeconds)) return { value: currentReplicas, reason: "ScaleDownStabilization" };
+    const highest = windowExtreme(history, nowMs, windows.scaleDownSeconds, Math.max) ?? wantedReplicas;
+    const value = Math.min(currentReplicas, Math.max(wantedReplicas, highest));
+    return { value, reason: value > wantedReplicas ? "ScaleDownStabilization" : "" };
+  }
+  return { value: wantedReplicas, reason: "" };
+}

@@ -1,0 +1,76 @@
+/**
+ * Latency from engine histograms: the 95th percentile as a bucket boundary,
+ * or the histogram mean when that boundary cannot be named.
+ */
+import type { HistogramWindow } from "./types.js";
+
+/** The quantile the latency guard reads. */
+export const latencyQuantile = 0.95;
+
+/** A histogram merged over the role's sampled pods; `buckets` is empty when any pod had none. */
+export interface MergedHistogram {
+  readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
+  readonly count: number;
+  readonly sum: number;
+}
+
+function isUsable(histogram: HistogramWindow): boolean {
+  return Number.isFinite(histogram.count) && histogram.count >= 0 && Number.isFinite(histogram.sum) && histogram.sum >= 0;
+}
+
+/**
+ * The cumulative count of one pod at `upperBound`: the count of its largest own
+ * boundary at or below it. When pods use different bucket layouts this can only
+ * undercount, which moves the percentile up: the guard errs towards holding.
+ */
+function cumulativeAt(histogram: HistogramWindow, upperBound: number): number {
+  let count = 0;
+  for (const bucket of histogram.buckets) {
+    if (bucket.upperBound > upperBound) break;
+    count = bucket.count;
+  }
+  return count;
+}
+
+/**
+ * Sums the window deltas of several pods. Returns undefined when no pod gave a
+ * usable histogram. Buckets are merged only when every pod reported buckets.
+ */
+export function mergeHistograms(histograms: readonly HistogramWindow[]): MergedHistogram | undefined {
+  const usable = histograms.filter(isUsable);
+  if (usable.length === 0) return undefined;
+  const count = usable.reduce((total, h) => total + h.count, 0);
+  const sum = usable.reduce((total, h) => total + h.sum, 0);
+  if (usable.some((h) => h.buckets.length === 0)) return { buckets: [], count, sum };
+  const bounds = [...new Set(usable.flatMap((h) => h.buckets.map((b) => b.upperBound)))].sort((a, b) => a - b);
+  const buckets = bounds.map((upperBound) => ({
+    upperBound,
+    count: usable.reduce((total, h) => total + cumulativeAt(h, upperBound), 0),
+  }));
+  return { buckets, count, sum };
+}
+
+/**
+ * The smallest finite boundary whose cumulative count reaches 95% of the
+ * window's observations, else the mean (buckets absent, or the percentile in
+ * `+Inf`). Seconds in, milliseconds out; undefined without observations.
+ *
+ * Example: buckets 0.1 → 60, 0.25 → 90, 0.5 → 98, +Inf → 100 with count 100:
+ * 95% of 100 is 95, first reached at 0.5 s, so 500 ms.
+ */
+export function p95Milliseconds(histogram: MergedHistogram | undefined): number | undefined {
+  if (histogram === undefined || !(histogram.count > 0)) return undefined;
+  // Prometheus `increase()` extrapolates, so counts can be fractional: compare with a small slack.
+  const needed = latencyQuantile * histogram.count * (1 - 1e-12);
+  const boundary = histogram.buckets.find((b) => Number.isFinite(b.upperBound) && b.count >= needed);
+  const seconds = boundary === undefined ? histogram.sum / histogram.count : boundary.upperBound;
+  return roundMilliseconds(seconds * 1000);
+}
+
+/**
+ * Rounds to a nanosecond so a boundary like 0.15 s reads as 150 ms and not as
+ * 150.00000000000003 ms, which would breach a 150 ms target by float noise.
+ */
+function roundMilliseconds(milliseconds: number): number {
+  return Math.round(milliseconds * 1e6) / 1e6;
+}

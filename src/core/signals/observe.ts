@@ -1,0 +1,156 @@
+/**
+ * Builds one RoleObservation from the per-pod samples the Prometheus adapter
+ * produced (spec: Engine signals; Status › Role observations; Limitations).
+ *
+ * The adapter has already dropped non-zero tensor/pipeline ranks and summed
+ * data-parallel ranks, so one PodSample is one pod. Here, per pod: staleness,
+ * the 64-pod cap, reset exclusion (`established: false`), the cache adjustment
+ * of prompt demand with its clamp at zero; then per role: sums, means, the
+ * latency percentile and the signal state.
+ */
+import type { RoleKind } from "../api/model-deployment.js";
+import { definedFields, meanDefined, sumDefined } from "./defined.js";
+import { mergeHistograms, p95Milliseconds } from "./histogram.js";
+import { measured, promptDemandTokensPerSecond } from "./prompt-demand.js";
+import type { PodSample, PodWindowRates, RoleObservation, RoleSamples, SignalState, WindowName } from "./types.js";
+import { maxSampledPodsPerRole } from "./types.js";
+
+export interface ObserveRoleInput {
+  readonly kind: RoleKind;
+  readonly samples: RoleSamples;
+  /** Ready serving replicas of the role, from the target's status. */
+  readonly readyReplicas: number;
+  /** Time of this pass, Unix milliseconds. */
+  readonly nowMs: number;
+  /** A pod whose newest gauge sample is older than this is stale; see `staleAfterSeconds`. */
+  readonly staleAfterSeconds: number;
+}
+
+/** The staleness floor: a Prometheus scrape interval up to a minute must not look stale. */
+export const minStaleAfterSeconds = 60;
+
+/**
+ * How old a pod's newest gauge sample may be: three sampling intervals, at
+ * least 60 s. Example: the default 15 s interval gives max(45, 60) = 60 s;
+ * a 60 s interval gives 180 s.
+ */
+export function staleAfterSeconds(intervalSeconds: number): number {
+  return Math.max(3 * intervalSeconds, minStaleAfterSeconds);
+}
+
+function isFresh(pod: PodSample, nowMs: number, limitSeconds: number): boolean {
+  const ageSeconds = nowMs / 1000 - pod.lastSampleUnixSeconds;
+  return Number.isFinite(ageSeconds) && ageSeconds <= limitSeconds;
+}
+
+/** One sample per pod name (the newest), in name order so the 64-pod cap is deterministic. */
+function uniquePods(pods: readonly PodSample[]): PodSample[] {
+  const byName = new Map<string, PodSample>();
+  for (const pod of pods) {
+    const seen = byName.get(pod.pod);
+    if (seen === undefined || pod.lastSampleUnixSeconds > seen.lastSampleUnixSeconds) byName.set(pod.pod, pod);
+  }
+  return [...byName.values()].sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+}
+
+function windowOf(pod: PodSample, window: WindowName): PodWindowRates {
+  return window === "stable" ? pod.windows.stable : pod.windows.panic;
+}
+
+interface WindowRates {
+  readonly promptTokensPerSecond: number | undefined;
+  readonly generationTokensPerSecond: number | undefined;
+}
+
+/** Role totals over the pods whose window is established; pods with a reset contribute nothing. */
+function windowRates(pods: readonly PodSample[], window: WindowName): WindowRates {
+  const established = pods.filter((pod) => windowOf(pod, window).established);
+  return {
+    promptTokensPerSecond: sumDefined(established.map((pod) => promptDemandTokensPerSecond(pod.engine, windowOf(pod, window)))),
+    generationTokensPerSecond: sumDefined(established.map((pod) => measured(windowOf(pod, window).generationTokensPerSecond))),
+  };
+}
+
+type LatencyField = "ttftSeconds" | "itlSeconds";
+
+function windowLatencyMilliseconds(pods: readonly PodSample[], window: WindowName, field: LatencyField): number | undefined {
+  const histograms = pods.flatMap((pod) => {
+    const rates = windowOf(pod, window);
+    const histogram = rates[field];
+    return rates.established && histogram !== undefined ? [histogram] : [];
+  });
+  return p95Milliseconds(mergeHistograms(histograms));
+}
+
+/**
+ * Latency reads the panic window, the recent one, so the guard reacts within
+ * about a minute; when that window holds no observation (a quiet minute, or no
+ * established pod) it falls back to the stable window.
+ */
+function latencyMilliseconds(pods: readonly PodSample[], field: LatencyField): number | undefined {
+  return windowLatencyMilliseconds(pods, "panic", field) ?? windowLatencyMilliseconds(pods, "stable", field);
+}
+
+/** Waiting requests; a Decode role adds SGLang's KV transfer queue, whose requests wait for their cache. */
+function podWaitingRequests(pod: PodSample, kind: RoleKind): number | undefined {
+  const waiting = measured(pod.waitingRequests);
+  if (kind !== "Decode") return waiting;
+  return sumDefined([waiting, measured(pod.decodeTransferQueueRequests)]);
+}
+
+/** Idle: every reported demand figure is a measured zero. */
+function isIdle(observation: Omit<RoleObservation, "signalState">): boolean {
+  const figures = [
+    observation.promptTokensPerSecond,
+    observation.generationTokensPerSecond,
+    observation.panicPromptTokensPerSecond,
+    observation.panicGenerationTokensPerSecond,
+    observation.runningRequests,
+    observation.waitingRequests,
+  ];
+  return figures.every((value) => value === undefined || value === 0);
+}
+
+/**
+ * The observation of one role.
+ *
+ * - `Missing`: the query failed, no pod answered, or no fresh pod has an
+ *   established stable window with a token rate (a reset or a first sample).
+ *   Gauges and panic rates of fresh pods are still reported: they may justify growth.
+ * - `Stale`: pods answered but every one is older than `staleAfterSeconds`; nothing is reported.
+ * - `Idle`: usable readings, all zero. `Fresh`: usable readings with work.
+ *
+ * `sampledReplicas` counts fresh pods (at most 64) whose stable window is
+ * established: a pod reset inside the window makes coverage incomplete until it
+ * has a new baseline, which holds scale-down in the planner.
+ */
+export function observeRole(input: ObserveRoleInput): RoleObservation {
+  const { kind, samples, readyReplicas, nowMs } = input;
+  const unknown = (signalState: SignalState): RoleObservation => ({ readyReplicas, sampledReplicas: 0, signalState });
+  if (samples.queryFailed !== undefined) return unknown("Missing");
+  const answering = uniquePods(samples.pods);
+  if (answering.length === 0) return unknown("Missing");
+  const fresh = answering.filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds)).slice(0, maxSampledPodsPerRole);
+  if (fresh.length === 0) return unknown("Stale");
+
+  const stable = windowRates(fresh, "stable");
+  const panic = windowRates(fresh, "panic");
+  const readings = {
+    readyReplicas,
+    sampledReplicas: fresh.filter((pod) => pod.windows.stable.established).length,
+    ...definedFields({
+      runningRequests: sumDefined(fresh.map((pod) => measured(pod.runningRequests))),
+      waitingRequests: sumDefined(fresh.map((pod) => podWaitingRequests(pod, kind))),
+      promptTokensPerSecond: stable.promptTokensPerSecond,
+      generationTokensPerSecond: stable.generationTokensPerSecond,
+      panicPromptTokensPerSecond: panic.promptTokensPerSecond,
+      panicGenerationTokensPerSecond: panic.generationTokensPerSecond,
+      kvCacheUsage: meanDefined(fresh.map((pod) => measured(pod.kvCacheUsage))),
+      ttftMilliseconds: latencyMilliseconds(fresh, "ttftSeconds"),
+      itlMilliseconds: latencyMilliseconds(fresh, "itlSeconds"),
+    }),
+  };
+  const stableUsable = stable.promptTokensPerSecond !== undefined || stable.generationTokensPerSecond !== undefined;
+  const signalState: SignalState = !stableUsable ? "Missing" : isIdle(readings) ? "Idle" : "Fresh";
+  return { ...readings, signalState };
+}

@@ -1,0 +1,172 @@
+/**
+ * Runs Debian's Prometheus (`/usr/bin/prometheus`) on a free loopback port
+ * with a generated configuration: file-based discovery of simulated engine
+ * pods, a short scrape interval and its own temporary storage. It can be
+ * stopped and started again on the same port and storage mid-test.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FileSdGroup } from "../../src/sim/engines/server.js";
+
+export const prometheusBinary = process.env["PROMETHEUS_BIN"] ?? "/usr/bin/prometheus";
+
+export interface PrometheusHarnessOptions {
+  readonly scrapeIntervalSeconds?: number;
+  readonly targets?: readonly FileSdGroup[];
+  /** How long to wait for readiness. */
+  readonly startTimeoutMs?: number;
+}
+
+export async function freeLoopbackPort(): Promise<number> {
+  return await new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export class PrometheusHarness {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private stderrTail = "";
+
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly options: PrometheusHarnessOptions,
+  ) {}
+
+  static async start(options: PrometheusHarnessOptions = {}): Promise<PrometheusHarness> {
+    const dir = await mkdtemp(join(tmpdir(), "mds-prometheus-"));
+    const harness = new PrometheusHarness(dir, await freeLoopbackPort(), options);
+    await harness.writeConfig();
+    await harness.setTargets(options.targets ?? []);
+    await harness.resume();
+    return harness;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  private async writeConfig(): Promise<void> {
+    const interval = `${this.options.scrapeIntervalSeconds ?? 1}s`;
+    // JSON is valid YAML; no YAML writer needed.
+    const config = {
+      global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+      scrape_configs: [
+        {
+          job_name: "engines",
+          honor_labels: false,
+          file_sd_configs: [{ files: [join(this.dir, "targets.json")], refresh_interval: "1s" }],
+        },
+      ],
+    };
+    await writeFile(join(this.dir, "prometheus.yml"), JSON.stringify(config, null, 2));
+  }
+
+  /** Replaces the discovered targets (atomically, as file_sd expects). */
+  async setTargets(groups: readonly FileSdGroup[]): Promise<void> {
+    const tmp = join(this.dir, "targets.json.tmp");
+    await writeFile(tmp, JSON.stringify(groups));
+    await rename(tmp, join(this.dir, "targets.json"));
+  }
+
+  /** Starts the process (again) on the same port and storage. */
+  async resume(): Promise<void> {
+    if (this.child) return;
+    const child = spawn(
+      prometheusBinary,
+      [
+        `--config.file=${join(this.dir, "prometheus.yml")}`,
+        `--storage.tsdb.path=${join(this.dir, "data")}`,
+        `--web.listen-address=127.0.0.1:${this.port}`,
+        "--storage.tsdb.retention.time=1h",
+        "--log.level=warn",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+    });
+    this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    this.child = child;
+    const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) break;
+      try {
+        const res = await fetch(`${this.url}/-/ready`, { signal: AbortSignal.timeout(1000) });
+        if (res.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await this.pause();
+    throw new Error(`prometheus did not become ready on ${this.url}: ${this.stderrTail}`);
+  }
+
+  /** Stops the process, keeping its storage for `resume`. */
+  async pause(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    if (child.exitCode === null) {
+      child.kill("SIGTERM");
+      const killed = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await this.exited;
+      clearTimeout(killed);
+    }
+  }
+
+  /** Stops the process and removes its storage. */
+  async stop(): Promise<void> {
+    await this.pause();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** Waits until `count` targets are healthy, or throws with what is known. */
+  async waitForHealthyTargets(count: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`${this.url}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(2000) });
+        const body = (await res.json()) as { data: { activeTargets: { health: string }[] } };
+        const up = body.data.activeTargets.filter((t) => t.health === "up").length;
+        last = `${up}/${body.data.activeTargets.length} up`;
+        if (up >= count) return;
+      } catch (err) {
+        last = String(err);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`targets not healthy: ${last}`);
+  }
+
+  /** Peak resident memory of the Prometheus process (kB), from /proc. */
+  async peakRssKb(): Promise<number | undefined> {
+    const pid = this.child?.pid;
+    if (!pid) return undefined;
+    try {
+      const { readFile } = await import("node:fs/promises");
+      const status = await readFile(`/proc/${pid}/status`, "utf8");
+      const m = /VmHWM:\s+(\d+) kB/.exec(status);
+      return m ? Number(m[1]) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}

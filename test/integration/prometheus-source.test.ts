@@ -1,0 +1,274 @@
+/**
+ * The PromQL source against a real Prometheus scraping the engine fleet
+ * simulator: vLLM and SGLang, aggregated and prefill/decode.
+ *
+ * Tolerances: token rates within 10% of the simulator's true rate over the
+ * same window (constant arrivals of fixed-length requests; the residue is one
+ * request's worth of tokens against a 10 s window plus Prometheus'
+ * extrapolation); gauges and KV usage exactly equal to what the simulator
+ * served in the scrape Prometheus holds (matched by its timestamp); the p95
+ * latency bucket equal to the one computed from the simulator's own
+ * histogram delta over the window.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
+import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
+import { EngineFleet, FleetServer, SyntheticWorkload, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
+import { PrometheusHarness } from "../harness/prometheus.js";
+
+const namespace = "serving";
+const stableWindowSeconds = 10;
+const panicWindowSeconds = 3;
+const rateTolerance = 0.1;
+const hostileDeployment = 'evil"} or vector(1) or {x="\\';
+
+let fleet: EngineFleet;
+let server: FleetServer;
+let prometheus: PrometheusHarness;
+let source: PrometheusSignalSource;
+
+function steadyLoad(seed: number, startSeconds: number, requestsPerSecond: number): SyntheticWorkload {
+  return new SyntheticWorkload({
+    seed,
+    startSeconds,
+    requestsPerSecond,
+    arrivals: "uniform",
+    promptTokens: { kind: "fixed", tokens: 512 },
+    outputTokens: { kind: "fixed", tokens: 48 },
+    sharedPrefix: { groups: 4, prefixTokens: 256, blockTokens: 16 },
+    streamingFraction: 0.5,
+  });
+}
+
+function deployments(startSeconds: number): SimDeploymentSpec[] {
+  const capacity = { decodeTokensPerSecond: 400, maxTokensPerSecondPerRequest: 40 };
+  return [
+    {
+      namespace,
+      name: "chat-vllm",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 2, dataParallelSize: 2, capacity }],
+      workload: steadyLoad(1, startSeconds, 12),
+    },
+    {
+      namespace,
+      name: "chat-sglang",
+      engine: "sglang",
+      // DP attention with two TP ranks per DP rank; a small batch limit builds a queue.
+      roles: [{ name: "server", serving: "unified", replicas: 2, dataParallelSize: 2, tensorParallelSize: 2, capacity: { ...capacity, maxRunningRequests: 3 } }],
+      workload: steadyLoad(2, startSeconds, 12),
+    },
+    {
+      namespace,
+      name: "pd-vllm",
+      engine: "vllm",
+      kvTransferSeconds: 0.3,
+      roles: [
+        { name: "prefill", serving: "prefill", replicas: 2, capacity },
+        { name: "decode", serving: "decode", replicas: 2, capacity: { ...capacity, maxRunningRequests: 6 } },
+      ],
+      workload: steadyLoad(3, startSeconds, 8),
+    },
+    {
+      namespace,
+      name: "pd-sglang",
+      engine: "sglang",
+      kvTransferSeconds: 0.3,
+      roles: [
+        { name: "prefill", serving: "prefill", replicas: 2, tensorParallelSize: 2, capacity },
+        { name: "decode", serving: "decode", replicas: 2, tensorParallelSize: 2, capacity },
+      ],
+      workload: steadyLoad(4, startSeconds, 8),
+    },
+    // Names that would change an unescaped query or match as a regex.
+    { namespace, name: "a.c", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(5, startSeconds, 2) },
+    { namespace, name: "abc", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(6, startSeconds, 2) },
+    { namespace, name: hostileDeployment, podNamePrefix: "evil", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(7, startSeconds, 2) },
+  ];
+}
+
+function scaler(deployment: string, roles: string[], overrides: Partial<ScalerSamplingInput> = {}): ScalerSamplingInput {
+  return { key: `${namespace}/${deployment}`, namespace, deployment, roles, stableWindowSeconds, panicWindowSeconds, intervalSeconds: 1, ...overrides };
+}
+
+const mainScalers = [
+  scaler("chat-vllm", ["server"]),
+  scaler("chat-sglang", ["server"]),
+  scaler("pd-vllm", ["prefill", "decode"]),
+  scaler("pd-sglang", ["prefill", "decode"]),
+];
+
+/** The smallest bucket bound holding 95% of the observations. */
+function p95Bucket(buckets: readonly { upperBound: number; count: number }[]): number | undefined {
+  const sorted = [...buckets].sort((a, b) => a.upperBound - b.upperBound);
+  const total = sorted[sorted.length - 1]?.count ?? 0;
+  if (total <= 0) return undefined;
+  return sorted.find((b) => b.count >= 0.95 * total)?.upperBound;
+}
+
+function sumBuckets(hs: (HistogramWindow | undefined)[]): { upperBound: number; count: number }[] {
+  const m = new Map<number, number>();
+  for (const h of hs) for (const b of h?.buckets ?? []) m.set(b.upperBound, (m.get(b.upperBound) ?? 0) + b.count);
+  return [...m.entries()].map(([upperBound, count]) => ({ upperBound, count }));
+}
+
+function expectClose(observed: number | undefined, truth: number, what: string): void {
+  expect(observed, what).toBeDefined();
+  const tolerance = Math.max(rateTolerance * Math.abs(truth), 5);
+  expect(Math.abs((observed ?? NaN) - truth), `${what}: observed ${observed}, truth ${truth}`).toBeLessThanOrEqual(tolerance);
+}
+
+function role(pass: Awaited<ReturnType<PrometheusSignalSource["sample"]>>, deployment: string, roleName: string): RoleSamples {
+  const r = pass.scalers.get(`${namespace}/${deployment}`)?.get(roleName);
+  if (!r) throw new Error(`no samples for ${deployment}/${roleName}`);
+  return r;
+}
+
+/** Checks every pod of a role against the simulator's truth, and the role's p95 buckets. */
+function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: number): void {
+  expect(roleSamples.queryFailed).toBeUndefined();
+  expect(roleSamples.pods).toHaveLength(expectedPods);
+  const atSeconds = atUnixMs / 1000;
+  const truthTtft: { upperBound: number; count: number }[][] = [];
+  const truthItl: { upperBound: number; count: number }[][] = [];
+  for (const pod of roleSamples.pods) {
+    checkGauges(pod);
+    const truth = fleet.truthRates(namespace, pod.pod, atSeconds - stableWindowSeconds, atSeconds);
+    if (!truth) throw new Error(`no ground truth for ${pod.pod}`);
+    const w = pod.windows.stable;
+    expect(w.established, `${pod.pod} established`).toBe(true);
+    expectClose(w.promptTokensPerSecond, truth.promptTokensPerSecond, `${pod.pod} prompt`);
+    expectClose(w.generationTokensPerSecond, truth.generationTokensPerSecond, `${pod.pod} generation`);
+    // The cache-adjusted prompt rate each engine's series give.
+    if (pod.engine === "vllm") {
+      const adjusted = Math.max(0, (w.promptTokensPerSecond ?? NaN) - (w.prefixCacheHitTokensPerSecond ?? NaN));
+      const trueAdjusted = Math.max(0, truth.promptTokensPerSecond - truth.prefixCacheHitTokensPerSecond);
+      expectClose(adjusted, trueAdjusted, `${pod.pod} cache-adjusted prompt`);
+    } else {
+      expectClose(w.effectivePrefillTokensPerSecond, truth.effectiveInputTokensPerSecond, `${pod.pod} effective prompt`);
+      expectClose(w.deviceHitTokensPerSecond, truth.effectiveDeviceHitTokensPerSecond, `${pod.pod} device hits`);
+      expect(w.hostHitTokensPerSecond).toBe(0);
+    }
+    truthTtft.push(truth.ttftBuckets.map((b) => ({ ...b })));
+    truthItl.push(truth.itlBuckets.map((b) => ({ ...b })));
+  }
+  const observedTtft = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.ttftSeconds)));
+  const observedItl = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.itlSeconds)));
+  const flat = (xs: { upperBound: number; count: number }[][]) => sumBuckets(xs.map((buckets) => ({ buckets, count: 0, sum: 0 })));
+  expect(observedTtft, "p95 TTFT bucket").toBe(p95Bucket(flat(truthTtft)));
+  expect(observedItl, "p95 ITL bucket").toBe(p95Bucket(flat(truthItl)));
+}
+
+function checkGauges(pod: PodSample): void {
+  const served = server.servedNear(namespace, pod.pod, pod.lastSampleUnixSeconds * 1000);
+  if (!served) throw new Error(`${pod.pod} was never scraped`);
+  expect(Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000), `${pod.pod} scrape matched by time`).toBeLessThan(200);
+  expect(pod.runningRequests, `${pod.pod} running`).toBe(served.gauges.running);
+  expect(pod.waitingRequests, `${pod.pod} waiting`).toBe(served.gauges.waiting);
+  expect(pod.kvCacheUsage ?? NaN, `${pod.pod} kv usage`).toBeCloseTo(served.gauges.kvUsage, 9);
+  if (pod.engine === "sglang" && pod.pod.includes("decode")) {
+    expect(pod.decodeTransferQueueRequests, `${pod.pod} transfer queue`).toBe(served.gauges.decodeTransfer);
+  }
+}
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+beforeAll(async () => {
+  const startSeconds = Date.now() / 1000;
+  fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 60 });
+  for (const d of deployments(startSeconds)) fleet.addDeployment(d);
+  server = new FleetServer({ fleet });
+  await server.start();
+  prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds: 1, targets: server.fileSdGroups() });
+  await prometheus.waitForHealthyTargets(fleet.listPods().length);
+  source = new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }), defaultPrometheusSignalConfig);
+  // A full stable window of scrapes under steady load.
+  await sleep((stableWindowSeconds + 1.5) * 1000);
+});
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await server?.stop();
+});
+
+describe("PromQL source against a real Prometheus", () => {
+  it("matches the simulator for vLLM and SGLang, aggregated and prefill/decode, in four queries", async () => {
+    const at = Date.now();
+    const pass = await source.sample(mainScalers, at);
+    expect(pass.queries).toBe(4);
+    checkRole(role(pass, "chat-vllm", "server"), at, 2);
+    checkRole(role(pass, "chat-sglang", "server"), at, 2);
+    checkRole(role(pass, "pd-vllm", "prefill"), at, 2);
+    checkRole(role(pass, "pd-vllm", "decode"), at, 2);
+    checkRole(role(pass, "pd-sglang", "prefill"), at, 2);
+    checkRole(role(pass, "pd-sglang", "decode"), at, 2);
+    // The loads were chosen so queues and batches are not trivially zero.
+    const sglangWaiting = role(pass, "chat-sglang", "server").pods.reduce((n, p) => n + (p.waitingRequests ?? 0), 0);
+    expect(sglangWaiting).toBeGreaterThan(0);
+    const panic = role(pass, "chat-vllm", "server").pods[0]?.windows.panic;
+    expect(panic?.established).toBe(true);
+    expect(panic?.generationTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("keeps object names literal: regex characters and injection attempts select only their own series", async () => {
+    const at = Date.now();
+    const pass = await source.sample(
+      [scaler("a.c", ["server"]), scaler(hostileDeployment, ["server"]), scaler('nope"} or vector(1) or {x="', ["server"], { key: "missing" })],
+      at,
+    );
+    const dotted = role(pass, "a.c", "server");
+    expect(dotted.pods.map((p) => p.pod)).toEqual(["a.c-server-0"]);
+    const hostile = role(pass, hostileDeployment, "server");
+    expect(hostile.queryFailed).toBeUndefined();
+    expect(hostile.pods.map((p) => p.pod)).toEqual(["evil-server-0"]);
+    expect(hostile.pods[0]?.windows.stable.generationTokensPerSecond).toBeGreaterThan(0);
+    const missing = pass.scalers.get("missing")?.get("server");
+    expect(missing).toEqual({ pods: [] });
+  });
+
+  it("leaves a restarted pod's rates unestablished until a new baseline exists", async () => {
+    const podName = "chat-vllm-server-0";
+    const restartedAtMs = Date.now();
+    fleet.restartPod(namespace, podName, 1);
+    const input = [scaler("chat-vllm", ["server"])];
+    // Back after the cold start: the stable window still holds the old process's samples.
+    let restarted: PodSample | undefined;
+    for (let i = 0; i < 40 && !restarted; i++) {
+      await sleep(250);
+      const pass = await source.sample(input, Date.now());
+      restarted = role(pass, "chat-vllm", "server").pods.find((p) => p.pod === podName && p.lastSampleUnixSeconds * 1000 > restartedAtMs + 1000);
+    }
+    expect(restarted, "restarted pod answers again").toBeDefined();
+    expect(restarted?.windows.stable.established).toBe(false);
+    // The panic window (3 s) fills with the new process's samples first.
+    let baseline: PodSample | undefined;
+    for (let i = 0; i < 40 && !baseline; i++) {
+      await sleep(250);
+      const pass = await source.sample(input, Date.now());
+      const pods = role(pass, "chat-vllm", "server").pods;
+      expect(pods.find((p) => p.pod === "chat-vllm-server-1")?.windows.stable.established).toBe(true);
+      baseline = pods.find((p) => p.pod === podName && p.windows.panic.established);
+    }
+    expect(baseline, "a new baseline forms").toBeDefined();
+    expect(baseline?.windows.panic.generationTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("turns every role into queryFailed while Prometheus is down, and recovers", async () => {
+    await prometheus.pause();
+    const down = await source.sample(mainScalers, Date.now());
+    for (const roles of down.scalers.values()) {
+      for (const r of roles.values()) {
+        expect(r.pods).toEqual([]);
+        expect(r.queryFailed?.reason).toMatch(/cannot reach prometheus/);
+      }
+    }
+    await prometheus.resume();
+    const up = await source.sample(mainScalers, Date.now());
+    expect(role(up, "pd-sglang", "decode").queryFailed).toBeUndefined();
+    expect(role(up, "pd-sglang", "decode").pods).toHaveLength(2);
+  });
+});
