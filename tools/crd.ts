@@ -66,7 +66,9 @@ export function toStructural(node: JsonSchema): JsonSchema {
   for (const [key, value] of Object.entries(node)) {
     if (!structuralKeys.has(key) || safeIntegerBound(key, value)) continue;
     if (key === "properties") {
-      out.properties = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, toStructural(v)]));
+      out.properties = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, toStructural(v)]),
+      );
     } else if (key === "items") {
       out.items = toStructural(value as JsonSchema);
     } else {
@@ -82,7 +84,9 @@ export function toStructural(node: JsonSchema): JsonSchema {
     out.type = "object";
   }
   if (meta.immutable === true) {
-    out["x-kubernetes-validations"] = [{ rule: "self == oldSelf", message: "is immutable; create a new scaler to retarget" }];
+    out["x-kubernetes-validations"] = [
+      { rule: "self == oldSelf", message: "is immutable; create a new scaler to retarget" },
+    ];
   }
   return out;
 }
@@ -221,7 +225,8 @@ function table(root: JsonSchema, name: string): string {
   const req = new Set((root.required as string[] | undefined) ?? []);
   for (const [key, child] of Object.entries(props)) rows(child, `${name}.${key}`, req.has(key), out);
   const lines = ["| Field | Type | Default | Range | Description |", "|---|---|---|---|---|"];
-  for (const r of out) lines.push(`| \`${r.field}\` | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${cell(r.description)} |`);
+  for (const r of out)
+    lines.push(`| \`${r.field}\` | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${cell(r.description)} |`);
   return lines.join("\n");
 }
 

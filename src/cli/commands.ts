@@ -3,11 +3,12 @@
  * `Command` (or a `run<Name>(args, io)` function) and register it below.
  */
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { planCommand } from "./plan.js";
 import { validateCommand } from "./validate.js";
 
 export const commands: Readonly<Record<string, Command>> = {
   validate: validateCommand,
-  // plan: replays a saved status snapshot (src/cli/plan.ts).
+  plan: planCommand,
   // controller: runs the control loop and webhooks (composition root).
   // simulate: replays a trace through the simulator (src/sim).
 };

@@ -40,7 +40,9 @@ export const ObservationInputSchema = z.strictObject({
 
 /** The envelope around the scaler and target, which have their own validation. */
 const EnvelopeSchema = z.looseObject({
-  now: z.string().refine((text) => Number.isFinite(Date.parse(text)), "must be an RFC 3339 time such as 2026-11-29T12:00:00Z"),
+  now: z
+    .string()
+    .refine((text) => Number.isFinite(Date.parse(text)), "must be an RFC 3339 time such as 2026-11-29T12:00:00Z"),
   scaler: z.record(z.string(), z.unknown()),
   target: z.record(z.string(), z.unknown()).optional(),
   observations: z.record(z.string(), ObservationInputSchema).optional(),
@@ -62,7 +64,8 @@ function parseArgs(args: readonly string[]): PlanArgs | string {
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
     const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
     if (flag === "-h" || flag === "--help") return "";
-    if (flag !== "-f" && flag !== "--filename" && flag !== "-o" && flag !== "--output") return `unknown argument ${JSON.stringify(arg)}`;
+    if (flag !== "-f" && flag !== "--filename" && flag !== "-o" && flag !== "--output")
+      return `unknown argument ${JSON.stringify(arg)}`;
     const value = inline ?? args[i + 1];
     if (value === undefined || value === "") return `${flag} needs a value`;
     if (inline === undefined) i++;
@@ -92,7 +95,8 @@ export function readPlanInput(doc: unknown, algorithm?: Algorithm): PlanFileResu
     target = parsed.value;
   }
   const observations: Record<string, RoleObservation> = {};
-  for (const [role, obs] of Object.entries(envelope.data.observations ?? {})) observations[role] = obs as RoleObservation;
+  for (const [role, obs] of Object.entries(envelope.data.observations ?? {}))
+    observations[role] = obs as RoleObservation;
   // DefaultedScaler omits `spec` from a loose object type, which widens the other fields.
   const { metadata, status } = scaler.value as unknown as Pick<Scaler, "metadata" | "status">;
   const spec = scaler.value.spec;
@@ -115,7 +119,9 @@ export function planOutput(result: PlanResult): { status: PlanResult["status"]; 
 
 export function formatPlanOutput(result: PlanResult, format: OutputFormat): string {
   const out = planOutput(result);
-  return format === "json" ? `${JSON.stringify(out, null, 2)}\n` : stringify(out, { lineWidth: 0 });
+  return format === "json"
+    ? `${JSON.stringify(out, null, 2)}\n`
+    : stringify(out, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
 /** Runs `plan`; `options.algorithm` replaces the registry's algorithm (tests). */

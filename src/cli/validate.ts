@@ -21,7 +21,10 @@ function parseArgs(args: readonly string[]): ValidateArgs | string {
   let target: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith("--") && arg.includes("=")
+        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+        : [arg, undefined];
     const value = inline ?? args[i + 1];
     if (flag === "-f" || flag === "--filename" || flag === "-t" || flag === "--target") {
       if (value === undefined || value === "") return `${flag} needs a file name`;
@@ -98,10 +101,18 @@ export function runValidate(args: readonly string[], io: CliIo): number {
   docs.forEach((doc, index) => {
     const result = validateScaler(doc, target === undefined ? {} : { target });
     const where = docs.length > 1 ? `${parsed.file} (document ${index + 1})` : parsed.file;
-    if (result.warnings.length > 0) printProblems(io, result.warnings.map((w) => ({ ...w, reason: `warning: ${w.reason}` })));
+    if (result.warnings.length > 0)
+      printProblems(
+        io,
+        result.warnings.map((w) => ({ ...w, reason: `warning: ${w.reason}` })),
+      );
     if (result.ok) outputs.push(stringify(result.value, { lineWidth: 0 }));
     else {
-      printProblems(io, result.problems, `${where}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`);
+      printProblems(
+        io,
+        result.problems,
+        `${where}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`,
+      );
       code = exitCodes.invalid;
     }
   });

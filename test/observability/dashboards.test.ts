@@ -29,7 +29,7 @@ describe.each(Object.entries(dashboards))("dashboards/%s", (file, build) => {
     const known = new Set<string>();
     for (const m of await registry.getMetricsAsJSON()) {
       known.add(m.name);
-      if (m.type === "histogram") for (const s of ["_bucket", "_sum", "_count"]) known.add(m.name + s);
+      if (String(m.type) === "histogram") for (const s of ["_bucket", "_sum", "_count"]) known.add(m.name + s);
     }
     const exprs = committed.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     expect(exprs.length).toBeGreaterThan(10);

@@ -26,8 +26,7 @@ async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     names.add(metric.name);
-    if (metric.type === "counter") names.add(metric.name);
-    if (metric.type === "histogram") for (const s of ["_bucket", "_sum", "_count"]) names.add(metric.name + s);
+    if (String(metric.type) === "histogram") for (const s of ["_bucket", "_sum", "_count"]) names.add(metric.name + s);
   }
   return names;
 }

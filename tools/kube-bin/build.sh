@@ -37,6 +37,13 @@ stamp="k8s=$K8S_VERSION etcd=$ETCD_VERSION"
 
 log() { echo "kube-bin: $*" >&2; }
 
+need_go() {
+  if ! "$GO" version >/dev/null 2>&1; then
+    log "no Go toolchain at '$GO' (the build needs Go 1.26 and the Go module proxy); set GO=/path/to/go"
+    exit 1
+  fi
+}
+
 if command -v go >/dev/null 2>&1; then
   GO=${GO:-go}
 else
@@ -50,6 +57,7 @@ export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
 build_flags="-p=2 -buildvcs=false"
 
 update_modules() {
+  need_go
   log "regenerating wrapper modules for $stamp"
   local upstream_mod
   upstream_mod=$("$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
@@ -117,8 +125,8 @@ build() {
     return
   fi
 
+  need_go
   local started=$SECONDS
-  local work
   work=$(mktemp -d "$bin_dir/.build.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   log "building $stamp into $bin_dir (cold builds take several minutes)"
@@ -145,8 +153,10 @@ build() {
       -ldflags "-s -w" -o "$work/etcd" go.etcd.io/etcd/server/v3
   )
 
+  # The stamp is removed first and written last: a build cut short is never
+  # taken as complete.
+  rm -f "$bin_dir/VERSIONS"
   mv -f "$work/kube-apiserver" "$work/etcd" "$bin_dir/"
-  # The stamp is written last: a build cut short is never taken as complete.
   echo "$stamp" >"$bin_dir/VERSIONS"
   log "built in $((SECONDS - started)) s: $bin_dir"
   echo "$bin_dir"

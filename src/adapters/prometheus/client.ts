@@ -99,19 +99,34 @@ export class PrometheusClient implements PrometheusQueryClient {
 
   private wrap(err: unknown, deadlinePassed: boolean): PrometheusQueryError {
     const endpoint = this.options.endpoint;
-    if (deadlinePassed) return new PrometheusQueryError(`query to ${endpoint} timed out after ${this.options.timeoutMs}ms`, "timeout", { cause: err });
+    if (deadlinePassed)
+      return new PrometheusQueryError(`query to ${endpoint} timed out after ${this.options.timeoutMs}ms`, "timeout", {
+        cause: err,
+      });
+    // The driver re-catches its own errors thrown on the success path and reports
+    // them as network errors; the real one is kept as `original`.
+    const original = isDriverError(err) ? (err as { original?: unknown }).original : undefined;
+    if (isDriverError(original)) err = original;
     if (isDriverError(err)) {
       const detail = typeof err.error === "string" ? err.error : "unknown error";
       switch (err.errorType) {
         case "timeout_error":
           return new PrometheusQueryError(`query to ${endpoint} timed out: ${detail}`, "timeout", { cause: err });
         case "http_error":
-          return new PrometheusQueryError(`prometheus ${endpoint} answered ${err.httpStatus ?? "?"}: ${detail}`, "http", {
-            cause: err,
-            ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),
-          });
+          return new PrometheusQueryError(
+            `prometheus ${endpoint} answered ${err.httpStatus ?? "?"}: ${detail}`,
+            "http",
+            {
+              cause: err,
+              ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),
+            },
+          );
         case "client_error":
-          return new PrometheusQueryError(`prometheus ${endpoint} sent a body that is not a Prometheus API response`, "malformed", { cause: err });
+          return new PrometheusQueryError(
+            `prometheus ${endpoint} sent a body that is not a Prometheus API response`,
+            "malformed",
+            { cause: err },
+          );
         default:
           return new PrometheusQueryError(`cannot reach prometheus ${endpoint}: ${detail}`, "network", { cause: err });
       }
@@ -122,7 +137,8 @@ export class PrometheusClient implements PrometheusQueryClient {
 
 /** Checks the shape of an instant-vector result; anything else is malformed. */
 function parseVector(result: unknown): VectorSample[] {
-  if (typeof result !== "object" || result === null) throw new PrometheusQueryError("query result is missing", "malformed");
+  if (typeof result !== "object" || result === null)
+    throw new PrometheusQueryError("query result is missing", "malformed");
   const r = result as { resultType?: unknown; result?: unknown };
   if (r.resultType !== "vector" || !Array.isArray(r.result)) {
     throw new PrometheusQueryError(`expected a vector result, got ${String(r.resultType)}`, "malformed");

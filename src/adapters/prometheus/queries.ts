@@ -69,7 +69,9 @@ export interface QueryContext {
 
 function tag(expr: string, signal: string, windowSeconds?: number): string {
   const tagged = `label_replace(${expr}, "${signalLabel}", "${signal}", "", "")`;
-  return windowSeconds === undefined ? tagged : `label_replace(${tagged}, "${windowLabel}", "${windowSeconds}", "", "")`;
+  return windowSeconds === undefined
+    ? tagged
+    : `label_replace(${tagged}, "${windowLabel}", "${windowSeconds}", "", "")`;
 }
 
 function union(parts: readonly string[]): string {
@@ -89,7 +91,13 @@ class Builder {
 
   matchers(sel: TargetSelection, extra: readonly string[] = []): string {
     const l = this.ctx.labels;
-    return [anyOf(l.namespace, sel.namespaces), anyOf(l.deployment, sel.deployments), anyOf(l.role, sel.roles), `${l.pod}!=""`, ...extra].join(", ");
+    return [
+      anyOf(l.namespace, sel.namespaces),
+      anyOf(l.deployment, sel.deployments),
+      anyOf(l.role, sel.roles),
+      `${l.pod}!=""`,
+      ...extra,
+    ].join(", ");
   }
 
   series(engine: "vllm" | "sglang", metric: string, sel: TargetSelection, extra: readonly string[] = []): string {
@@ -102,7 +110,12 @@ class Builder {
    * (with DP attention `tp_rank` is that rank's global TP rank); then one value
    * per DP rank (duplicates from other TP ranks collapse) with `inner` applied.
    */
-  sglangScheduler(metric: string, sel: TargetSelection, wrap: (s: string) => string, by: readonly string[] = []): string {
+  sglangScheduler(
+    metric: string,
+    sel: TargetSelection,
+    wrap: (s: string) => string,
+    by: readonly string[] = [],
+  ): string {
     const base = ['pp_rank=~"0|"', 'priority=""'];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
@@ -135,7 +148,8 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
   const parts: string[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const range = `[${w}s]`;
-    const rate = (engine: "vllm" | "sglang", metric: string): string => `sum by (${g}) (rate(${b.series(engine, metric, sel)}${range}))`;
+    const rate = (engine: "vllm" | "sglang", metric: string): string =>
+      `sum by (${g}) (rate(${b.series(engine, metric, sel)}${range}))`;
     parts.push(
       tag(rate("vllm", "prompt_tokens_total"), "vllm/prompt", w),
       tag(rate("vllm", "generation_tokens_total"), "vllm/generation", w),
@@ -154,27 +168,48 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
       // different counters would collide inside one expression.
       const counters =
         engine === "vllm"
-          ? ["prompt_tokens_total", "generation_tokens_total", "prefix_cache_hits_total", "time_to_first_token_seconds_count", "inter_token_latency_seconds_count"]
-          : ["prompt_tokens_total", "generation_tokens_total", "prefill_effective_tokens_total", "time_to_first_token_seconds_count", "inter_token_latency_seconds_count"];
+          ? [
+              "prompt_tokens_total",
+              "generation_tokens_total",
+              "prefix_cache_hits_total",
+              "time_to_first_token_seconds_count",
+              "inter_token_latency_seconds_count",
+            ]
+          : [
+              "prompt_tokens_total",
+              "generation_tokens_total",
+              "prefill_effective_tokens_total",
+              "time_to_first_token_seconds_count",
+              "inter_token_latency_seconds_count",
+            ];
       for (const counter of counters) {
-        parts.push(tag(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w));
+        parts.push(
+          tag(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
+        );
       }
       // Scrapes seen in the window, counted on a gauge that every engine process exposes.
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
-      parts.push(tag(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w));
+      parts.push(
+        tag(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+      );
     }
   }
   return union(parts);
 }
 
 /** Histogram deltas (buckets by `le`, count, sum) for every window. */
-export function histogramQuery(ctx: QueryContext, windows: readonly WindowSelection[], histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds"): string {
+export function histogramQuery(
+  ctx: QueryContext,
+  windows: readonly WindowSelection[],
+  histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
+): string {
   const b = new Builder(ctx);
   const g = b.group;
   const parts: string[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     for (const engine of ["vllm", "sglang"] as const) {
-      const inc = (suffix: string, by: string): string => `sum by (${by}) (increase(${b.series(engine, `${histogram}${suffix}`, sel)}[${w}s]))`;
+      const inc = (suffix: string, by: string): string =>
+        `sum by (${by}) (increase(${b.series(engine, `${histogram}${suffix}`, sel)}[${w}s]))`;
       parts.push(
         tag(inc("_bucket", `${g}, le`), `${engine}/bucket`, w),
         tag(inc("_count", g), `${engine}/count`, w),
@@ -185,7 +220,11 @@ export function histogramQuery(ctx: QueryContext, windows: readonly WindowSelect
   return union(parts);
 }
 
-export function buildSamplingQueries(ctx: QueryContext, gauges: TargetSelection, windows: readonly WindowSelection[]): SamplingQueries {
+export function buildSamplingQueries(
+  ctx: QueryContext,
+  gauges: TargetSelection,
+  windows: readonly WindowSelection[],
+): SamplingQueries {
   return {
     gauges: gaugesQuery(ctx, gauges),
     counters: countersQuery(ctx, windows),

@@ -22,7 +22,10 @@ export function dueScalers<T extends ScheduledScaler>(
 }
 
 /** The earliest time any of the scalers becomes due (for a loop's next wake-up). */
-export function nextDueUnixMs(scalers: readonly ScheduledScaler[], lastSampledUnixMs: ReadonlyMap<string, number>): number | undefined {
+export function nextDueUnixMs(
+  scalers: readonly ScheduledScaler[],
+  lastSampledUnixMs: ReadonlyMap<string, number>,
+): number | undefined {
   let next: number | undefined;
   for (const s of scalers) {
     const last = lastSampledUnixMs.get(s.key);

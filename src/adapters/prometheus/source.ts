@@ -9,7 +9,15 @@
 import type { EngineKind, HistogramWindow, PodSample, PodWindowRates, RoleSamples } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
-import { buildSamplingQueries, signalLabel, windowLabel, type QueryName, type SamplingQueries, type TargetSelection, type WindowSelection } from "./queries.js";
+import {
+  buildSamplingQueries,
+  signalLabel,
+  windowLabel,
+  type QueryName,
+  type SamplingQueries,
+  type TargetSelection,
+  type WindowSelection,
+} from "./queries.js";
 import { dueScalers } from "./schedule.js";
 
 /** What the source needs to know about one scaler; engine-agnostic. */
@@ -91,7 +99,9 @@ export class PrometheusSignalSource {
     if (scalers.length === 0) return { atUnixMs, queries: 0, scalers: new Map(), warnings: [] };
     const queries = this.queriesFor(scalers);
     this.queriesIssued += queryNames.length;
-    const settled = await Promise.allSettled(queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs)));
+    const settled = await Promise.allSettled(
+      queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs)),
+    );
     const warnings: string[] = [];
     const failures: string[] = [];
     const results = new Map<QueryName, InstantQueryResult>();
@@ -148,7 +158,11 @@ export class PrometheusSignalSource {
     const windows: WindowSelection[] = [...byWindow.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
-    return buildSamplingQueries({ labels: this.config.labels, separator: this.config.metricNameSeparator }, selection(scalers), windows);
+    return buildSamplingQueries(
+      { labels: this.config.labels, separator: this.config.metricNameSeparator },
+      selection(scalers),
+      windows,
+    );
   }
 
   private accumulate(results: ReadonlyMap<QueryName, InstantQueryResult>): Map<string, PodAcc> {
@@ -169,7 +183,8 @@ export class PrometheusSignalSource {
       const w = Number(s.labels[windowLabel]);
       if (!Number.isFinite(w)) return undefined;
       let win = acc.windows.get(w);
-      if (!win) acc.windows.set(w, (win = { rates: new Map(), ttft: { buckets: new Map() }, itl: { buckets: new Map() } }));
+      if (!win)
+        acc.windows.set(w, (win = { rates: new Map(), ttft: { buckets: new Map() }, itl: { buckets: new Map() } }));
       return win;
     };
     for (const name of queryNames) {
@@ -278,6 +293,8 @@ function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindo
 
 function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
   if (h.count === undefined || h.sum === undefined) return undefined;
-  const buckets = [...h.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([upperBound, count]) => ({ upperBound, count }));
+  const buckets = [...h.buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([upperBound, count]) => ({ upperBound, count }));
   return { buckets, count: h.count, sum: h.sum };
 }

@@ -13,9 +13,14 @@ import type { RoleObservation, WindowName } from "../signals/types.js";
  * cache-missed prompt rate, Decode the generation rate, Server both (each must
  * be present: half a Server's demand would understate it). Undefined when missing.
  */
-export function roleDemandTokensPerSecond(kind: RoleKind, observation: RoleObservation, window: WindowName): number | undefined {
+export function roleDemandTokensPerSecond(
+  kind: RoleKind,
+  observation: RoleObservation,
+  window: WindowName,
+): number | undefined {
   const prompt = window === "stable" ? observation.promptTokensPerSecond : observation.panicPromptTokensPerSecond;
-  const generation = window === "stable" ? observation.generationTokensPerSecond : observation.panicGenerationTokensPerSecond;
+  const generation =
+    window === "stable" ? observation.generationTokensPerSecond : observation.panicGenerationTokensPerSecond;
   switch (kind) {
     case "Prefill":
       return prompt;

@@ -29,7 +29,11 @@ interface Coupling {
 }
 
 /** The first ratio, in spec order, that ties `role` directly to a driven role. */
-function findCoupling(role: string, ratios: readonly Ratio[], driven: ReadonlyMap<string, RoleRecommendation>): Coupling | undefined {
+function findCoupling(
+  role: string,
+  ratios: readonly Ratio[],
+  driven: ReadonlyMap<string, RoleRecommendation>,
+): Coupling | undefined {
   for (const ratio of ratios) {
     const value = preferredRatio(ratio);
     if (value === undefined || !(value > 0)) continue;

@@ -54,18 +54,31 @@ export function isSignalUnknown(observation: RoleObservation): boolean {
  * current count. Partial readings may still justify growth, which keeps its
  * reason; anything else holds the count as `WaitingForMetrics`.
  */
-export function guardUnknownSignal(decision: Decision, observation: RoleObservation, currentReplicas: number): Decision {
+export function guardUnknownSignal(
+  decision: Decision,
+  observation: RoleObservation,
+  currentReplicas: number,
+): Decision {
   if (!isSignalUnknown(observation)) return decision;
-  if (decision.replicas > currentReplicas) return { ...decision, holdReason: decision.holdReason ?? algorithmReasons.waitingForMetrics };
+  if (decision.replicas > currentReplicas)
+    return { ...decision, holdReason: decision.holdReason ?? algorithmReasons.waitingForMetrics };
   return waitForMetrics(currentReplicas);
 }
 
 /** Holds a role that has no readings its algorithm can use. */
 export function waitForMetrics(currentReplicas: number): Decision {
-  return { replicas: Math.max(1, currentReplicas), reason: algorithmReasons.waitingForMetrics, holdReason: algorithmReasons.waitingForMetrics };
+  return {
+    replicas: Math.max(1, currentReplicas),
+    reason: algorithmReasons.waitingForMetrics,
+    holdReason: algorithmReasons.waitingForMetrics,
+  };
 }
 
 /** Holds a role with no ready replica: there is no capacity to measure load against. */
 export function noReadyReplicas(currentReplicas: number): Decision {
-  return { replicas: Math.max(1, currentReplicas), reason: algorithmReasons.noReadyReplicas, holdReason: algorithmReasons.noReadyReplicas };
+  return {
+    replicas: Math.max(1, currentReplicas),
+    reason: algorithmReasons.noReadyReplicas,
+    holdReason: algorithmReasons.noReadyReplicas,
+  };
 }

@@ -20,5 +20,12 @@ export function algorithmFor(type: AlgorithmType): Algorithm {
   return algorithms[type];
 }
 
-export type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, DemandFigures, RoleRecommendation } from "./types.js";
+export type {
+  Algorithm,
+  AlgorithmInput,
+  AlgorithmResult,
+  AlgorithmRoleInput,
+  DemandFigures,
+  RoleRecommendation,
+} from "./types.js";
 export { algorithmReasons, type AlgorithmReason } from "./reasons.js";

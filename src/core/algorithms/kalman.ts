@@ -84,7 +84,12 @@ export function predictTrend(state: TrendFilterState, dtSeconds: number, noise: 
  * correct with this pass's demand. A pass at or before the previous update
  * (a replay of the same instant, a clock step back) leaves the state as it is.
  */
-export function updateTrend(state: TrendFilterState, demand: number, nowMs: number, noise: NoiseModel): TrendFilterState {
+export function updateTrend(
+  state: TrendFilterState,
+  demand: number,
+  nowMs: number,
+  noise: NoiseModel,
+): TrendFilterState {
   const dtSeconds = (nowMs - state.updatedAtMs) / 1000;
   if (!(dtSeconds > 0)) return state;
   const prior = predictTrend(state, dtSeconds, noise);

@@ -10,9 +10,21 @@ import { forecastCapacityPerReplica, roleDemandTokensPerSecond, tokenTargetPerRe
 import { withCoupledRoles } from "./coupling.js";
 import { ceilReplicas, type Decision } from "./decision.js";
 import { forecastTrend, initialTrendState, updateTrend, type NoiseModel, type TrendFilterState } from "./kalman.js";
-import { decodeNumber, encodeNumber, formatTimestamp, nextHistory, parseTimestampMs, type DemandSample } from "./predictor-state.js";
+import {
+  decodeNumber,
+  encodeNumber,
+  formatTimestamp,
+  nextHistory,
+  parseTimestampMs,
+  type DemandSample,
+} from "./predictor-state.js";
 import { algorithmReasons } from "./reasons.js";
-import { demandFigures, tokenThroughputOutcome, toRecommendation, type TokenThroughputOutcome } from "./token-throughput.js";
+import {
+  demandFigures,
+  tokenThroughputOutcome,
+  toRecommendation,
+  type TokenThroughputOutcome,
+} from "./token-throughput.js";
 import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "./types.js";
 
 /** Consolidation leaves the remaining replicas at most this fraction of their capacity. */
@@ -21,21 +33,45 @@ export const consolidationLoadFraction = 0.8;
 /** The filter state stored in a predictor entry, or undefined when it holds none (or is corrupt). */
 export function readTrendState(entry: PredictorStatus | undefined): TrendFilterState | undefined {
   if (entry === undefined || entry.sampleCount < 1 || entry.lastUpdateTime === undefined) return undefined;
-  const values = [entry.level, entry.trend, entry.covariance.p00, entry.covariance.p01, entry.covariance.p10, entry.covariance.p11].map(decodeNumber);
+  const values = [
+    entry.level,
+    entry.trend,
+    entry.covariance.p00,
+    entry.covariance.p01,
+    entry.covariance.p10,
+    entry.covariance.p11,
+  ].map(decodeNumber);
   const updatedAtMs = parseTimestampMs(entry.lastUpdateTime);
   const [level, trend, p00, p01, p10, p11] = values;
-  if (level === undefined || trend === undefined || p00 === undefined || p01 === undefined || p10 === undefined || p11 === undefined) return undefined;
+  if (
+    level === undefined ||
+    trend === undefined ||
+    p00 === undefined ||
+    p01 === undefined ||
+    p10 === undefined ||
+    p11 === undefined
+  )
+    return undefined;
   if (updatedAtMs === undefined || !(p00 > 0) || p11 < 0) return undefined;
   return { level, trend, p00, p01, p10, p11, sampleCount: entry.sampleCount, updatedAtMs };
 }
 
 /** A predictor entry holding the filter state, losslessly (see predictor-state.ts). */
-export function writeTrendState(name: string, state: TrendFilterState, history: readonly DemandSample[]): PredictorStatus {
+export function writeTrendState(
+  name: string,
+  state: TrendFilterState,
+  history: readonly DemandSample[],
+): PredictorStatus {
   return {
     name,
     level: encodeNumber(state.level),
     trend: encodeNumber(state.trend),
-    covariance: { p00: encodeNumber(state.p00), p01: encodeNumber(state.p01), p10: encodeNumber(state.p10), p11: encodeNumber(state.p11) },
+    covariance: {
+      p00: encodeNumber(state.p00),
+      p01: encodeNumber(state.p01),
+      p10: encodeNumber(state.p10),
+      p11: encodeNumber(state.p11),
+    },
     sampleCount: state.sampleCount,
     lastUpdateTime: formatTimestamp(state.updatedAtMs),
     ...(history.length === 0 ? {} : { history: [...history] }),
@@ -43,7 +79,11 @@ export function writeTrendState(name: string, state: TrendFilterState, history: 
 }
 
 function noiseModel(params: PredictiveParams): NoiseModel {
-  return { qLevel: quantityValue(params.qLevel), qTrend: quantityValue(params.qTrend), measurementNoise: quantityValue(params.measurementNoise) };
+  return {
+    qLevel: quantityValue(params.qLevel),
+    qTrend: quantityValue(params.qTrend),
+    measurementNoise: quantityValue(params.measurementNoise),
+  };
 }
 
 /**
@@ -56,7 +96,9 @@ function filterDemand(role: AlgorithmRoleInput): number | undefined {
   const { observation, kind } = role;
   if (observation.signalState !== "Fresh" && observation.signalState !== "Idle") return undefined;
   if (observation.readyReplicas <= 0) return undefined;
-  return roleDemandTokensPerSecond(kind, observation, "panic") ?? roleDemandTokensPerSecond(kind, observation, "stable");
+  return (
+    roleDemandTokensPerSecond(kind, observation, "panic") ?? roleDemandTokensPerSecond(kind, observation, "stable")
+  );
 }
 
 interface ForecastInput {
@@ -77,7 +119,12 @@ interface ForecastInput {
  * allowed. At 5000 tok/s it is not: the count holds at 4 with
  * `PredictiveConsolidationHold`.
  */
-export function forecastDecision({ role, fallback, forecastTokensPerSecond, capacityPerReplica }: ForecastInput): Decision {
+export function forecastDecision({
+  role,
+  fallback,
+  forecastTokensPerSecond,
+  capacityPerReplica,
+}: ForecastInput): Decision {
   const { currentReplicas } = role;
   const forecastReplicas = ceilReplicas(forecastTokensPerSecond / capacityPerReplica);
   const base = fallback.decision;
@@ -90,10 +137,18 @@ export function forecastDecision({ role, fallback, forecastTokensPerSecond, capa
   if (fallback.panic || fallback.latencyScaleUp) {
     const reason = fallback.panic ? algorithmReasons.panic : algorithmReasons.latencyGuardScaleUp;
     const replicas = Math.max(decision.replicas, currentReplicas + 1);
-    decision = { replicas, reason: replicas > decision.replicas || fallback.panic ? reason : decision.reason, holdReason: decision.holdReason ?? reason };
+    decision = {
+      replicas,
+      reason: replicas > decision.replicas || fallback.panic ? reason : decision.reason,
+      holdReason: decision.holdReason ?? reason,
+    };
   }
   if (decision.replicas < currentReplicas && decision.holdReason === undefined) {
-    const load = Math.max(forecastTokensPerSecond, fallback.stableTokensPerSecond ?? 0, fallback.panicTokensPerSecond ?? 0);
+    const load = Math.max(
+      forecastTokensPerSecond,
+      fallback.stableTokensPerSecond ?? 0,
+      fallback.panicTokensPerSecond ?? 0,
+    );
     const remaining = currentReplicas - 1;
     if (!(remaining >= 1 && load <= consolidationLoadFraction * remaining * capacityPerReplica)) {
       const hold = algorithmReasons.predictiveConsolidationHold;
@@ -108,7 +163,12 @@ interface RoleForecast {
   readonly predictor?: PredictorStatus;
 }
 
-function forecastRole(params: PredictiveParams, input: AlgorithmInput, role: AlgorithmRoleInput, targetPerReplica: number): RoleForecast {
+function forecastRole(
+  params: PredictiveParams,
+  input: AlgorithmInput,
+  role: AlgorithmRoleInput,
+  targetPerReplica: number,
+): RoleForecast {
   const fallback = tokenThroughputOutcome(params.tokenThroughput, role, targetPerReplica);
   const capacityPerReplica = forecastCapacityPerReplica(role.kind, params) ?? targetPerReplica;
   const previous = input.predictors.find((entry) => entry.name === role.name);
@@ -116,7 +176,11 @@ function forecastRole(params: PredictiveParams, input: AlgorithmInput, role: Alg
   const demand = filterDemand(role);
   const prior = readTrendState(previous);
   const state =
-    demand === undefined ? prior : prior === undefined ? initialTrendState(demand, input.nowMs, noise) : updateTrend(prior, demand, input.nowMs, noise);
+    demand === undefined
+      ? prior
+      : prior === undefined
+        ? initialTrendState(demand, input.nowMs, noise)
+        : updateTrend(prior, demand, input.nowMs, noise);
   const history = nextHistory(previous?.history, input.nowMs, params.tokenThroughput.stableWindowSeconds, demand);
   const predictor = state === undefined ? undefined : writeTrendState(role.name, state, history);
   const result = (decision: Decision, forecast?: number): RoleForecast => ({
@@ -130,7 +194,10 @@ function forecastRole(params: PredictiveParams, input: AlgorithmInput, role: Alg
   // Forecast only from an estimate that is current: without this pass's demand the fallback holds.
   if (demand === undefined) return result(fallback.decision);
   const forecastTokensPerSecond = Math.max(0, forecastTrend(state, params.horizonSeconds));
-  return result(forecastDecision({ role, fallback, forecastTokensPerSecond, capacityPerReplica }), forecastTokensPerSecond);
+  return result(
+    forecastDecision({ role, fallback, forecastTokensPerSecond, capacityPerReplica }),
+    forecastTokensPerSecond,
+  );
 }
 
 function recommend(input: AlgorithmInput): AlgorithmResult {

@@ -17,10 +17,16 @@ export const maxHistorySamples = 256;
 
 export type DemandSample = NonNullable<PredictorStatus["history"]>[number];
 
-/** Writes a finite number losslessly. */
+/**
+ * A magnitude below this is written as 0: Kubernetes quantities refuse
+ * exponents beyond ±64, and nothing a filter over token rates holds is that small.
+ */
+export const smallestStoredMagnitude = 1e-30;
+
+/** Writes a finite number losslessly (magnitudes under 1e-30 become 0). */
 export function encodeNumber(value: number): string {
   if (!Number.isFinite(value)) throw new Error(`predictor state must be finite, got ${value}`);
-  return String(Object.is(value, -0) ? 0 : value);
+  return Math.abs(value) < smallestStoredMagnitude ? "0" : String(value);
 }
 
 /** Reads a number written by `encodeNumber`; undefined for anything else. */
@@ -57,6 +63,7 @@ export function nextHistory(
     const atMs = parseTimestampMs(sample.timestamp);
     return atMs !== undefined && atMs > oldestMs && atMs < nowMs && decodeNumber(sample.tokensPerSecond) !== undefined;
   });
-  if (tokensPerSecond !== undefined) kept.push({ timestamp: formatTimestamp(nowMs), tokensPerSecond: encodeNumber(tokensPerSecond) });
+  if (tokensPerSecond !== undefined)
+    kept.push({ timestamp: formatTimestamp(nowMs), tokensPerSecond: encodeNumber(tokensPerSecond) });
   return kept.slice(-maxHistorySamples);
 }

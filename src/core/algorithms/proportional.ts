@@ -10,19 +10,19 @@ import { ceilReplicas, guardUnknownSignal, noReadyReplicas, waitForMetrics, type
 import { algorithmReasons } from "./reasons.js";
 import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "./types.js";
 
-/** A rate pair from the short (panic) window when it has both, else from the stable window. */
-function shortWindowRates(observation: RoleObservation): { prompt?: number; generation?: number } {
-  const panicPresent = observation.panicPromptTokensPerSecond !== undefined || observation.panicGenerationTokensPerSecond !== undefined;
-  if (panicPresent) {
-    return {
-      ...(observation.panicPromptTokensPerSecond === undefined ? {} : { prompt: observation.panicPromptTokensPerSecond }),
-      ...(observation.panicGenerationTokensPerSecond === undefined ? {} : { generation: observation.panicGenerationTokensPerSecond }),
-    };
-  }
-  return {
-    ...(observation.promptTokensPerSecond === undefined ? {} : { prompt: observation.promptTokensPerSecond }),
-    ...(observation.generationTokensPerSecond === undefined ? {} : { generation: observation.generationTokensPerSecond }),
+interface RatePair {
+  readonly prompt: number | undefined;
+  readonly generation: number | undefined;
+}
+
+/** The panic window's rates when it reported any, else the stable window's. */
+function shortWindowRates(observation: RoleObservation): RatePair {
+  const panic = {
+    prompt: observation.panicPromptTokensPerSecond,
+    generation: observation.panicGenerationTokensPerSecond,
   };
+  if (panic.prompt !== undefined || panic.generation !== undefined) return panic;
+  return { prompt: observation.promptTokensPerSecond, generation: observation.generationTokensPerSecond };
 }
 
 /**
@@ -62,7 +62,12 @@ export function proportionalMetricTotal(metric: ProportionalMetric, observation:
  * the five replicas still starting although the ready ones are over target, so
  * the result is 10. It also keeps the result monotone in the load.
  */
-export function proportionalDecision(role: AlgorithmRoleInput, targetPerReplica: number, tolerance: number, metric: ProportionalMetric): Decision {
+export function proportionalDecision(
+  role: AlgorithmRoleInput,
+  targetPerReplica: number,
+  tolerance: number,
+  metric: ProportionalMetric,
+): Decision {
   const { observation, currentReplicas } = role;
   if (observation.readyReplicas <= 0) return noReadyReplicas(currentReplicas);
   const total = proportionalMetricTotal(metric, observation);
@@ -98,7 +103,10 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
     for (const role of input.roles) {
       const target = params.roleTargets.find((entry) => entry.name === role.name);
       if (target === undefined) continue;
-      driven.set(role.name, toRecommendation(role, proportionalDecision(role, quantityValue(target.target), tolerance, params.metric)));
+      driven.set(
+        role.name,
+        toRecommendation(role, proportionalDecision(role, quantityValue(target.target), tolerance, params.metric)),
+      );
     }
   }
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors: [] };

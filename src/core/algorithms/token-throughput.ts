@@ -10,10 +10,24 @@ import { TokenThroughputSchema, type PredictorStatus, type TokenThroughputParams
 import type { RoleObservation } from "../signals/types.js";
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "./capacity.js";
 import { withCoupledRoles } from "./coupling.js";
-import { ceilReplicas, guardUnknownSignal, holdScaleDown, noReadyReplicas, waitForMetrics, type Decision } from "./decision.js";
+import {
+  ceilReplicas,
+  guardUnknownSignal,
+  holdScaleDown,
+  noReadyReplicas,
+  waitForMetrics,
+  type Decision,
+} from "./decision.js";
 import { nextHistory } from "./predictor-state.js";
 import { algorithmReasons } from "./reasons.js";
-import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, DemandFigures, RoleRecommendation } from "./types.js";
+import type {
+  Algorithm,
+  AlgorithmInput,
+  AlgorithmResult,
+  AlgorithmRoleInput,
+  DemandFigures,
+  RoleRecommendation,
+} from "./types.js";
 
 /** Latency above this multiple of its target asks for at least one more replica. */
 export const latencyScaleUpFactor = 1.2;
@@ -36,7 +50,11 @@ export interface LatencyReading {
  * requests, so its absent latency is not a missing signal.
  * Example (Server): TTFT 600 ms / 500 ms = 1.2 and ITL 40 ms / 50 ms = 0.8 → 1.2.
  */
-export function latencyReading(kind: RoleKind, observation: RoleObservation, params: TokenThroughputParams): LatencyReading {
+export function latencyReading(
+  kind: RoleKind,
+  observation: RoleObservation,
+  params: TokenThroughputParams,
+): LatencyReading {
   const guarded: { value: number | undefined; target: number }[] = [];
   if (kind === "Prefill" || kind === "Server") {
     guarded.push({ value: observation.ttftMilliseconds, target: quantityValue(params.ttftTargetMilliseconds) });
@@ -95,12 +113,21 @@ function applyLatencyGuard(decision: Decision, latency: LatencyReading, currentR
  * Example: capacity 2000, ready 2, threshold 2: panic demand 8000 ≥ 8000 →
  * panic, ceil(8000 / 2000) = 4 against a stable 2400 → 2: the result is 4.
  */
-export function tokenThroughputOutcome(params: TokenThroughputParams, role: AlgorithmRoleInput, capacityPerReplica: number): TokenThroughputOutcome {
+export function tokenThroughputOutcome(
+  params: TokenThroughputParams,
+  role: AlgorithmRoleInput,
+  capacityPerReplica: number,
+): TokenThroughputOutcome {
   const { observation, currentReplicas, kind } = role;
   const stable = roleDemandTokensPerSecond(kind, observation, "stable");
   const panicDemand = roleDemandTokensPerSecond(kind, observation, "panic");
   const base = { capacityPerReplicaTokensPerSecond: capacityPerReplica, ...outcomeDemand(stable, panicDemand) };
-  const held = (decision: Decision): TokenThroughputOutcome => ({ decision, panic: false, latencyScaleUp: false, ...base });
+  const held = (decision: Decision): TokenThroughputOutcome => ({
+    decision,
+    panic: false,
+    latencyScaleUp: false,
+    ...base,
+  });
   if (observation.readyReplicas <= 0) return held(noReadyReplicas(currentReplicas));
   const stableReplicas = stable === undefined ? undefined : ceilReplicas(stable / capacityPerReplica);
   const panicReplicas = panicDemand === undefined ? undefined : ceilReplicas(panicDemand / capacityPerReplica);
@@ -108,7 +135,8 @@ export function tokenThroughputOutcome(params: TokenThroughputParams, role: Algo
   if (throughputReplicas === undefined) return held(waitForMetrics(currentReplicas));
 
   const panicThreshold = quantityValue(params.panicThreshold);
-  const panic = panicDemand !== undefined && panicDemand >= panicThreshold * observation.readyReplicas * capacityPerReplica;
+  const panic =
+    panicDemand !== undefined && panicDemand >= panicThreshold * observation.readyReplicas * capacityPerReplica;
   let decision: Decision = panic
     ? {
         replicas: Math.max(currentReplicas, stableReplicas ?? 0, panicReplicas ?? 0),
@@ -133,7 +161,12 @@ export function demandFigures(outcome: TokenThroughputOutcome, forecastTokensPer
 }
 
 /** A decision as the planner reads it. */
-export function toRecommendation(role: string, decision: Decision, panic: boolean, demand: DemandFigures): RoleRecommendation {
+export function toRecommendation(
+  role: string,
+  decision: Decision,
+  panic: boolean,
+  demand: DemandFigures,
+): RoleRecommendation {
   return {
     role,
     scaled: true,
@@ -184,7 +217,13 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
     driven.set(role.name, toRecommendation(role.name, outcome.decision, outcome.panic, demandFigures(outcome)));
     const usable = role.observation.signalState === "Fresh" || role.observation.signalState === "Idle";
     const previous = input.predictors.find((entry) => entry.name === role.name);
-    const entry = historyEntry(role.name, previous, input.nowMs, params.stableWindowSeconds, usable ? outcome.stableTokensPerSecond : undefined);
+    const entry = historyEntry(
+      role.name,
+      previous,
+      input.nowMs,
+      params.stableWindowSeconds,
+      usable ? outcome.stableTokensPerSecond : undefined,
+    );
     if (entry !== undefined) predictors.push(entry);
   }
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors };

@@ -17,7 +17,8 @@ import {
   type ScalerSpec,
 } from "./scaler.js";
 
-export type Defaulted<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: Problem[] };
+export type Defaulted<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: Problem[] };
 
 /** Infers the type and gives the chosen all-optional parameter block its defaults. */
 export function completeSpec(parsed: ParsedScalerSpec): ScalerSpec {

@@ -12,7 +12,10 @@ export type RoleKind = (typeof roleKinds)[number];
 
 export const TargetRoleSchema = z.looseObject({
   name: z.string().min(1),
-  kind: z.enum(roleKinds).optional().transform((v) => v ?? "Server"),
+  kind: z
+    .enum(roleKinds)
+    .optional()
+    .transform((v) => v ?? "Server"),
   replicas: z.number().int().min(0),
   instanceType: z.string().optional(),
   /** Pods per replica (the operator's default is 1); names the members of a replica group. */
@@ -29,7 +32,16 @@ export const TargetRoleStatusSchema = z.looseObject({
   quotaReserved: z.number().int().min(0).optional(),
 });
 
-export const retirementStates = ["Admitted", "Disqualified", "Withdrawing", "Draining", "Deleting", "Settling", "Aborted", "Completed"] as const;
+export const retirementStates = [
+  "Admitted",
+  "Disqualified",
+  "Withdrawing",
+  "Draining",
+  "Deleting",
+  "Settling",
+  "Aborted",
+  "Completed",
+] as const;
 
 export const RetirementSchema = z.looseObject({
   roleName: z.string(),

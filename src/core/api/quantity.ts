@@ -13,7 +13,18 @@ import { rational, type Rational } from "./rational.js";
 const quantityPattern = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
 /** Powers of ten of the decimal SI suffixes. */
-const decimalExponents: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, "": 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const decimalExponents: Readonly<Record<string, number>> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  "": 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
 /** Powers of two of the binary SI suffixes. */
 const binaryExponents: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
@@ -46,7 +57,10 @@ export function parseQuantityChecked(text: string | number): { value: Rational }
     value = rational(value.num * 2n ** BigInt(binary), value.den);
   } else if (decimal !== undefined) {
     if (Math.abs(decimal) > maxDecimalExponent) return { error: "range" };
-    value = decimal >= 0 ? rational(value.num * 10n ** BigInt(decimal), value.den) : rational(value.num, value.den * 10n ** BigInt(-decimal));
+    value =
+      decimal >= 0
+        ? rational(value.num * 10n ** BigInt(decimal), value.den)
+        : rational(value.num, value.den * 10n ** BigInt(-decimal));
   }
   const magnitude = value.num < 0n ? rational(-value.num, value.den) : value;
   if (magnitude.num * maxQuantity.den > maxQuantity.num * magnitude.den) return { error: "range" };

@@ -12,7 +12,7 @@
  * vector at run time).
  */
 import { problem, type Problem } from "./problem.js";
-import { ceilRational, floorRational, rational, type Rational } from "./rational.js";
+import { ceilRational, compareRational, floorRational, rational, type Rational } from "./rational.js";
 import type { SpecView } from "./rules/view.js";
 
 /** Band revisions (one propagation step of one band) allowed per group before giving up. */
@@ -34,7 +34,12 @@ export interface RatioBand {
 }
 
 export type GroupVerdict =
-  | { readonly verdict: "feasible"; readonly roles: readonly string[]; readonly ratios: readonly number[]; readonly witness: Readonly<Record<string, number>> }
+  | {
+      readonly verdict: "feasible";
+      readonly roles: readonly string[];
+      readonly ratios: readonly number[];
+      readonly witness: Readonly<Record<string, number>>;
+    }
   | { readonly verdict: "infeasible"; readonly roles: readonly string[]; readonly ratios: readonly number[] }
   | { readonly verdict: "undecided"; readonly roles: readonly string[]; readonly ratios: readonly number[] };
 
@@ -43,7 +48,7 @@ interface Domain {
   hi: bigint;
 }
 
-/** A band over variable indices with bounds as (p, q) pairs: bound = p/q. */
+/** A band over variable indices: `min <= d[a] / d[b] <= max`. */
 interface Constraint {
   readonly a: number;
   readonly b: number;
@@ -136,9 +141,15 @@ function groups(bands: readonly RatioBand[]): RatioBand[][] {
  * Decides each group of banded roles. Bands must name distinct roles present
  * in `roles` with `minReplicas <= maxReplicas`; callers drop the others.
  */
-export function checkRatioFeasibility(roles: readonly BoundedRole[], bands: readonly RatioBand[], workLimit = feasibilityWorkLimit): GroupVerdict[] {
+export function checkRatioFeasibility(
+  roles: readonly BoundedRole[],
+  bands: readonly RatioBand[],
+  workLimit = feasibilityWorkLimit,
+): GroupVerdict[] {
   const bounds = new Map(roles.map((r) => [r.name, r]));
-  const usable = bands.filter((b) => (b.min !== undefined || b.max !== undefined) && bounds.has(b.numeratorRole) && bounds.has(b.denominatorRole));
+  const usable = bands.filter(
+    (b) => (b.min !== undefined || b.max !== undefined) && bounds.has(b.numeratorRole) && bounds.has(b.denominatorRole),
+  );
   return groups(usable).map((group) => {
     const names = [...new Set(group.flatMap((b) => [b.numeratorRole, b.denominatorRole]))];
     const indexOf = new Map(names.map((n, i) => [n, i]));
@@ -156,7 +167,12 @@ export function checkRatioFeasibility(roles: readonly BoundedRole[], bands: read
     const found = search(constraints, domains, { remaining: workLimit });
     if (found === undefined) return { verdict: "undecided", roles: names, ratios };
     if (found === "none") return { verdict: "infeasible", roles: names, ratios };
-    return { verdict: "feasible", roles: names, ratios, witness: Object.fromEntries(names.map((n, i) => [n, Number(found[i])])) };
+    return {
+      verdict: "feasible",
+      roles: names,
+      ratios,
+      witness: Object.fromEntries(names.map((n, i) => [n, Number(found[i])])),
+    };
   });
 }
 
@@ -167,12 +183,18 @@ export function satisfiesBands(vector: Readonly<Record<string, number>>, bands: 
     const d = vector[b.denominatorRole];
     if (a === undefined || d === undefined) return true;
     const [na, nd] = [BigInt(a), BigInt(d)];
-    return (b.min === undefined || na * b.min.den >= b.min.num * nd) && (b.max === undefined || na * b.max.den <= b.max.num * nd);
+    return (
+      (b.min === undefined || na * b.min.den >= b.min.num * nd) &&
+      (b.max === undefined || na * b.max.den <= b.max.num * nd)
+    );
   });
 }
 
 /** The feasibility findings for a spec: errors for proven conflicts, warnings for undecided groups. */
-export function ratioFeasibilityFindings(spec: SpecView, workLimit = feasibilityWorkLimit): { problems: Problem[]; warnings: Problem[] } {
+export function ratioFeasibilityFindings(
+  spec: SpecView,
+  workLimit = feasibilityWorkLimit,
+): { problems: Problem[]; warnings: Problem[] } {
   const roles: BoundedRole[] = [];
   const seen = new Set<string>();
   for (const r of spec.roles) {
@@ -184,9 +206,10 @@ export function ratioFeasibilityFindings(spec: SpecView, workLimit = feasibility
   }
   const bands: RatioBand[] = [];
   for (const r of spec.ratios) {
-    if (r.numeratorRole === undefined || r.denominatorRole === undefined || r.numeratorRole === r.denominatorRole) continue;
+    if (r.numeratorRole === undefined || r.denominatorRole === undefined || r.numeratorRole === r.denominatorRole)
+      continue;
     // An inverted band is reported by the ratio-band rule; searching it would only repeat that.
-    if (r.min !== undefined && r.max !== undefined && r.min.value.num * r.max.value.den > r.max.value.num * r.min.value.den) continue;
+    if (r.min !== undefined && r.max !== undefined && compareRational(r.min.value, r.max.value) > 0) continue;
     bands.push({
       index: r.index,
       numeratorRole: r.numeratorRole,
@@ -203,7 +226,12 @@ export function ratioFeasibilityFindings(spec: SpecView, workLimit = feasibility
     const roleList = g.roles.join(", ");
     if (g.verdict === "infeasible") {
       problems.push(
-        problem("ratio-feasibility", ["spec", "ratios", first], g.ratios, `no replica counts within the bounds of roles ${roleList} satisfy ${list} together`),
+        problem(
+          "ratio-feasibility",
+          ["spec", "ratios", first],
+          g.ratios,
+          `no replica counts within the bounds of roles ${roleList} satisfy ${list} together`,
+        ),
       );
     } else if (g.verdict === "undecided") {
       warnings.push(

@@ -42,14 +42,3 @@ export function floorRational(r: Rational): bigint {
   const q = r.num / r.den;
   return r.num < 0n && q * r.den !== r.num ? q - 1n : q;
 }
-
-/** `r * k` for an integer k. */
-export function scaleRational(r: Rational, k: bigint): Rational {
-  return rational(r.num * k, r.den);
-}
-
-/** Decimal text for messages; rounded when the fraction does not terminate. */
-export function formatRational(r: Rational): string {
-  if (r.den === 1n) return r.num.toString();
-  return String(Number(r.num) / Number(r.den));
-}

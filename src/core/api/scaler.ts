@@ -57,7 +57,7 @@ interface QuantityBounds {
  */
 function quantity(bounds: QuantityBounds) {
   return z
-    .union([z.string(), z.number()], { error: "must be a quantity: a string such as \"500m\" or an integer" })
+    .union([z.string(), z.number()], { error: 'must be a quantity: a string such as "500m" or an integer' })
     .superRefine((raw, ctx) => {
       const parsed = parseQuantityChecked(raw);
       if ("error" in parsed) {
@@ -70,7 +70,8 @@ function quantity(bounds: QuantityBounds) {
         ctx.addIssue({ code: "custom", message });
         return;
       }
-      if (bounds.positive && parsed.value.num <= 0n) ctx.addIssue({ code: "custom", message: "must be a positive quantity" });
+      if (bounds.positive && parsed.value.num <= 0n)
+        ctx.addIssue({ code: "custom", message: "must be a positive quantity" });
       if (bounds.max !== undefined && compareRational(parsed.value, bounds.max.value) > 0) {
         ctx.addIssue({ code: "custom", message: `must be at most ${bounds.max.text}` });
       }
@@ -88,7 +89,8 @@ const positiveQuantity = () => quantity({ positive: true });
 
 function defaultedQuantity(value: string, opts: { nonPositiveMeansDefault?: boolean; max?: string } = {}) {
   const lenient = opts.nonPositiveMeansDefault === true;
-  const max = opts.max === undefined ? undefined : { value: parseQuantityExact(opts.max) ?? rational(0n), text: opts.max };
+  const max =
+    opts.max === undefined ? undefined : { value: parseQuantityExact(opts.max) ?? rational(0n), text: opts.max };
   const bounds: QuantityBounds = { positive: !lenient, ...(max === undefined ? {} : { max }) };
   return quantity(bounds)
     .optional()
@@ -100,7 +102,7 @@ function defaultedQuantity(value: string, opts: { nonPositiveMeansDefault?: bool
     .meta({
       default: value,
       quantity: true,
-      range: lenient ? "any; <= 0 stores the default" : quantityRange(bounds),
+      range: lenient ? "any quantity; <= 0 stores the default" : quantityRange(bounds),
       ...(lenient ? { nonPositiveMeansDefault: true } : {}),
     } satisfies FieldMeta);
 }
@@ -110,14 +112,20 @@ export const DnsLabelSchema = z
   .string()
   .min(1)
   .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit");
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    "must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit",
+  );
 const dnsLabel = DnsLabelSchema;
 
 const objectName = z
   .string()
   .min(1)
   .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a Kubernetes object name: lower-case letters, digits, '-' and '.'");
+  .regex(
+    /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+    "must be a Kubernetes object name: lower-case letters, digits, '-' and '.'",
+  );
 
 export const modes = ["Shadow", "Active"] as const;
 export const algorithmTypes = ["Proportional", "TokenThroughput", "Predictive"] as const;
@@ -163,7 +171,9 @@ export const ProportionalSchema = z.strictObject({
 });
 
 export const TokenThroughputSchema = z.strictObject({
-  prefillTargetTokensPerSecond: positiveQuantity().optional().describe("Cache-missed prompt capacity of one Prefill replica."),
+  prefillTargetTokensPerSecond: positiveQuantity()
+    .optional()
+    .describe("Cache-missed prompt capacity of one Prefill replica."),
   decodeTargetTokensPerSecond: positiveQuantity().optional().describe("Generation capacity of one Decode replica."),
   serverTargetTokensPerSecond: positiveQuantity().optional().describe("Combined capacity of one Server replica."),
   stableWindowSeconds: defaulted(integer(30, 600), 180).describe("Stable averaging window, 30 to 600 seconds."),
@@ -178,9 +188,15 @@ export const PredictiveSchema = z.strictObject({
     .transform((v) => v ?? TokenThroughputSchema.parse({}))
     .describe("The fallback TokenThroughput parameters."),
   horizonSeconds: defaulted(integer(30, 600), 300).describe("Forecast horizon, 30 to 600 seconds."),
-  prefillTokenCapacityPerReplica: positiveQuantity().optional().describe("Forecast prompt capacity of one Prefill replica."),
-  decodeTokenCapacityPerReplica: positiveQuantity().optional().describe("Forecast generation capacity of one Decode replica."),
-  serverTokenCapacityPerReplica: positiveQuantity().optional().describe("Forecast combined capacity of one Server replica."),
+  prefillTokenCapacityPerReplica: positiveQuantity()
+    .optional()
+    .describe("Forecast prompt capacity of one Prefill replica."),
+  decodeTokenCapacityPerReplica: positiveQuantity()
+    .optional()
+    .describe("Forecast generation capacity of one Decode replica."),
+  serverTokenCapacityPerReplica: positiveQuantity()
+    .optional()
+    .describe("Forecast combined capacity of one Server replica."),
   qLevel: defaultedQuantity("1", { nonPositiveMeansDefault: true }).describe("Process noise of the demand level."),
   qTrend: defaultedQuantity("0.1", { nonPositiveMeansDefault: true }).describe("Process noise of the demand trend."),
   measurementNoise: defaultedQuantity("10", { nonPositiveMeansDefault: true }).describe("Observation noise."),
@@ -192,15 +208,28 @@ export const PredictiveSchema = z.strictObject({
  * parameter blocks are checked against it in validation (exactly one, matching).
  */
 export const AlgorithmSchema = z.strictObject({
-  type: z.enum(algorithmTypes).optional().describe("Inferred from the parameter block when omitted, else TokenThroughput."),
-  proportional: ProportionalSchema.optional().describe("Parameters of Proportional: one metric over a per-replica target."),
-  tokenThroughput: TokenThroughputSchema.optional().describe("Parameters of TokenThroughput: token rates over capacities, with latency guards."),
-  predictive: PredictiveSchema.optional().describe("Parameters of Predictive: a demand forecast with a TokenThroughput fallback."),
+  type: z
+    .enum(algorithmTypes)
+    .optional()
+    .describe("Inferred from the parameter block when omitted, else TokenThroughput."),
+  proportional: ProportionalSchema.optional().describe(
+    "Parameters of Proportional: one metric over a per-replica target.",
+  ),
+  tokenThroughput: TokenThroughputSchema.optional().describe(
+    "Parameters of TokenThroughput: token rates over capacities, with latency guards.",
+  ),
+  predictive: PredictiveSchema.optional().describe(
+    "Parameters of Predictive: a demand forecast with a TokenThroughput fallback.",
+  ),
 });
 
 export const ScaleUpSchema = z.strictObject({
-  stabilizationWindowSeconds: defaulted(integer(0, 600), 0).describe("History needed before growth, 0 to 600; zero disables the wait."),
-  maxStepReplicas: defaulted(integer(0, 1024), 4, { zeroMeansDefault: true }).describe("Replicas one pass may add; zero or omission stores 4."),
+  stabilizationWindowSeconds: defaulted(integer(0, 600), 0).describe(
+    "History needed before growth, 0 to 600; zero disables the wait.",
+  ),
+  maxStepReplicas: defaulted(integer(0, 1024), 4, { zeroMeansDefault: true }).describe(
+    "Replicas one pass may add; zero or omission stores 4.",
+  ),
   maxStepPercent: defaulted(integer(0, 1000), 100, { zeroMeansDefault: true }).describe(
     "Percent of the current count one pass may add, 0 to 1000; zero or omission stores 100.",
   ),
@@ -217,7 +246,9 @@ export const ScaleDownSchema = z.strictObject({
   decodePostScaleUpGraceSeconds: defaulted(integer(0, 3600), 120, { zeroMeansDefault: true }).describe(
     "Decode roles hold after growth, 0 to 3600; zero or omission stores 120.",
   ),
-  stepPolicy: StepPolicySchema.optional().describe("Replaces the default one replica per pass; zero prevents scale-down."),
+  stepPolicy: StepPolicySchema.optional().describe(
+    "Replaces the default one replica per pass; zero prevents scale-down.",
+  ),
 });
 
 export const BehaviorSchema = z.strictObject({
@@ -236,7 +267,11 @@ export const RebalanceSchema = z.strictObject({
     .transform((v) => v ?? "Opposing")
     .meta({ default: "Opposing" } satisfies FieldMeta)
     .describe("Which roles may donate capacity after a scale-up times out."),
-  priority: z.array(dnsLabel).max(64).optional().describe("Scaled role names, highest priority first (Priority policy)."),
+  priority: z
+    .array(dnsLabel)
+    .max(64)
+    .optional()
+    .describe("Scaled role names, highest priority first (Priority policy)."),
 });
 
 export const SamplingSchema = z.strictObject({
@@ -247,7 +282,10 @@ export const SamplingSchema = z.strictObject({
 export const ScalerSpecSchema = z.strictObject({
   targetRef: z
     .strictObject({
-    name: objectName.meta({ immutable: true, description: "ModelDeployment in this namespace; immutable." } satisfies FieldMeta & { description: string }),
+      name: objectName.meta({
+        immutable: true,
+        description: "ModelDeployment in this namespace; immutable.",
+      } satisfies FieldMeta & { description: string }),
     })
     .describe("The ModelDeployment this scaler plans for."),
   mode: z
@@ -266,7 +304,11 @@ export const ScalerSpecSchema = z.strictObject({
     .transform((v) => v ?? SamplingSchema.parse({}))
     .describe("Sampling cadence and the wait for scale-up admission."),
   roles: z.array(RoleBoundsSchema).min(1).max(64).describe("Bounds for every target role."),
-  ratios: z.array(RatioSchema).max(64).optional().describe("Bands on numerator/denominator replica ratios between scaled roles."),
+  ratios: z
+    .array(RatioSchema)
+    .max(64)
+    .optional()
+    .describe("Bands on numerator/denominator replica ratios between scaled roles."),
   algorithm: AlgorithmSchema.optional()
     .transform((v) => v ?? {})
     .describe("One algorithm type and only its parameter block."),
@@ -299,7 +341,11 @@ export type ScalerSpec = Omit<ParsedScalerSpec, "algorithm"> & {
 };
 
 /** Infers the algorithm type from the parameter block (spec: Algorithms). */
-export function inferAlgorithmType(algorithm: { type?: AlgorithmType | undefined; proportional?: unknown; predictive?: unknown }): AlgorithmType {
+export function inferAlgorithmType(algorithm: {
+  type?: AlgorithmType | undefined;
+  proportional?: unknown;
+  predictive?: unknown;
+}): AlgorithmType {
   if (algorithm.type !== undefined) return algorithm.type;
   if (algorithm.proportional !== undefined) return "Proportional";
   if (algorithm.predictive !== undefined) return "Predictive";

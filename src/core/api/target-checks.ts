@@ -53,14 +53,28 @@ function checkTargetName(ctx: Context): Problem[] {
   const name = ctx.spec.targetRefName;
   return name === undefined || name === targetName(ctx)
     ? []
-    : [problem("target-name", ["spec", "targetRef", "name"], name, `does not name the supplied target ${JSON.stringify(targetName(ctx))}`)];
+    : [
+        problem(
+          "target-name",
+          ["spec", "targetRef", "name"],
+          name,
+          `does not name the supplied target ${JSON.stringify(targetName(ctx))}`,
+        ),
+      ];
 }
 
 function checkEveryTargetRoleBounded(ctx: Context): Problem[] {
   const bounded = new Set(ctx.spec.roles.map((r) => r.name));
   return ctx.target.spec.roles
     .filter((t) => !bounded.has(t.name))
-    .map((t) => problem("target-roles-bounded", ["spec", "roles"], t.name, `has no entry for target role ${JSON.stringify(t.name)}; every target role needs bounds`));
+    .map((t) =>
+      problem(
+        "target-roles-bounded",
+        ["spec", "roles"],
+        t.name,
+        `has no entry for target role ${JSON.stringify(t.name)}; every target role needs bounds`,
+      ),
+    );
 }
 
 function checkScaledRolesExist(ctx: Context): Problem[] {
@@ -68,17 +82,36 @@ function checkScaledRolesExist(ctx: Context): Problem[] {
   return ctx.spec.roles.flatMap((r) =>
     r.name === undefined || onTarget.has(r.name)
       ? []
-      : [problem("target-roles-exist", namePath(r), r.name, `is not a role of ModelDeployment ${JSON.stringify(targetName(ctx))}`)],
+      : [
+          problem(
+            "target-roles-exist",
+            namePath(r),
+            r.name,
+            `is not a role of ModelDeployment ${JSON.stringify(targetName(ctx))}`,
+          ),
+        ],
   );
 }
 
 function checkUnmanagedRoles(ctx: Context): Problem[] {
   return ctx.target.spec.roles.flatMap((t) => {
-    const why = t.command !== undefined ? "has a custom command, so its serving signals are unmanaged" : t.elasticEp !== undefined ? "uses elasticEp, whose width grows one collective rather than adding replicas" : undefined;
+    const why =
+      t.command !== undefined
+        ? "has a custom command, so its serving signals are unmanaged"
+        : t.elasticEp !== undefined
+          ? "uses elasticEp, whose width grows one collective rather than adding replicas"
+          : undefined;
     if (why === undefined) return [];
     const listed = ctx.scaled.find((s) => s.target.name === t.name);
     const path: PathSegment[] = listed === undefined ? ["spec", "targetRef", "name"] : namePath(listed.view);
-    return [problem("target-unmanaged-roles", path, listed === undefined ? targetName(ctx) : t.name, `target role ${JSON.stringify(t.name)} ${why}; the scaler refuses it`)];
+    return [
+      problem(
+        "target-unmanaged-roles",
+        path,
+        listed === undefined ? targetName(ctx) : t.name,
+        `target role ${JSON.stringify(t.name)} ${why}; the scaler refuses it`,
+      ),
+    ];
   });
 }
 
@@ -87,17 +120,32 @@ function checkCapacities(ctx: Context): Problem[] {
   if (type !== "TokenThroughput" && type !== "Predictive") return [];
   const problems: Problem[] = [];
   const kinds = new Map<Exclude<RoleKind, "Encode">, string>();
-  for (const s of ctx.scaled) if (s.target.kind !== "Encode" && !kinds.has(s.target.kind)) kinds.set(s.target.kind, s.view.name);
-  const require = (block: unknown, path: PathSegment[], key: string, kind: string, role: string): void => {
-    if (!hasField(block, key)) problems.push(problem("target-capacities", [...path, key], undefined, `is required: scaled role ${JSON.stringify(role)} has kind ${kind}`));
+  for (const s of ctx.scaled)
+    if (s.target.kind !== "Encode" && !kinds.has(s.target.kind)) kinds.set(s.target.kind, s.view.name);
+  const requireField = (block: unknown, path: PathSegment[], key: string, kind: string, role: string): void => {
+    if (!hasField(block, key))
+      problems.push(
+        problem(
+          "target-capacities",
+          [...path, key],
+          undefined,
+          `is required: scaled role ${JSON.stringify(role)} has kind ${kind}`,
+        ),
+      );
   };
   for (const [kind, role] of kinds) {
     const fields = capacityFields[kind];
     if (type === "TokenThroughput") {
-      require(tokenThroughput, ["spec", "algorithm", "tokenThroughput"], fields.target, kind, role);
+      requireField(tokenThroughput, ["spec", "algorithm", "tokenThroughput"], fields.target, kind, role);
     } else {
-      require(readField(predictive, "tokenThroughput"), ["spec", "algorithm", "predictive", "tokenThroughput"], fields.target, kind, role);
-      require(predictive, ["spec", "algorithm", "predictive"], fields.forecast, kind, role);
+      requireField(
+        readField(predictive, "tokenThroughput"),
+        ["spec", "algorithm", "predictive", "tokenThroughput"],
+        fields.target,
+        kind,
+        role,
+      );
+      requireField(predictive, ["spec", "algorithm", "predictive"], fields.forecast, kind, role);
     }
   }
   return problems;
@@ -114,9 +162,20 @@ function checkEncodeCoupled(ctx: Context): Problem[] {
   return ctx.scaled.flatMap((s) => {
     if (s.target.kind !== "Encode") return [];
     const coupled = ctx.spec.ratios.some(
-      (r) => (r.numeratorRole === s.view.name && servesTokens(r.denominatorRole)) || (r.denominatorRole === s.view.name && servesTokens(r.numeratorRole)),
+      (r) =>
+        (r.numeratorRole === s.view.name && servesTokens(r.denominatorRole)) ||
+        (r.denominatorRole === s.view.name && servesTokens(r.numeratorRole)),
     );
-    return coupled ? [] : [problem("target-encode-coupled", namePath(s.view), s.view.name, "is an Encode role and needs a direct ratio to a Prefill or Decode role")];
+    return coupled
+      ? []
+      : [
+          problem(
+            "target-encode-coupled",
+            namePath(s.view),
+            s.view.name,
+            "is an Encode role and needs a direct ratio to a Prefill or Decode role",
+          ),
+        ];
   });
 }
 
@@ -139,16 +198,37 @@ function checkNameLength(ctx: Context): Problem[] {
 /** Every check of this file, in the order problems are reported. */
 export const targetChecks = [
   { id: "target-name", summary: "The supplied target is the one `targetRef.name` names.", check: checkTargetName },
-  { id: "target-roles-bounded", summary: "Every target role has an entry in `roles[]`.", check: checkEveryTargetRoleBounded },
-  { id: "target-roles-exist", summary: "Every entry of `roles[]` is a role of the target.", check: checkScaledRolesExist },
-  { id: "target-unmanaged-roles", summary: "Target roles with a custom `command` or `elasticEp` are refused.", check: checkUnmanagedRoles },
+  {
+    id: "target-roles-bounded",
+    summary: "Every target role has an entry in `roles[]`.",
+    check: checkEveryTargetRoleBounded,
+  },
+  {
+    id: "target-roles-exist",
+    summary: "Every entry of `roles[]` is a role of the target.",
+    check: checkScaledRolesExist,
+  },
+  {
+    id: "target-unmanaged-roles",
+    summary: "Target roles with a custom `command` or `elasticEp` are refused.",
+    check: checkUnmanagedRoles,
+  },
   {
     id: "target-capacities",
-    summary: "TokenThroughput: a target per scaled non-Encode kind; Predictive: both the fallback target and the forecast capacity.",
+    summary:
+      "TokenThroughput: a target per scaled non-Encode kind; Predictive: both the fallback target and the forecast capacity.",
     check: checkCapacities,
   },
-  { id: "target-encode-coupled", summary: "With token algorithms, an Encode role has a direct ratio to a Prefill or Decode role.", check: checkEncodeCoupled },
-  { id: "target-name-length", summary: "Generated member names at `maxReplicas` fit the 63-character label limit.", check: checkNameLength },
+  {
+    id: "target-encode-coupled",
+    summary: "With token algorithms, an Encode role has a direct ratio to a Prefill or Decode role.",
+    check: checkEncodeCoupled,
+  },
+  {
+    id: "target-name-length",
+    summary: "Generated member names at `maxReplicas` fit the 63-character label limit.",
+    check: checkNameLength,
+  },
 ] as const;
 
 /** Runs every target check; pre: `target` parsed with `ModelDeploymentSchema`. */

@@ -52,5 +52,8 @@ export function validateScaler(input: unknown, opts: ValidateOptions = {}): Vali
 export function parseTarget(input: unknown): { ok: true; value: ModelDeployment } | { ok: false; problems: Problem[] } {
   const parsed = ModelDeploymentSchema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, problems: schemaProblems(parsed.error.issues, input, ["target"]).map((p) => ({ ...p, rule: "target-schema" })) };
+  return {
+    ok: false,
+    problems: schemaProblems(parsed.error.issues, input, ["target"]).map((p) => ({ ...p, rule: "target-schema" })),
+  };
 }

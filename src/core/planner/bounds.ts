@@ -37,7 +37,9 @@ export function checkBounds(spec: ScalerSpec, targetRoles: readonly TargetRole[]
       continue;
     }
     if (role.replicas < entry.minReplicas || role.replicas > entry.maxReplicas) {
-      problems.push(`role ${role.name}: current ${role.replicas} replicas is outside [${entry.minReplicas}, ${entry.maxReplicas}]`);
+      problems.push(
+        `role ${role.name}: current ${role.replicas} replicas is outside [${entry.minReplicas}, ${entry.maxReplicas}]`,
+      );
       continue;
     }
     bounds.set(role.name, { min: entry.minReplicas, max: entry.maxReplicas });

@@ -6,9 +6,30 @@
  */
 import type { Condition, ConditionType } from "../api/scaler.js";
 
-export const boundReasons = ["Bound", "TargetNotFound", "AlreadyBound", "TargetReplaced", "InvalidBinding", "Suspended"] as const;
-export const activeReasons = ["Active", "TargetNotFound", "AlreadyBound", "TargetReplaced", "InvalidBinding", "Suspended", "ShadowMode"] as const;
-export const metricsReadyReasons = ["Observed", "WaitingForMetrics", "ResourceExhausted", "BoundsConflict", "RatioConflict"] as const;
+export const boundReasons = [
+  "Bound",
+  "TargetNotFound",
+  "AlreadyBound",
+  "TargetReplaced",
+  "InvalidBinding",
+  "Suspended",
+] as const;
+export const activeReasons = [
+  "Active",
+  "TargetNotFound",
+  "AlreadyBound",
+  "TargetReplaced",
+  "InvalidBinding",
+  "Suspended",
+  "ShadowMode",
+] as const;
+export const metricsReadyReasons = [
+  "Observed",
+  "WaitingForMetrics",
+  "ResourceExhausted",
+  "BoundsConflict",
+  "RatioConflict",
+] as const;
 export const blockedReasons = [
   "Ready",
   "BoundsConflict",

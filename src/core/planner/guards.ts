@@ -6,6 +6,7 @@
 import type { ModelDeployment, Retirement, RoleKind, TargetRoleStatus } from "../api/model-deployment.js";
 import type { LastScaleDown, PendingCohort, ReplicaVector } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
+import { parseTimestampMs } from "./time.js";
 
 /** A hold on one direction of one role. */
 export interface Hold {
@@ -24,9 +25,7 @@ export function activeRetirement(target: ModelDeployment): Retirement | undefine
 }
 
 export function parseTimeMs(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : undefined;
+  return text === undefined ? undefined : parseTimestampMs(text);
 }
 
 export interface ScaleDownHoldInput {
@@ -52,20 +51,39 @@ export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
     return { reason: "IncompleteCoverage", message: `signals are ${obs.signalState}` };
   }
   if (obs.sampledReplicas < obs.readyReplicas) {
-    return { reason: "IncompleteCoverage", message: `${obs.sampledReplicas} of ${obs.readyReplicas} ready replicas sampled` };
+    return {
+      reason: "IncompleteCoverage",
+      message: `${obs.sampledReplicas} of ${obs.readyReplicas} ready replicas sampled`,
+    };
   }
   if (input.algorithmHold !== undefined) {
-    return { reason: input.algorithmHold.reason, message: `the algorithm holds scale-down (${input.algorithmHold.reason})` };
+    return {
+      reason: input.algorithmHold.reason,
+      message: `the algorithm holds scale-down (${input.algorithmHold.reason})`,
+    };
   }
   if (input.retirement !== undefined) {
     const r = input.retirement;
-    return { reason: "RetirementActive", message: `retirement of ${r.roleName} ordinal ${r.replicaOrdinal} is ${r.state}` };
+    return {
+      reason: "RetirementActive",
+      message: `retirement of ${r.roleName} ordinal ${r.replicaOrdinal} is ${r.state}`,
+    };
   }
   if (input.abortCooldownUntilMs !== undefined && input.nowMs < input.abortCooldownUntilMs) {
-    return { reason: "AbortCooldown", message: `scale-down cooldown after an aborted retirement until ${new Date(input.abortCooldownUntilMs).toISOString()}` };
+    return {
+      reason: "AbortCooldown",
+      message: `scale-down cooldown after an aborted retirement until ${new Date(input.abortCooldownUntilMs).toISOString()}`,
+    };
   }
-  if (input.kind === "Decode" && input.lastScaleUpMs !== undefined && input.nowMs < input.lastScaleUpMs + input.decodeGraceSeconds * 1000) {
-    return { reason: "DecodePostScaleUpGrace", message: `decode replicas added at ${new Date(input.lastScaleUpMs).toISOString()} are settling` };
+  if (
+    input.kind === "Decode" &&
+    input.lastScaleUpMs !== undefined &&
+    input.nowMs < input.lastScaleUpMs + input.decodeGraceSeconds * 1000
+  ) {
+    return {
+      reason: "DecodePostScaleUpGrace",
+      message: `decode replicas added at ${new Date(input.lastScaleUpMs).toISOString()} are settling`,
+    };
   }
   return undefined;
 }
@@ -82,13 +100,17 @@ export interface GrowthHoldInput {
 
 /** Why a role may not grow this pass; undefined when it may. */
 export function growthHold(input: GrowthHoldInput): Hold | undefined {
-  if (input.cohortPending) return { reason: "PendingAdmission", message: "a committed scale-up is waiting for admission" };
+  if (input.cohortPending)
+    return { reason: "PendingAdmission", message: "a committed scale-up is waiting for admission" };
   const reserved = input.roleStatus?.quotaReserved;
   if (reserved !== undefined && reserved < input.currentReplicas) {
     return { reason: "PendingAdmission", message: `${input.currentReplicas - reserved} replicas wait for admission` };
   }
   if (input.exhaustedUntilMs !== undefined && input.nowMs < input.exhaustedUntilMs) {
-    return { reason: "ResourceExhausted", message: `growth was rolled back; retrying after ${new Date(input.exhaustedUntilMs).toISOString()}` };
+    return {
+      reason: "ResourceExhausted",
+      message: `growth was rolled back; retrying after ${new Date(input.exhaustedUntilMs).toISOString()}`,
+    };
   }
   return undefined;
 }
@@ -141,7 +163,11 @@ export function rollbackVector(cohort: PendingCohort, current: ReplicaVector): R
  * retired ordinal belongs to a role our scale-down reduced and lies above
  * its current count. Only a scale-down still marked `Committed` can abort.
  */
-export function scaleDownAborted(lastScaleDown: LastScaleDown | undefined, target: ModelDeployment, current: ReplicaVector): boolean {
+export function scaleDownAborted(
+  lastScaleDown: LastScaleDown | undefined,
+  target: ModelDeployment,
+  current: ReplicaVector,
+): boolean {
   if (lastScaleDown === undefined || lastScaleDown.outcome !== "Committed") return false;
   const retirement = target.status?.retirement ?? undefined;
   if (retirement === undefined || retirement === null || retirement.state !== "Aborted") return false;

@@ -21,6 +21,8 @@ const compactedBucketsPerHorizon = 120;
 export interface HistorySample {
   readonly timestampMs: number;
   readonly replicas: number;
+  /** The stamp as read from status, reused on output so carried samples are not formatted again. */
+  readonly timestamp?: string;
 }
 
 type ScaleUpBehavior = ScalerSpec["behavior"]["scaleUp"];
@@ -41,7 +43,10 @@ export function scaleUpStep(behavior: ScaleUpBehavior, currentReplicas: number):
     const value = policy.type === "Pods" ? policy.value : percentOf(policy.value, currentReplicas);
     return { value, reason: "ScaleUpLimit" };
   }
-  return { value: Math.max(behavior.maxStepReplicas, percentOf(behavior.maxStepPercent, currentReplicas)), reason: "ScaleUpLimit" };
+  return {
+    value: Math.max(behavior.maxStepReplicas, percentOf(behavior.maxStepPercent, currentReplicas)),
+    reason: "ScaleUpLimit",
+  };
 }
 
 /** Replicas one pass may remove: one, or the `stepPolicy` (zero forbids shrinking). */
@@ -88,7 +93,17 @@ export function compactionBucketSeconds(horizonSeconds: number): number {
  * spans the windows, and moving it later would pause that proof for a pass.
  */
 export function compactHistory(history: readonly HistorySample[], horizonSeconds: number): HistorySample[] {
-  const bucketMs = compactionBucketSeconds(horizonSeconds) * 1000;
+  // One pass at the horizon's bucket width fits the cap for every trimmed history; wider buckets are a backstop.
+  let bucketSeconds = compactionBucketSeconds(horizonSeconds);
+  let out = compactWith(history, bucketSeconds * 1000);
+  while (out.length > maxHistorySamples) {
+    bucketSeconds *= 2;
+    out = compactWith(out, bucketSeconds * 1000);
+  }
+  return out;
+}
+
+function compactWith(history: readonly HistorySample[], bucketMs: number): HistorySample[] {
   const out: HistorySample[] = history.slice(0, 1);
   let i = 1;
   while (i < history.length) {
@@ -96,21 +111,21 @@ export function compactHistory(history: readonly HistorySample[], horizonSeconds
     const bucket = Math.floor(first.timestampMs / bucketMs);
     let low = first.replicas;
     let high = first.replicas;
-    let latestMs = first.timestampMs;
+    let latest = first;
     let j = i + 1;
     for (; j < history.length; j++) {
       const s = history[j] as HistorySample;
       if (Math.floor(s.timestampMs / bucketMs) !== bucket) break;
       low = Math.min(low, s.replicas);
       high = Math.max(high, s.replicas);
-      latestMs = Math.max(latestMs, s.timestampMs);
+      if (s.timestampMs >= latest.timestampMs) latest = s;
     }
-    out.push({ timestampMs: latestMs, replicas: low });
-    if (high !== low) out.push({ timestampMs: latestMs, replicas: high });
+    const stamp = latest.timestamp === undefined ? {} : { timestamp: latest.timestamp };
+    out.push({ timestampMs: latest.timestampMs, replicas: low, ...stamp });
+    if (high !== low) out.push({ timestampMs: latest.timestampMs, replicas: high, ...stamp });
     i = j;
   }
-  // Never reached for the schema's ranges (at most 2 x 122 entries); keeps the cap absolute.
-  return out.length > maxHistorySamples ? out.slice(out.length - maxHistorySamples) : out;
+  return out;
 }
 
 /** Whether the history reaches back to the window's start. */
@@ -119,7 +134,12 @@ export function historySpans(history: readonly HistorySample[], nowMs: number, w
   return first !== undefined && first.timestampMs <= nowMs - windowSeconds * 1000;
 }
 
-function windowExtreme(history: readonly HistorySample[], nowMs: number, windowSeconds: number, pick: (a: number, b: number) => number): number | undefined {
+function windowExtreme(
+  history: readonly HistorySample[],
+  nowMs: number,
+  windowSeconds: number,
+  pick: (a: number, b: number) => number,
+): number | undefined {
   const startMs = nowMs - windowSeconds * 1000;
   let result: number | undefined;
   for (const s of history) {
@@ -149,13 +169,15 @@ export function stabilize(
   windows: StabilizationWindows,
 ): Limit {
   if (wantedReplicas > currentReplicas && windows.scaleUpSeconds > 0) {
-    if (!historySpans(history, nowMs, windows.scaleUpSeconds)) return { value: currentReplicas, reason: "ScaleUpStabilization" };
+    if (!historySpans(history, nowMs, windows.scaleUpSeconds))
+      return { value: currentReplicas, reason: "ScaleUpStabilization" };
     const lowest = windowExtreme(history, nowMs, windows.scaleUpSeconds, Math.min) ?? wantedReplicas;
     const value = Math.max(currentReplicas, Math.min(wantedReplicas, lowest));
     return { value, reason: value < wantedReplicas ? "ScaleUpStabilization" : "" };
   }
   if (wantedReplicas < currentReplicas) {
-    if (!historySpans(history, nowMs, windows.scaleDownSeconds)) return { value: currentReplicas, reason: "ScaleDownStabilization" };
+    if (!historySpans(history, nowMs, windows.scaleDownSeconds))
+      return { value: currentReplicas, reason: "ScaleDownStabilization" };
     const highest = windowExtreme(history, nowMs, windows.scaleDownSeconds, Math.max) ?? wantedReplicas;
     const value = Math.min(currentReplicas, Math.max(wantedReplicas, highest));
     return { value, reason: value > wantedReplicas ? "ScaleDownStabilization" : "" };

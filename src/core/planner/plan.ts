@@ -16,7 +16,14 @@
  *   6. otherwise the planned vector is committed when it differs.
  */
 import type { ModelDeployment, TargetRole, TargetRoleStatus } from "../api/model-deployment.js";
-import type { LastScaleDown, PendingCohort, RebalanceStatus, ReplicaVector, RoleStatus, ScalerStatus } from "../api/scaler.js";
+import type {
+  LastScaleDown,
+  PendingCohort,
+  RebalanceStatus,
+  ReplicaVector,
+  RoleStatus,
+  ScalerStatus,
+} from "../api/scaler.js";
 import type { AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "../algorithms/types.js";
 import { decideBinding, type BindingOutcome } from "../binding/binding.js";
 import type { RoleObservation } from "../signals/types.js";
@@ -36,8 +43,22 @@ import {
   type CohortState,
   type Hold,
 } from "./guards.js";
-import { historyHorizonSeconds, recordHistory, scaleDownStep, scaleUpStep, stabilize, type HistorySample } from "./pacing.js";
-import { describeBand, projectComponent, ratioBands, ratioComponents, violatedBands, type RatioBand } from "./ratios.js";
+import {
+  historyHorizonSeconds,
+  recordHistory,
+  scaleDownStep,
+  scaleUpStep,
+  stabilize,
+  type HistorySample,
+} from "./pacing.js";
+import {
+  describeBand,
+  projectComponent,
+  ratioBands,
+  ratioComponents,
+  violatedBands,
+  type RatioBand,
+} from "./ratios.js";
 import { chooseDonation, donorReleased, seekingDonor, stepViolation, transactionInFlight } from "./rebalance.js";
 import { controlPlaneMoved, historyFromStatus, historyToStatus, observedRoleStatus } from "./status.js";
 import type { Commit, CommitReason, PlanInput, PlanResult } from "./types.js";
@@ -64,7 +85,16 @@ const pacingReasons: ReadonlySet<string> = new Set([
 /** Status without anything that belonged to a replaced target. */
 function withoutTargetState(status: ScalerStatus | undefined): ScalerStatus {
   if (status === undefined) return {};
-  const { lastCommit: _c, pendingCohort: _p, rebalance: _r, lastScaleDown: _s, predictors: _pr, roles: _ro, binding: _b, ...rest } = status;
+  const {
+    lastCommit: _c,
+    pendingCohort: _p,
+    rebalance: _r,
+    lastScaleDown: _s,
+    predictors: _pr,
+    roles: _ro,
+    binding: _b,
+    ...rest
+  } = status;
   return rest;
 }
 
@@ -113,7 +143,14 @@ interface ComponentOutcome {
 }
 
 /** Where a role's planned count came from when it is not the raw recommendation. */
-function explain(plan: RolePlan, planned: number, lo: number, hi: number, direction: "up" | "down", projected: "exact" | "moved" | "conflict"): string {
+function explain(
+  plan: RolePlan,
+  planned: number,
+  lo: number,
+  hi: number,
+  direction: "up" | "down",
+  projected: "exact" | "moved" | "conflict",
+): string {
   const raw = plan.recommendation?.replicas;
   const algorithmReason = plan.recommendation?.reason ?? "NotScaled";
   if (raw === planned) return algorithmReason;
@@ -157,25 +194,42 @@ function planComponent(members: readonly RolePlan[], bands: readonly RatioBand[]
     target: m.scaled ? m.stabilized.value : m.current,
     current: m.current,
   }));
-  const result = componentBands.length === 0 ? { vector: roles.map((r) => Math.min(Math.max(r.target, r.lo), r.hi)), nodes: 0, limitReached: false } : projectComponent(roles, componentBands);
+  const result =
+    componentBands.length === 0
+      ? { vector: roles.map((r) => Math.min(Math.max(r.target, r.lo), r.hi)), nodes: 0, limitReached: false }
+      : projectComponent(roles, componentBands);
   const vector: ReplicaVector = {};
   const reasons = new Map<string, string>();
   const blocked = new Map<BlockedReason, string>();
   const conflict = result.vector === undefined;
   if (conflict) {
-    blocked.set("RatioConflict", `no vector satisfies ${componentBands.map(describeBand).join(", ")} within pacing and guards; ${[...names].join(", ")} hold`);
+    blocked.set(
+      "RatioConflict",
+      `no vector satisfies ${componentBands.map(describeBand).join(", ")} within pacing and guards; ${[...names].join(", ")} hold`,
+    );
   }
   members.forEach((m, i) => {
     const planned = conflict ? m.current : (result.vector?.[i] ?? m.current);
     vector[m.name] = planned;
     const box = boxes[i] ?? { lo: m.current, hi: m.current };
     const boxed = Math.min(Math.max(roles[i]?.target ?? m.current, box.lo), box.hi);
-    const reason = explain(m, planned, box.lo, box.hi, direction, conflict ? "conflict" : planned === boxed ? "exact" : "moved");
+    const reason = explain(
+      m,
+      planned,
+      box.lo,
+      box.hi,
+      direction,
+      conflict ? "conflict" : planned === boxed ? "exact" : "moved",
+    );
     reasons.set(m.name, reason);
     if (pacingReasons.has(reason) && planned !== m.recommendation?.replicas && m.scaled) {
-      blocked.set("PacingBounded", `${m.name}: ${reason} holds ${planned} of ${m.recommendation?.replicas ?? planned} recommended`);
+      blocked.set(
+        "PacingBounded",
+        `${m.name}: ${reason} holds ${planned} of ${m.recommendation?.replicas ?? planned} recommended`,
+      );
     }
-    if (reason === "AbortCooldown") blocked.set("ScaleDownAborted", `${m.name}: scale-down waits for the cooldown after an aborted retirement`);
+    if (reason === "AbortCooldown")
+      blocked.set("ScaleDownAborted", `${m.name}: scale-down waits for the cooldown after an aborted retirement`);
   });
   return { vector, reasons, blocked };
 }
@@ -203,7 +257,9 @@ export function plan(input: PlanInput): PlanResult {
       deleting: scaler.metadata.deletionTimestamp !== undefined,
       status: previous,
     },
-    target === undefined ? undefined : { uid: target.metadata.uid ?? "", name: target.metadata.name, annotations: target.metadata.annotations ?? {} },
+    target === undefined
+      ? undefined
+      : { uid: target.metadata.uid ?? "", name: target.metadata.name, annotations: target.metadata.annotations ?? {} },
   );
   if (binding.commit && input.bindingTerm !== undefined) binding = { ...binding, term: input.bindingTerm };
   const bindingUpdates: ConditionUpdate[] = [
@@ -222,7 +278,12 @@ export function plan(input: PlanInput): PlanResult {
   return planTarget(input, target, binding, bindingUpdates);
 }
 
-function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingOutcome, bindingUpdates: readonly ConditionUpdate[]): PlanResult {
+function planTarget(
+  input: PlanInput,
+  target: ModelDeployment,
+  binding: BindingOutcome,
+  bindingUpdates: readonly ConditionUpdate[],
+): PlanResult {
   const { scaler, nowMs } = input;
   const spec = scaler.spec;
   const generation = scaler.metadata.generation;
@@ -277,7 +338,10 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
   const bands = ratioBands(spec, planned);
   const broken = violatedBands(current, bands);
   if (broken.length > 0) {
-    return stop("RatioConflict", `the current vector violates ${broken.map(describeBand).join(", ")}; widen the ratios to include it`);
+    return stop(
+      "RatioConflict",
+      `the current vector violates ${broken.map(describeBand).join(", ")}; widen the ratios to include it`,
+    );
   }
 
   // 3. Recommendations and their history.
@@ -291,32 +355,59 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
   const algorithm = input.algorithm ?? algorithmFor(spec.algorithm.type);
   const result: AlgorithmResult =
     algorithm === undefined
-      ? { roles: orderedRoles.map((r) => ({ role: r.name, scaled: false, replicas: r.replicas, reason: "AlgorithmUnavailable" })), predictors: base.predictors ?? [] }
+      ? {
+          roles: orderedRoles.map((r) => ({
+            role: r.name,
+            scaled: false,
+            replicas: r.replicas,
+            reason: "AlgorithmUnavailable",
+          })),
+          predictors: base.predictors ?? [],
+        }
       : algorithm.recommend({ spec, roles: algorithmRoles, predictors: base.predictors ?? [], nowMs });
   const recommendations = new Map(result.roles.map((r) => [r.role, r] as const));
 
   // Recovery state read before planning: abort cooldown, cohort, episode.
   const retirement = activeRetirement(target);
   const lastScaleDownBefore = base.lastScaleDown;
-  const cooldownUntilMs = lastScaleDownBefore?.outcome === "Aborted" ? parseTimeMs(lastScaleDownBefore.cooldownUntil) : undefined;
+  const cooldownUntilMs =
+    lastScaleDownBefore?.outcome === "Aborted" ? parseTimeMs(lastScaleDownBefore.cooldownUntil) : undefined;
   const cohort: CohortState | undefined =
-    base.pendingCohort === undefined ? undefined : cohortState(base.pendingCohort, current, roleStatuses, nowMs, spec.sampling.pendingTimeoutSeconds);
+    base.pendingCohort === undefined
+      ? undefined
+      : cohortState(base.pendingCohort, current, roleStatuses, nowMs, spec.sampling.pendingTimeoutSeconds);
   let rebalance: RebalanceStatus | undefined = base.rebalance;
   const targetGeneration = target.metadata.generation;
-  const externalChange = base.lastCommit !== undefined && targetGeneration !== undefined && targetGeneration !== base.lastCommit.targetGeneration;
-  if (rebalance !== undefined && !transactionInFlight(rebalance) && (rebalance.exhaustionEpisodeGeneration !== (generation ?? 0) || externalChange)) {
+  const externalChange =
+    base.lastCommit !== undefined &&
+    targetGeneration !== undefined &&
+    targetGeneration !== base.lastCommit.targetGeneration;
+  if (
+    rebalance !== undefined &&
+    !transactionInFlight(rebalance) &&
+    (rebalance.exhaustionEpisodeGeneration !== (generation ?? 0) || externalChange)
+  ) {
     // A spec edit or someone else's change to the target starts a new exhaustion episode.
     rebalance = undefined;
   }
-  const receiverPool = rebalance?.receiverRole === undefined ? undefined : targetRoles.find((r) => r.name === rebalance?.receiverRole);
+  const receiverPool =
+    rebalance?.receiverRole === undefined ? undefined : targetRoles.find((r) => r.name === rebalance?.receiverRole);
   const exhaustedUntilMs =
-    seekingDonor(rebalance) && rebalance?.startedAt !== undefined ? (parseTimeMs(rebalance.startedAt) ?? nowMs) + spec.sampling.pendingTimeoutSeconds * 1000 : undefined;
+    seekingDonor(rebalance) && rebalance?.startedAt !== undefined
+      ? (parseTimeMs(rebalance.startedAt) ?? nowMs) + spec.sampling.pendingTimeoutSeconds * 1000
+      : undefined;
   const exhaustedRole = (role: TargetRole): boolean =>
-    rebalance?.receiverRole === role.name || (receiverPool?.instanceType !== undefined && receiverPool.instanceType !== "" && role.instanceType === receiverPool.instanceType);
+    rebalance?.receiverRole === role.name ||
+    (receiverPool?.instanceType !== undefined &&
+      receiverPool.instanceType !== "" &&
+      role.instanceType === receiverPool.instanceType);
 
   // 4. Per-role plan.
   const horizonSeconds = historyHorizonSeconds(spec);
-  const windows = { scaleUpSeconds: spec.behavior.scaleUp.stabilizationWindowSeconds, scaleDownSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds };
+  const windows = {
+    scaleUpSeconds: spec.behavior.scaleUp.stabilizationWindowSeconds,
+    scaleDownSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
+  };
   const rolePlans = new Map<string, RolePlan>();
   for (const role of orderedRoles) {
     const range = bounds.get(role.name) as RoleBoundsRange;
@@ -324,10 +415,16 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
     const scaled = rec?.scaled === true;
     const observation = input.observations[role.name];
     const before = previousRoles.get(role.name);
-    const clamped = scaled ? clampToBounds(rec?.replicas ?? role.replicas, range) : { value: role.replicas, reason: "" };
+    const clamped = scaled
+      ? clampToBounds(rec?.replicas ?? role.replicas, range)
+      : { value: role.replicas, reason: "" };
     const pastHistory = historyFromStatus(before?.stabilizationHistory);
-    const history = scaled ? recordHistory(pastHistory, { timestampMs: nowMs, replicas: clamped.value }, horizonSeconds) : pastHistory;
-    const stabilized = scaled ? stabilize(history, nowMs, role.replicas, clamped.value, windows) : { value: role.replicas, reason: "" };
+    const history = scaled
+      ? recordHistory(pastHistory, { timestampMs: nowMs, replicas: clamped.value }, horizonSeconds)
+      : pastHistory;
+    const stabilized = scaled
+      ? stabilize(history, nowMs, role.replicas, clamped.value, windows)
+      : { value: role.replicas, reason: "" };
     const lastScaleUpTime = before?.lastScaleUpTime;
     rolePlans.set(role.name, {
       name: role.name,
@@ -387,18 +484,37 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
 
   if (scaleDownAborted(lastScaleDownBefore, target, current) && lastScaleDownBefore !== undefined) {
     const cooldownMs = spec.behavior.scaleDown.cooldownAfterAbortSeconds * 1000;
-    recovery = { vector: restoreVector(lastScaleDownBefore, current), reason: "ScaleDownAborted", roleReason: "ScaleDownAborted" };
-    lastScaleDown = { ...lastScaleDownBefore, outcome: "Aborted", abortedAt: nowIso, cooldownUntil: iso(nowMs + cooldownMs) };
-    blocked.set("ScaleDownAborted", `the retirement of ${lastScaleDownBefore.role} was aborted; restored the pre-scale-down vector, scale-down cools down until ${iso(nowMs + cooldownMs)}`);
+    recovery = {
+      vector: restoreVector(lastScaleDownBefore, current),
+      reason: "ScaleDownAborted",
+      roleReason: "ScaleDownAborted",
+    };
+    lastScaleDown = {
+      ...lastScaleDownBefore,
+      outcome: "Aborted",
+      abortedAt: nowIso,
+      cooldownUntil: iso(nowMs + cooldownMs),
+    };
+    blocked.set(
+      "ScaleDownAborted",
+      `the retirement of ${lastScaleDownBefore.role} was aborted; restored the pre-scale-down vector, scale-down cools down until ${iso(nowMs + cooldownMs)}`,
+    );
     if (transactionInFlight(rebalance) && rebalance !== undefined) {
       // The donor kept its replica: the transaction is over, the episode remembers the attempt.
       rebalance = withoutTransaction(rebalance, "DonationAttempted");
     }
   } else if (cohort?.kind === "TimedOut" && base.pendingCohort !== undefined) {
     const cohortBefore = base.pendingCohort;
-    recovery = { vector: rollbackVector(cohortBefore, current), reason: "ResourceExhausted", roleReason: "ResourceExhausted" };
+    recovery = {
+      vector: rollbackVector(cohortBefore, current),
+      reason: "ResourceExhausted",
+      roleReason: "ResourceExhausted",
+    };
     pendingCohort = undefined;
-    const receiver = orderedRoles.map((r) => r.name).find((name) => cohort.unadmittedRoles.includes(name)) ?? cohort.unadmittedRoles[0] ?? "";
+    const receiver =
+      orderedRoles.map((r) => r.name).find((name) => cohort.unadmittedRoles.includes(name)) ??
+      cohort.unadmittedRoles[0] ??
+      "";
     const sameEpisode = rebalance !== undefined && !transactionInFlight(rebalance);
     rebalance = {
       receiverRole: receiver,
@@ -407,7 +523,10 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
       donationAttempted: sameEpisode ? (rebalance?.donationAttempted ?? false) : false,
       reason: "ResourceExhausted",
     };
-    blocked.set("ResourceExhausted", `${cohort.unadmittedRoles.join(", ")} not admitted within ${spec.sampling.pendingTimeoutSeconds}s; restored the baseline vector`);
+    blocked.set(
+      "ResourceExhausted",
+      `${cohort.unadmittedRoles.join(", ")} not admitted within ${spec.sampling.pendingTimeoutSeconds}s; restored the baseline vector`,
+    );
   } else if (transactionInFlight(rebalance) && rebalance !== undefined) {
     const tx = rebalance;
     const receiver = tx.receiverRole ?? "";
@@ -425,11 +544,17 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
       holdAll = `rebalance: waiting for ${tx.donorRole ?? "the donor"} to release a replica before ${receiver} grows`;
       blocked.set("PacingBounded", holdAll);
     }
-  } else if (seekingDonor(rebalance) && rebalance !== undefined && exhaustedUntilMs !== undefined && nowMs < exhaustedUntilMs) {
+  } else if (
+    seekingDonor(rebalance) &&
+    rebalance !== undefined &&
+    exhaustedUntilMs !== undefined &&
+    nowMs < exhaustedUntilMs
+  ) {
     const episode = rebalance;
     const receiver = episode.receiverRole ?? "";
     const receiverPlan = rolePlans.get(receiver);
-    const stillWants = receiverPlan !== undefined && receiverPlan.scaled && receiverPlan.clamped.value > receiverPlan.current;
+    const stillWants =
+      receiverPlan !== undefined && receiverPlan.scaled && receiverPlan.clamped.value > receiverPlan.current;
     if (stillWants) {
       const choice = chooseDonation({
         policy: spec.rebalance.policy,
@@ -450,7 +575,10 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
         donationAttempted: episode.donationAttempted === true,
       });
       if (spec.rebalance.policy === "Disabled") {
-        blocked.set("ResourceExhausted", `${receiver} needs capacity that was not admitted; rebalance.policy is Disabled`);
+        blocked.set(
+          "ResourceExhausted",
+          `${receiver} needs capacity that was not admitted; rebalance.policy is Disabled`,
+        );
       } else if (choice.kind === "NotApplicable") {
         rebalance = { ...episode, reason: "RebalanceNotApplicable" };
         blocked.set("RebalanceNotApplicable", choice.message);
@@ -458,7 +586,10 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
         rebalance = { ...episode, reason: choice.rebalanceReason };
         blocked.set("RebalanceBlocked", choice.message);
       } else if (retirement !== undefined || (cooldownUntilMs !== undefined && nowMs < cooldownUntilMs)) {
-        blocked.set("ResourceExhausted", `${choice.donor} will donate to ${receiver} once no retirement or abort cooldown is active`);
+        blocked.set(
+          "ResourceExhausted",
+          `${choice.donor} will donate to ${receiver} once no retirement or abort cooldown is active`,
+        );
       } else {
         const donorCount = choice.donorVector[choice.donor] ?? 0;
         recovery = { vector: choice.donorVector, reason: "DonorRelease", roleReason: "DonorRelease" };
@@ -472,7 +603,12 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
           donationAttempted: true,
           reason: "DonorRelease",
         };
-        lastScaleDown = { role: choice.donor, ordinal: donorCount, preScaleDownVector: { ...current }, outcome: "Committed" };
+        lastScaleDown = {
+          role: choice.donor,
+          ordinal: donorCount,
+          preScaleDownVector: { ...current },
+          outcome: "Committed",
+        };
       }
     }
   }
@@ -488,24 +624,42 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
     const id = decisionID({ scalerUID: scaler.metadata.uid ?? "", term, vector: finalVector, nowMs });
     const expectedGeneration = (targetGeneration ?? 0) + 1;
     commit = {
-      vector: finalVector,
-      decision: { decisionID: id, term, vector: finalVector },
+      vector: { ...finalVector },
+      decision: { decisionID: id, term, vector: { ...finalVector } },
       ...(binding.write.kind === "acquire" ? { binding: binding.write.binding } : {}),
       baselineVector: { ...current },
       ...(target.metadata.resourceVersion === undefined ? {} : { resourceVersion: target.metadata.resourceVersion }),
       targetGeneration: expectedGeneration,
       reason: recovery?.reason ?? "Scale",
     };
-    lastCommit = { decisionID: id, term, vector: finalVector, baselineVector: { ...current }, timestamp: nowIso, targetGeneration: expectedGeneration };
+    lastCommit = {
+      decisionID: id,
+      term,
+      vector: { ...finalVector },
+      baselineVector: { ...current },
+      timestamp: nowIso,
+      targetGeneration: expectedGeneration,
+    };
     const grown = orderedRoles.filter((r) => (finalVector[r.name] ?? 0) > r.replicas).map((r) => r.name);
     const shrunk = orderedRoles.filter((r) => (finalVector[r.name] ?? 0) < r.replicas).map((r) => r.name);
     for (const name of grown) scaledUp.add(name);
     if (grown.length > 0 && recovery?.reason !== "ScaleDownAborted") {
-      pendingCohort = { decisionID: id, term, baselineVector: { ...current }, targetVector: finalVector, startedAt: nowIso };
+      pendingCohort = {
+        decisionID: id,
+        term,
+        baselineVector: { ...current },
+        targetVector: { ...finalVector },
+        startedAt: nowIso,
+      };
     }
     // A rollback returns replicas that never served: nothing to restore if their retirement aborts.
     if (shrunk[0] !== undefined && recovery === undefined) {
-      lastScaleDown = { role: shrunk[0], ordinal: finalVector[shrunk[0]] ?? 0, preScaleDownVector: { ...current }, outcome: "Committed" };
+      lastScaleDown = {
+        role: shrunk[0],
+        ordinal: finalVector[shrunk[0]] ?? 0,
+        preScaleDownVector: { ...current },
+        outcome: "Committed",
+      };
     }
   }
 
@@ -540,7 +694,12 @@ function planTarget(input: PlanInput, target: ModelDeployment, binding: BindingO
     ...(rebalance === undefined ? {} : { rebalance }),
     ...(lastScaleDown === undefined ? {} : { lastScaleDown }),
     ...(result.predictors.length === 0 ? {} : { predictors: [...result.predictors] }),
-    conditions: setConditions(base.conditions, [...bindingUpdates, metrics, blockedCondition(blocked)], generation, nowMs),
+    conditions: setConditions(
+      base.conditions,
+      [...bindingUpdates, metrics, blockedCondition(blocked)],
+      generation,
+      nowMs,
+    ),
   };
   return {
     status,
@@ -559,7 +718,9 @@ function specIndex(roles: readonly { readonly name: string }[], name: string): n
 function withoutTransaction(rebalance: RebalanceStatus, reason: string): RebalanceStatus {
   return {
     ...(rebalance.receiverRole === undefined ? {} : { receiverRole: rebalance.receiverRole }),
-    ...(rebalance.exhaustionEpisodeGeneration === undefined ? {} : { exhaustionEpisodeGeneration: rebalance.exhaustionEpisodeGeneration }),
+    ...(rebalance.exhaustionEpisodeGeneration === undefined
+      ? {}
+      : { exhaustionEpisodeGeneration: rebalance.exhaustionEpisodeGeneration }),
     donationAttempted: true,
     reason,
   };
@@ -570,17 +731,40 @@ function withoutTransaction(rebalance: RebalanceStatus, reason: string): Rebalan
  * all its ready replicas; otherwise `WaitingForMetrics`, or
  * `ResourceExhausted` while capacity that was never admitted is the cause.
  */
-function metricsReady(roles: readonly TargetRole[], plans: ReadonlyMap<string, RolePlan>, exhausted: boolean): ConditionUpdate {
+function metricsReady(
+  roles: readonly TargetRole[],
+  plans: ReadonlyMap<string, RolePlan>,
+  exhausted: boolean,
+): ConditionUpdate {
   const driven = roles.filter((r) => plans.get(r.name)?.scaled === true);
   const required = driven.length > 0 ? driven : roles;
   const waiting: string[] = [];
   for (const role of required) {
     const obs = plans.get(role.name)?.observation;
     if (obs === undefined) waiting.push(`${role.name} (unobserved)`);
-    else if (obs.signalState === "Missing" || obs.signalState === "Stale") waiting.push(`${role.name} (${obs.signalState})`);
-    else if (obs.sampledReplicas < obs.readyReplicas) waiting.push(`${role.name} (${obs.sampledReplicas} of ${obs.readyReplicas} sampled)`);
+    else if (obs.signalState === "Missing" || obs.signalState === "Stale")
+      waiting.push(`${role.name} (${obs.signalState})`);
+    else if (obs.sampledReplicas < obs.readyReplicas)
+      waiting.push(`${role.name} (${obs.sampledReplicas} of ${obs.readyReplicas} sampled)`);
   }
-  if (waiting.length === 0) return { type: "MetricsReady", status: "True", reason: "Observed", message: "all required role signals are available" };
-  if (exhausted) return { type: "MetricsReady", status: "False", reason: "ResourceExhausted", message: `replicas were not admitted; waiting for ${waiting.join(", ")}` };
-  return { type: "MetricsReady", status: "False", reason: "WaitingForMetrics", message: `waiting for ${waiting.join(", ")}` };
+  if (waiting.length === 0)
+    return {
+      type: "MetricsReady",
+      status: "True",
+      reason: "Observed",
+      message: "all required role signals are available",
+    };
+  if (exhausted)
+    return {
+      type: "MetricsReady",
+      status: "False",
+      reason: "ResourceExhausted",
+      message: `replicas were not admitted; waiting for ${waiting.join(", ")}`,
+    };
+  return {
+    type: "MetricsReady",
+    status: "False",
+    reason: "WaitingForMetrics",
+    message: `waiting for ${waiting.join(", ")}`,
+  };
 }

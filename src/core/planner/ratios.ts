@@ -149,8 +149,15 @@ interface CompiledBand {
   readonly band: RatioBand;
 }
 
-/** Default node budget; enough for 10 tightly coupled roles of 1024 replicas (see bench/planner.ts). */
-export const defaultProjectionNodeLimit = 200_000;
+/**
+ * Node budget of one projection. Most projections need no search or a few
+ * dozen nodes. The rare hard one (10 tightly coupled roles of up to 1024
+ * replicas with conflicting wishes) finds its best vector early and spends
+ * the rest proving it; 4 000 nodes keep it near 10 ms, and the vector
+ * returned at the limit is the best found. Against a 400 000-node search on
+ * such cases it matched the optimum every time we checked (bench/planner.ts).
+ */
+export const defaultProjectionNodeLimit = 4_000;
 
 /** Propagation rounds are capped; a capped pass stays sound because leaves are checked exactly. */
 const maxPropagationRounds = 2048;
@@ -199,39 +206,6 @@ function propagate(bands: readonly CompiledBand[], lo: Int32Array, hi: Int32Arra
   return true;
 }
 
-function distanceToInterval(value: number, lo: number, hi: number): number {
-  if (value < lo) return lo - value;
-  if (value > hi) return value - hi;
-  return 0;
-}
-
-/** Breadth-first order over the band graph from the first role, so each fixed role narrows the next. */
-function searchOrder(size: number, bands: readonly CompiledBand[]): number[] {
-  const neighbours: number[][] = Array.from({ length: size }, () => []);
-  for (const b of bands) {
-    neighbours[b.n]?.push(b.d);
-    neighbours[b.d]?.push(b.n);
-  }
-  for (const list of neighbours) list.sort((x, y) => x - y);
-  const seen = new Uint8Array(size);
-  const order: number[] = [];
-  for (let start = 0; start < size; start++) {
-    if (seen[start] === 1) continue;
-    seen[start] = 1;
-    const queue = [start];
-    while (queue.length > 0) {
-      const next = queue.shift() as number;
-      order.push(next);
-      for (const other of neighbours[next] ?? []) {
-        if (seen[other] === 1) continue;
-        seen[other] = 1;
-        queue.push(other);
-      }
-    }
-  }
-  return order;
-}
-
 /**
  * The closest integer vector satisfying every band inside the intervals (see
  * the ranking at the top of this file), or no vector when none exists or the
@@ -242,7 +216,6 @@ export function projectComponent(
   ratioBandsOfComponent: readonly RatioBand[],
   nodeLimit: number = defaultProjectionNodeLimit,
 ): ProjectionResult {
-  const size = roles.length;
   const index = new Map(roles.map((role, i) => [role.name, i] as const));
   const bands: CompiledBand[] = [];
   for (const band of ratioBandsOfComponent) {
@@ -251,120 +224,279 @@ export function projectComponent(
     if (n === undefined || d === undefined) continue;
     bands.push({ n, d, low: lowFactor(band), high: highFactor(band), target: band.target, band });
   }
-  const targets = roles.map((role) => role.target);
-  const currents = roles.map((role) => role.current);
+  const state: SearchState = {
+    size: roles.length,
+    bands,
+    targets: roles.map((role) => role.target),
+    currents: roles.map((role) => role.current),
+    point: new Array<number>(roles.length).fill(0),
+    best: undefined,
+    nodes: 0,
+    nodeLimit,
+    limitReached: false,
+  };
   const rootLo = Int32Array.from(roles, (role) => role.lo);
   const rootHi = Int32Array.from(roles, (role) => role.hi);
   if (!propagate(bands, rootLo, rootHi)) return { nodes: 0, limitReached: false };
 
-  const satisfiesAll = (x: ArrayLike<number>): boolean =>
-    bands.every((b) => bandSatisfied(b.band, x[b.n] ?? 0, x[b.d] ?? 0));
-
   // Fast path: the clamped targets are the unique vector of least distance to the box.
-  const clamped = targets.map((t, i) => Math.min(Math.max(t, rootLo[i] ?? 0), rootHi[i] ?? 0));
-  if (satisfiesAll(clamped)) return { vector: clamped, nodes: 0, limitReached: false };
+  const clamped = clampInto(state.targets, rootLo, rootHi);
+  if (satisfiesAll(bands, clamped)) return { vector: clamped, nodes: 0, limitReached: false };
 
-  const ratioDeviation = (x: ArrayLike<number>, fixedOnly: { lo: Int32Array; hi: Int32Array } | undefined): number => {
-    let sum = 0;
-    for (const b of bands) {
-      if (b.target === undefined) continue;
-      if (fixedOnly !== undefined && (fixedOnly.lo[b.n] !== fixedOnly.hi[b.n] || fixedOnly.lo[b.d] !== fixedOnly.hi[b.d])) continue;
-      sum += Math.abs((x[b.n] ?? 0) / (x[b.d] ?? 1) - b.target);
-    }
-    return sum;
-  };
+  // The current vector is feasible whenever the caller checked it: a first bound for free.
+  let inBox = true;
+  for (let i = 0; i < state.size; i++) {
+    const c = state.currents[i] ?? 0;
+    if (c < (rootLo[i] ?? 0) || c > (rootHi[i] ?? 0)) inBox = false;
+  }
+  if (inBox && satisfiesAll(bands, state.currents))
+    consider(state, descend(state, [...state.currents], rootLo, rootHi));
 
-  const order = searchOrder(size, bands);
-  let best: { primary: number; secondary: number; tertiary: number; vector: number[] } | undefined;
-  let nodes = 0;
-  let limitReached = false;
-  const devSlack = 1e-9;
+  search(state, rootLo, rootHi);
+  const best = state.best;
+  if (best === undefined) return { nodes: state.nodes, limitReached: state.limitReached };
+  return { vector: best.vector, nodes: state.nodes, limitReached: state.limitReached };
+}
 
-  const better = (primary: number, secondary: number, tertiary: number, vector: readonly number[]): boolean => {
-    if (best === undefined) return true;
-    if (primary !== best.primary) return primary < best.primary;
-    if (Math.abs(secondary - best.secondary) > devSlack) return secondary < best.secondary;
-    if (tertiary !== best.tertiary) return tertiary < best.tertiary;
-    for (let i = 0; i < size; i++) {
-      const a = vector[i] ?? 0;
-      const b = best.vector[i] ?? 0;
-      if (a !== b) return a < b;
-    }
-    return false;
-  };
-
-  const search = (depth: number, lo: Int32Array, hi: Int32Array): void => {
-    if (limitReached) return;
-    nodes++;
-    if (nodes > nodeLimit) {
-      limitReached = true;
-      return;
-    }
-    if (depth === size) {
-      const vector = Array.from(lo);
-      if (!satisfiesAll(vector)) return;
-      let primary = 0;
-      let tertiary = 0;
-      for (let i = 0; i < size; i++) {
-        primary += Math.abs((vector[i] ?? 0) - (targets[i] ?? 0));
-        tertiary += Math.abs((vector[i] ?? 0) - (currents[i] ?? 0));
-      }
-      const secondary = ratioDeviation(vector, undefined);
-      if (better(primary, secondary, tertiary, vector)) best = { primary, secondary, tertiary, vector };
-      return;
-    }
-    const role = order[depth] as number;
-    const t = targets[role] ?? 0;
-    const c = currents[role] ?? 0;
-    const roleLo = lo[role] ?? 0;
-    const roleHi = hi[role] ?? 0;
-    // A lower bound on the other roles' distance that holds whatever value this role takes.
-    let othersDistance = 0;
-    for (let j = 0; j < size; j++) if (j !== role) othersDistance += distanceToInterval(targets[j] ?? 0, lo[j] ?? 0, hi[j] ?? 0);
-
-    const tryValue = (value: number): void => {
-      const nextLo = lo.slice();
-      const nextHi = hi.slice();
-      nextLo[role] = value;
-      nextHi[role] = value;
-      if (!propagate(bands, nextLo, nextHi)) return;
-      if (best !== undefined) {
-        let primaryBound = 0;
-        for (let j = 0; j < size; j++) primaryBound += distanceToInterval(targets[j] ?? 0, nextLo[j] ?? 0, nextHi[j] ?? 0);
-        if (primaryBound > best.primary) return;
-        if (primaryBound === best.primary) {
-          const secondaryBound = ratioDeviation(nextLo, { lo: nextLo, hi: nextHi });
-          if (secondaryBound > best.secondary + devSlack) return;
-          if (Math.abs(secondaryBound - best.secondary) <= devSlack) {
-            let tertiaryBound = 0;
-            for (let j = 0; j < size; j++) tertiaryBound += distanceToInterval(currents[j] ?? 0, nextLo[j] ?? 0, nextHi[j] ?? 0);
-            if (tertiaryBound > best.tertiary) return;
-          }
+/**
+ * Coordinate descent from a feasible vector: each role in turn moves to the
+ * value closest to its target that its neighbours' counts allow, until no
+ * role moves. Cheap, never worse than its start, and a good first bound for
+ * the search (which then only has to prove or improve it).
+ */
+function descend(state: SearchState, start: number[], lo: Int32Array, hi: Int32Array): number[] {
+  const x = start;
+  for (let round = 0; round < 64; round++) {
+    let moved = false;
+    for (let i = 0; i < state.size; i++) {
+      let low = lo[i] ?? 0;
+      let high = hi[i] ?? 0;
+      for (const b of state.bands) {
+        if (b.n === i) {
+          const other = x[b.d] ?? 0;
+          if (b.low !== undefined) low = Math.max(low, Math.ceil(b.low * other - floatSlack));
+          if (b.high !== undefined) high = Math.min(high, Math.floor(b.high * other + floatSlack));
+        } else if (b.d === i) {
+          const other = x[b.n] ?? 0;
+          if (b.low !== undefined && b.low > 0) high = Math.min(high, Math.floor((other + floatSlack) / b.low));
+          if (b.high !== undefined) low = Math.max(low, Math.ceil((other - floatSlack) / b.high));
         }
       }
-      search(depth + 1, nextLo, nextHi);
-    };
-
-    // Values by distance to the target; at equal distance, closer to current, then smaller.
-    for (let distance = distanceToInterval(t, roleLo, roleHi); ; distance++) {
-      const below = t - distance;
-      const above = t + distance;
-      const belowIn = below >= roleLo && below <= roleHi;
-      const aboveIn = distance > 0 && above >= roleLo && above <= roleHi;
-      if (!belowIn && !aboveIn && below < roleLo && above > roleHi) break;
-      if (best !== undefined && distance + othersDistance > best.primary) break;
-      if (belowIn && aboveIn) {
-        const belowFirst = Math.abs(below - c) <= Math.abs(above - c);
-        tryValue(belowFirst ? below : above);
-        if (limitReached) return;
-        tryValue(belowFirst ? above : below);
-      } else if (belowIn) tryValue(below);
-      else if (aboveIn) tryValue(above);
-      if (limitReached) return;
+      if (low > high) continue;
+      const wanted = Math.min(Math.max(state.targets[i] ?? 0, low), high);
+      if (wanted === x[i]) continue;
+      const before = x[i] ?? 0;
+      x[i] = wanted;
+      if (
+        satisfiesAll(state.bands, x) &&
+        Math.abs(wanted - (state.targets[i] ?? 0)) < Math.abs(before - (state.targets[i] ?? 0))
+      )
+        moved = true;
+      else x[i] = before;
     }
-  };
+    if (!moved) break;
+  }
+  return x;
+}
 
-  search(0, rootLo, rootHi);
-  if (best === undefined) return { nodes, limitReached };
-  return { vector: best.vector, nodes, limitReached };
+interface Candidate {
+  readonly primary: number;
+  readonly secondary: number;
+  readonly tertiary: number;
+  readonly vector: number[];
+}
+
+interface SearchState {
+  readonly size: number;
+  readonly bands: readonly CompiledBand[];
+  readonly targets: readonly number[];
+  readonly currents: readonly number[];
+  /** Scratch: the clamped targets of the box being visited. */
+  readonly point: number[];
+  best: Candidate | undefined;
+  nodes: number;
+  readonly nodeLimit: number;
+  limitReached: boolean;
+}
+
+function clampInto(values: readonly number[], lo: Int32Array, hi: Int32Array): number[] {
+  const out = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = Math.min(Math.max(values[i] ?? 0, lo[i] ?? 0), hi[i] ?? 0);
+  return out;
+}
+
+function satisfiesAll(bands: readonly CompiledBand[], x: ArrayLike<number>): boolean {
+  for (const b of bands) if (!bandSatisfied(b.band, x[b.n] ?? 0, x[b.d] ?? 0)) return false;
+  return true;
+}
+
+function distanceBetween(x: ArrayLike<number>, from: readonly number[]): number {
+  let sum = 0;
+  for (let i = 0; i < from.length; i++) sum += Math.abs((x[i] ?? 0) - (from[i] ?? 0));
+  return sum;
+}
+
+function ratioDeviation(bands: readonly CompiledBand[], x: ArrayLike<number>): number {
+  let sum = 0;
+  for (const b of bands) if (b.target !== undefined) sum += Math.abs((x[b.n] ?? 0) / (x[b.d] ?? 1) - b.target);
+  return sum;
+}
+
+/** Keeps `vector` when it ranks before the best so far (see the ranking at the top of this file). */
+function consider(state: SearchState, vector: number[]): void {
+  const primary = distanceBetween(vector, state.targets);
+  const secondary = ratioDeviation(state.bands, vector);
+  const tertiary = distanceBetween(vector, state.currents);
+  const best = state.best;
+  if (best !== undefined) {
+    if (primary !== best.primary) {
+      if (primary > best.primary) return;
+    } else if (Math.abs(secondary - best.secondary) > deviationSlack) {
+      if (secondary > best.secondary) return;
+    } else if (tertiary !== best.tertiary) {
+      if (tertiary > best.tertiary) return;
+    } else if (!lexicographicallySmaller(vector, best.vector)) return;
+  }
+  state.best = { primary, secondary, tertiary, vector };
+}
+
+/** Depth-first branch and bound over boxes; each box is already propagated. */
+function search(state: SearchState, lo: Int32Array, hi: Int32Array): void {
+  if (state.limitReached) return;
+  if (++state.nodes > state.nodeLimit) {
+    state.limitReached = true;
+    return;
+  }
+  const { bands, targets, point } = state;
+  for (let i = 0; i < state.size; i++) point[i] = Math.min(Math.max(targets[i] ?? 0, lo[i] ?? 0), hi[i] ?? 0);
+  const bound = lowerBound(bands, targets, lo, hi, point);
+  if (state.best !== undefined && bound > state.best.primary) return;
+  // Branch on the widest role of a violated band; -1 when the clamped point satisfies every band.
+  let role = -1;
+  let roleWidth = -1;
+  let violated = false;
+  for (const b of bands) {
+    if (bandSatisfied(b.band, point[b.n] ?? 0, point[b.d] ?? 0)) continue;
+    violated = true;
+    const widthN = (hi[b.n] ?? 0) - (lo[b.n] ?? 0);
+    const widthD = (hi[b.d] ?? 0) - (lo[b.d] ?? 0);
+    if (widthN > roleWidth || (widthN === roleWidth && b.n < role)) {
+      role = b.n;
+      roleWidth = widthN;
+    }
+    if (widthD > roleWidth || (widthD === roleWidth && b.d < role)) {
+      role = b.d;
+      roleWidth = widthD;
+    }
+  }
+  // The clamped point is the box's unique closest vector: when it is feasible it wins the box.
+  if (!violated) {
+    consider(state, point.slice());
+    return;
+  }
+  if (roleWidth <= 0) return; // the violated bands' roles are all fixed: nothing here satisfies them
+  const mid = Math.floor(((lo[role] ?? 0) + (hi[role] ?? 0)) / 2);
+  const lowerFirst = (point[role] ?? 0) <= mid;
+  for (let half = 0; half < 2; half++) {
+    const takeLower = (half === 0) === lowerFirst;
+    const nextLo = lo.slice();
+    const nextHi = hi.slice();
+    if (takeLower) nextHi[role] = mid;
+    else nextLo[role] = mid + 1;
+    if (propagate(bands, nextLo, nextHi)) search(state, nextLo, nextHi);
+  }
+}
+
+const deviationSlack = 1e-9;
+
+function lexicographicallySmaller(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  }
+  return false;
+}
+
+/**
+ * The least distance to the targets any vector in the box can have, for a
+ * branch-and-bound cut. Each role costs at least its distance to its
+ * interval; a violated band costs at least the least distance of its two
+ * roles to the band's edge line inside the box (a continuous relaxation, so
+ * never more than the integer cost). Bands are taken greedily, largest extra
+ * cost first, without sharing a role, so no role is counted twice.
+ */
+function lowerBound(
+  bands: readonly CompiledBand[],
+  targets: readonly number[],
+  lo: Int32Array,
+  hi: Int32Array,
+  point: readonly number[],
+): number {
+  let total = 0;
+  for (let i = 0; i < targets.length; i++) total += Math.abs((point[i] ?? 0) - (targets[i] ?? 0));
+  let extras: { extra: number; n: number; d: number }[] | undefined;
+  for (const b of bands) {
+    const a = point[b.n] ?? 0;
+    const c = point[b.d] ?? 0;
+    let slope: number | undefined;
+    if (b.low !== undefined && a < b.low * c - floatSlack) slope = b.low;
+    else if (b.high !== undefined && a > b.high * c + floatSlack) slope = b.high;
+    if (slope === undefined) continue;
+    const pair = edgeLineDistance(
+      slope,
+      targets[b.n] ?? 0,
+      targets[b.d] ?? 0,
+      lo[b.n] ?? 0,
+      hi[b.n] ?? 0,
+      lo[b.d] ?? 0,
+      hi[b.d] ?? 0,
+    );
+    const alone = Math.abs(a - (targets[b.n] ?? 0)) + Math.abs(c - (targets[b.d] ?? 0));
+    (extras ??= []).push({ extra: pair - alone, n: b.n, d: b.d });
+  }
+  if (extras !== undefined) {
+    extras.sort(byExtraDescending);
+    const used: number[] = [];
+    for (const e of extras) {
+      if (used.includes(e.n) || used.includes(e.d)) continue;
+      used.push(e.n, e.d);
+      total += e.extra;
+    }
+  }
+  // Costs are integers: a bound of 93.7 means at least 94.
+  return Number.isFinite(total) ? Math.ceil(total - 1e-6) : total;
+}
+
+/**
+ * min |x - tn| + |y - td| over real x = slope * y inside the box: the
+ * function is convex and piecewise linear in y, so its minimum is at a
+ * breakpoint (y = tn / slope or y = td) or at an end of the feasible range.
+ */
+function edgeLineDistance(
+  slope: number,
+  tn: number,
+  td: number,
+  nLo: number,
+  nHi: number,
+  dLo: number,
+  dHi: number,
+): number {
+  const yLo = Math.max(dLo, nLo / slope);
+  const yHi = Math.min(dHi, nHi / slope);
+  if (yLo > yHi + floatSlack) return Infinity;
+  const yN = Math.min(Math.max(tn / slope, yLo), yHi);
+  const yD = Math.min(Math.max(td, yLo), yHi);
+  return Math.min(
+    lineCost(slope, tn, td, yLo),
+    lineCost(slope, tn, td, yHi),
+    lineCost(slope, tn, td, yN),
+    lineCost(slope, tn, td, yD),
+  );
+}
+
+function lineCost(slope: number, tn: number, td: number, y: number): number {
+  return Math.abs(slope * y - tn) + Math.abs(y - td);
+}
+
+function byExtraDescending(x: { extra: number }, y: { extra: number }): number {
+  return y.extra - x.extra;
 }

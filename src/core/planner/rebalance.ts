@@ -34,9 +34,18 @@ export interface DonationInput {
 }
 
 export type DonationChoice =
-  | { readonly kind: "Donate"; readonly donor: string; readonly donorVector: ReplicaVector; readonly receiverVector: ReplicaVector }
+  | {
+      readonly kind: "Donate";
+      readonly donor: string;
+      readonly donorVector: ReplicaVector;
+      readonly receiverVector: ReplicaVector;
+    }
   | { readonly kind: "NotApplicable"; readonly message: string }
-  | { readonly kind: "Blocked"; readonly rebalanceReason: "RebalanceBlocked" | "DonationAttempted"; readonly message: string };
+  | {
+      readonly kind: "Blocked";
+      readonly rebalanceReason: "RebalanceBlocked" | "DonationAttempted";
+      readonly message: string;
+    };
 
 /** Why a vector is not acceptable as a transaction step, or undefined when it is. */
 export function stepViolation(
@@ -46,7 +55,8 @@ export function stepViolation(
 ): string | undefined {
   for (const [role, range] of bounds) {
     const count = vector[role] ?? 0;
-    if (count < range.min || count > range.max) return `${role} would have ${count} replicas, outside [${range.min}, ${range.max}]`;
+    if (count < range.min || count > range.max)
+      return `${role} would have ${count} replicas, outside [${range.min}, ${range.max}]`;
   }
   const broken = violatedBands(vector, bands);
   if (broken[0] !== undefined) return `ratio ${describeBand(broken[0])} would break`;
@@ -72,11 +82,16 @@ function candidates(input: DonationInput): { readonly names: readonly string[] }
 export function chooseDonation(input: DonationInput): DonationChoice {
   if (input.policy === "Disabled") return { kind: "NotApplicable", message: "rebalance.policy is Disabled" };
   if (input.policy === "Priority" && input.donationAttempted) {
-    return { kind: "Blocked", rebalanceReason: "DonationAttempted", message: "a Priority donation was already attempted in this exhaustion episode" };
+    return {
+      kind: "Blocked",
+      rebalanceReason: "DonationAttempted",
+      message: "a Priority donation was already attempted in this exhaustion episode",
+    };
   }
   const receiver = input.roles.find((r) => r.name === input.receiver);
   const pool = receiver?.instanceType ?? "";
-  if (receiver === undefined || pool === "") return { kind: "NotApplicable", message: `receiver ${input.receiver} has no instanceType` };
+  if (receiver === undefined || pool === "")
+    return { kind: "NotApplicable", message: `receiver ${input.receiver} has no instanceType` };
   const listed = candidates(input);
   if ("notApplicable" in listed) return { kind: "NotApplicable", message: listed.notApplicable };
 
@@ -92,8 +107,12 @@ export function chooseDonation(input: DonationInput): DonationChoice {
     if (input.policy === "Opposing" && (wants === undefined || wants >= donor.currentReplicas)) continue;
     if (input.policy === "Priority" && wants !== undefined && wants > donor.currentReplicas) continue;
     const donorVector: ReplicaVector = { ...input.current, [name]: donor.currentReplicas - 1 };
-    const receiverVector: ReplicaVector = { ...donorVector, [input.receiver]: (input.current[input.receiver] ?? 0) + 1 };
-    const violation = stepViolation(donorVector, input.bounds, input.bands) ?? stepViolation(receiverVector, input.bounds, input.bands);
+    const receiverVector: ReplicaVector = {
+      ...donorVector,
+      [input.receiver]: (input.current[input.receiver] ?? 0) + 1,
+    };
+    const violation =
+      stepViolation(donorVector, input.bounds, input.bands) ?? stepViolation(receiverVector, input.bounds, input.bands);
     if (violation !== undefined) {
       blocked ??= `donor ${name}: ${violation}`;
       continue;
@@ -108,12 +127,22 @@ export function chooseDonation(input: DonationInput): DonationChoice {
  * The donor's replica is gone: no retirement is running, and the donor's
  * status no longer counts more ready or reserved replicas than its new target.
  */
-export function donorReleased(rebalance: RebalanceStatus, target: ModelDeployment, roleStatuses: ReadonlyMap<string, TargetRoleStatus>): boolean {
+export function donorReleased(
+  rebalance: RebalanceStatus,
+  target: ModelDeployment,
+  roleStatuses: ReadonlyMap<string, TargetRoleStatus>,
+): boolean {
   const donor = rebalance.donorRole;
   const donorTarget = rebalance.donorTargetReplicas;
   if (donor === undefined || donorTarget === undefined) return false;
   const retirement = target.status?.retirement ?? undefined;
-  if (retirement !== undefined && retirement !== null && retirement.state !== "Completed" && retirement.state !== "Aborted") return false;
+  if (
+    retirement !== undefined &&
+    retirement !== null &&
+    retirement.state !== "Completed" &&
+    retirement.state !== "Aborted"
+  )
+    return false;
   const status = roleStatuses.get(donor);
   if (status?.quotaReserved !== undefined && status.quotaReserved > donorTarget) return false;
   if (status?.ready !== undefined && status.ready > donorTarget) return false;
@@ -126,7 +155,12 @@ export function transactionInFlight(rebalance: RebalanceStatus | undefined): boo
 }
 
 /** Reasons of an exhaustion episode that still looks for a donor. */
-const seekingReasons: ReadonlySet<string> = new Set(["ResourceExhausted", "RebalanceNotApplicable", "RebalanceBlocked", "DonationAttempted"]);
+const seekingReasons: ReadonlySet<string> = new Set([
+  "ResourceExhausted",
+  "RebalanceNotApplicable",
+  "RebalanceBlocked",
+  "DonationAttempted",
+]);
 
 export function seekingDonor(rebalance: RebalanceStatus | undefined): boolean {
   return rebalance?.reason !== undefined && seekingReasons.has(rebalance.reason);

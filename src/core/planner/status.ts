@@ -7,9 +7,12 @@ import type { RoleStatus, ScalerStatus } from "../api/scaler.js";
 import type { TargetRoleStatus } from "../api/model-deployment.js";
 import type { RoleObservation } from "../signals/types.js";
 import type { HistorySample } from "./pacing.js";
+import { formatTimestamp, parseTimestampMs } from "./time.js";
 
 function quantityField<K extends string>(key: K, value: number | undefined): { [P in K]?: string } {
-  return value === undefined || !Number.isFinite(value) ? {} : ({ [key]: formatQuantity(value) } as { [P in K]?: string });
+  return value === undefined || !Number.isFinite(value)
+    ? {}
+    : ({ [key]: formatQuantity(value) } as { [P in K]?: string });
 }
 
 function countField<K extends string>(key: K, value: number | undefined): { [P in K]?: number } {
@@ -48,14 +51,19 @@ export function observedRoleStatus(
 export function historyFromStatus(entries: RoleStatus["stabilizationHistory"]): HistorySample[] {
   const out: HistorySample[] = [];
   for (const entry of entries ?? []) {
-    const ms = Date.parse(entry.timestamp);
-    if (Number.isFinite(ms)) out.push({ timestampMs: ms, replicas: entry.replicas });
+    const ms = parseTimestampMs(entry.timestamp);
+    if (ms !== undefined) out.push({ timestampMs: ms, replicas: entry.replicas, timestamp: entry.timestamp });
   }
   return out;
 }
 
-export function historyToStatus(samples: readonly HistorySample[]): NonNullable<RoleStatus["stabilizationHistory"]> {
-  return samples.map((s) => ({ timestamp: new Date(s.timestampMs).toISOString(), replicas: s.replicas }));
+type HistoryEntry = NonNullable<RoleStatus["stabilizationHistory"]>[number];
+
+/** Samples into status entries; a sample carried unchanged keeps its original stamp text. */
+export function historyToStatus(samples: readonly HistorySample[]): HistoryEntry[] {
+  const out: HistoryEntry[] = [];
+  for (const s of samples) out.push({ timestamp: s.timestamp ?? formatTimestamp(s.timestampMs), replicas: s.replicas });
+  return out;
 }
 
 /**
@@ -72,8 +80,21 @@ function controlPlane(status: ScalerStatus | undefined): unknown {
     pendingCohort: status.pendingCohort,
     rebalance: status.rebalance,
     lastScaleDown: status.lastScaleDown,
-    conditions: (status.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.observedGeneration, c.lastTransitionTime]),
-    roles: (status.roles ?? []).map((r) => [r.name, r.currentReplicas, r.readyReplicas, r.rawRecommendedReplicas, r.constrainedReplicas, r.lastScaleUpTime]),
+    conditions: (status.conditions ?? []).map((c) => [
+      c.type,
+      c.status,
+      c.reason,
+      c.observedGeneration,
+      c.lastTransitionTime,
+    ]),
+    roles: (status.roles ?? []).map((r) => [
+      r.name,
+      r.currentReplicas,
+      r.readyReplicas,
+      r.rawRecommendedReplicas,
+      r.constrainedReplicas,
+      r.lastScaleUpTime,
+    ]),
   };
 }
 

@@ -15,7 +15,9 @@ export interface MergedHistogram {
 }
 
 function isUsable(histogram: HistogramWindow): boolean {
-  return Number.isFinite(histogram.count) && histogram.count >= 0 && Number.isFinite(histogram.sum) && histogram.sum >= 0;
+  return (
+    Number.isFinite(histogram.count) && histogram.count >= 0 && Number.isFinite(histogram.sum) && histogram.sum >= 0
+  );
 }
 
 /**

@@ -66,14 +66,22 @@ interface WindowRates {
 function windowRates(pods: readonly PodSample[], window: WindowName): WindowRates {
   const established = pods.filter((pod) => windowOf(pod, window).established);
   return {
-    promptTokensPerSecond: sumDefined(established.map((pod) => promptDemandTokensPerSecond(pod.engine, windowOf(pod, window)))),
-    generationTokensPerSecond: sumDefined(established.map((pod) => measured(windowOf(pod, window).generationTokensPerSecond))),
+    promptTokensPerSecond: sumDefined(
+      established.map((pod) => promptDemandTokensPerSecond(pod.engine, windowOf(pod, window))),
+    ),
+    generationTokensPerSecond: sumDefined(
+      established.map((pod) => measured(windowOf(pod, window).generationTokensPerSecond)),
+    ),
   };
 }
 
 type LatencyField = "ttftSeconds" | "itlSeconds";
 
-function windowLatencyMilliseconds(pods: readonly PodSample[], window: WindowName, field: LatencyField): number | undefined {
+function windowLatencyMilliseconds(
+  pods: readonly PodSample[],
+  window: WindowName,
+  field: LatencyField,
+): number | undefined {
   const histograms = pods.flatMap((pod) => {
     const rates = windowOf(pod, window);
     const histogram = rates[field];

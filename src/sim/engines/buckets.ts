@@ -19,8 +19,8 @@ export const sglangTtftBucketsSeconds: readonly number[] = [
 ];
 
 export const sglangItlBucketsSeconds: readonly number[] = [
-  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0,
-  4.0, 6.0, 8.0,
+  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0,
+  2.0, 4.0, 6.0, 8.0,
 ];
 
 export const sglangE2eBucketsSeconds: readonly number[] = [

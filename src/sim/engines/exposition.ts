@@ -108,7 +108,11 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
       const count = hs.reduce((n, h) => n + h.count, 0);
       w.sample(`${base}_bucket`, { ...labels, le: "+Inf" }, count);
       w.sample(`${base}_count`, labels, count);
-      w.sample(`${base}_sum`, labels, hs.reduce((n, h) => n + h.sum, 0));
+      w.sample(
+        `${base}_sum`,
+        labels,
+        hs.reduce((n, h) => n + h.sum, 0),
+      );
     }
     w.family(`${base}_created`, "gauge", help);
     for (const { labels } of ranks) w.sample(`${base}_created`, labels, created);
@@ -119,9 +123,19 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
   gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", (r) => r.gauges().kvUsage);
   counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", () => 0);
   counter("vllm:prompt_tokens", "Number of prefill tokens processed.", (r) => both(r, (s) => s.promptTokens));
-  counter("vllm:generation_tokens", "Number of generation tokens processed.", (r) => both(r, (s) => s.generationTokens));
-  counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", (r) => r.counters.prefixCacheQueries);
-  counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", (r) => r.counters.prefixCacheHits);
+  counter("vllm:generation_tokens", "Number of generation tokens processed.", (r) =>
+    both(r, (s) => s.generationTokens),
+  );
+  counter(
+    "vllm:prefix_cache_queries",
+    "Prefix cache queries, in terms of number of queried tokens.",
+    (r) => r.counters.prefixCacheQueries,
+  );
+  counter(
+    "vllm:prefix_cache_hits",
+    "Prefix cache hits, in terms of number of cached tokens.",
+    (r) => r.counters.prefixCacheHits,
+  );
   counter(
     "vllm:external_prefix_cache_queries",
     "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
@@ -141,13 +155,16 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
   }
   w.family("vllm:request_success_created", "gauge", "Count of successfully processed requests.");
   for (const { labels } of ranks) {
-    for (const reason of ["stop", "length", "abort"]) w.sample("vllm:request_success_created", { ...labels, finished_reason: reason }, created);
+    for (const reason of ["stop", "length", "abort"])
+      w.sample("vllm:request_success_created", { ...labels, finished_reason: reason }, created);
   }
   histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", (r) => [
     r.counters.byStreaming.streaming.ttft,
     r.counters.byStreaming.nonStreaming.ttft,
   ]);
-  histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", (r) => [r.counters.itl]);
+  histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", (r) => [
+    r.counters.itl,
+  ]);
   histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", (r) => [
     r.counters.byStreaming.streaming.e2e,
     r.counters.byStreaming.nonStreaming.e2e,
@@ -190,12 +207,28 @@ function renderSglang(replica: EngineReplica): string {
   schedGauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", (r) => r.gauges().waiting);
   schedGauge("sglang:token_usage", "The token usage.", (r) => r.gauges().kvUsage);
   if (engineType === "prefill") {
-    schedGauge("sglang:num_prefill_bootstrap_queue_reqs", "The number of requests in the prefill bootstrap queue.", () => 0);
-    schedGauge("sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", (r) => r.gauges().prefillInflight);
+    schedGauge(
+      "sglang:num_prefill_bootstrap_queue_reqs",
+      "The number of requests in the prefill bootstrap queue.",
+      () => 0,
+    );
+    schedGauge(
+      "sglang:num_prefill_inflight_queue_reqs",
+      "The number of requests in the prefill inflight queue.",
+      (r) => r.gauges().prefillInflight,
+    );
   }
   if (engineType === "decode") {
-    schedGauge("sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", (r) => r.gauges().decodePrealloc);
-    schedGauge("sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", (r) => r.gauges().decodeTransfer);
+    schedGauge(
+      "sglang:num_decode_prealloc_queue_reqs",
+      "The number of requests in the decode prealloc queue.",
+      (r) => r.gauges().decodePrealloc,
+    );
+    schedGauge(
+      "sglang:num_decode_transfer_queue_reqs",
+      "The number of requests in the decode transfer queue.",
+      (r) => r.gauges().decodeTransfer,
+    );
   }
   w.family(
     "sglang:prefill_effective_tokens_total",
@@ -204,7 +237,11 @@ function renderSglang(replica: EngineReplica): string {
   );
   for (const { rank, labels } of scheduler) {
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "input" }, rank.counters.effectiveInputTokens);
-    w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "device_hit" }, rank.counters.effectiveDeviceHitTokens);
+    w.sample(
+      "sglang:prefill_effective_tokens_total",
+      { ...labels, mode: "device_hit" },
+      rank.counters.effectiveDeviceHitTokens,
+    );
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "host_hit" }, 0);
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "storage_hit" }, 0);
   }
@@ -218,7 +255,11 @@ function renderSglang(replica: EngineReplica): string {
   const tokCounter = (name: string, help: string, value: (s: StreamCounters) => number): void => {
     w.family(name, "counter", help);
     for (const s of streams) {
-      w.sample(name, { engine_type: engineType, is_streaming: s.flag, model_name: model }, sum((r) => value(s.pick(r))));
+      w.sample(
+        name,
+        { engine_type: engineType, is_streaming: s.flag, model_name: model },
+        sum((r) => value(s.pick(r))),
+      );
     }
   };
   tokCounter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", (s) => s.promptTokens);
@@ -230,13 +271,21 @@ function renderSglang(replica: EngineReplica): string {
     { cache_source: "device", engine_type: engineType, model_name: model },
     sum((r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens),
   );
-  const tokHistogram = (name: string, help: string, series: { labels: Labels; hs: (r: EngineRank) => Histogram }[]): void => {
+  const tokHistogram = (
+    name: string,
+    help: string,
+    series: { labels: Labels; hs: (r: EngineRank) => Histogram }[],
+  ): void => {
     w.family(name, "histogram", help);
     for (const { labels, hs } of series) {
       const all = replica.ranks.map(hs);
       const first = all[0];
       if (!first) continue;
-      w.sample(`${name}_sum`, labels, all.reduce((n, h) => n + h.sum, 0));
+      w.sample(
+        `${name}_sum`,
+        labels,
+        all.reduce((n, h) => n + h.sum, 0),
+      );
       let cumulative = 0;
       first.upperBoundsSeconds.forEach((le, i) => {
         cumulative += all.reduce((n, h) => n + (h.bucketCounts[i] ?? 0), 0);
@@ -250,7 +299,10 @@ function renderSglang(replica: EngineReplica): string {
   tokHistogram(
     "sglang:time_to_first_token_seconds",
     "Histogram of time to first token in seconds.",
-    streams.map((s) => ({ labels: { engine_type: engineType, is_streaming: s.flag, model_name: model }, hs: (r: EngineRank) => s.pick(r).ttft })),
+    streams.map((s) => ({
+      labels: { engine_type: engineType, is_streaming: s.flag, model_name: model },
+      hs: (r: EngineRank) => s.pick(r).ttft,
+    })),
   );
   tokHistogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", [
     { labels: { engine_type: engineType, model_name: model }, hs: (r) => r.counters.itl },
@@ -258,7 +310,10 @@ function renderSglang(replica: EngineReplica): string {
   tokHistogram(
     "sglang:e2e_request_latency_seconds",
     "Histogram of End-to-end request latency in seconds",
-    streams.map((s) => ({ labels: { engine_type: engineType, is_streaming: s.flag, model_name: model }, hs: (r: EngineRank) => s.pick(r).e2e })),
+    streams.map((s) => ({
+      labels: { engine_type: engineType, is_streaming: s.flag, model_name: model },
+      hs: (r: EngineRank) => s.pick(r).e2e,
+    })),
   );
   return w.text();
 }

@@ -2,7 +2,15 @@
  * A simulated fleet of engine pods grouped into deployments and roles, driven
  * by workloads over simulated time. Deterministic: time is an argument.
  */
-import { defaultCapacity, EngineReplica, type EngineCapacity, type Handoff, type ReplicaTotals, type ServingKind, type SimEngineKind } from "./model.js";
+import {
+  defaultCapacity,
+  EngineReplica,
+  type EngineCapacity,
+  type Handoff,
+  type ReplicaTotals,
+  type ServingKind,
+  type SimEngineKind,
+} from "./model.js";
 import type { Workload } from "./workload.js";
 
 export interface SimRoleSpec {
@@ -112,7 +120,8 @@ export class EngineFleet {
     this.deployments.set(key, { spec, backlog: [], pendingHandoffs: [] });
     this.offered.set(key, { requests: 0, promptTokens: 0, outputTokens: 0 });
     for (const role of spec.roles) {
-      for (let i = 0; i < role.replicas; i++) this.addPod(spec, role, `${spec.podNamePrefix ?? spec.name}-${role.name}-${i}`, spec.coldStartSeconds ?? 0);
+      for (let i = 0; i < role.replicas; i++)
+        this.addPod(spec, role, `${spec.podNamePrefix ?? spec.name}-${role.name}-${i}`, spec.coldStartSeconds ?? 0);
     }
   }
 
@@ -222,7 +231,8 @@ export class EngineFleet {
     const roles = new Set(dep.roles.filter((r) => serving.includes(r.serving)).map((r) => r.name));
     const out: MutablePod[] = [];
     for (const p of this.pods.values()) {
-      if (p.namespace === dep.namespace && p.deployment === dep.name && roles.has(p.role) && p.phase === "Ready") out.push(p);
+      if (p.namespace === dep.namespace && p.deployment === dep.name && roles.has(p.role) && p.phase === "Ready")
+        out.push(p);
     }
     return out;
   }
@@ -297,8 +307,10 @@ export class EngineFleet {
     if (!a || !b || a.restarts !== b.restarts || b.atSeconds <= a.atSeconds) return undefined;
     const dt = b.atSeconds - a.atSeconds;
     const rate = (f: (t: ReplicaTotals) => number): number => (f(b.totals) - f(a.totals)) / dt;
-    const delta = (x: readonly { upperBound: number; count: number }[], y: readonly { upperBound: number; count: number }[]) =>
-      y.map((bucket, i) => ({ upperBound: bucket.upperBound, count: bucket.count - (x[i]?.count ?? 0) }));
+    const delta = (
+      x: readonly { upperBound: number; count: number }[],
+      y: readonly { upperBound: number; count: number }[],
+    ) => y.map((bucket, i) => ({ upperBound: bucket.upperBound, count: bucket.count - (x[i]?.count ?? 0) }));
     return {
       fromSeconds: a.atSeconds,
       toSeconds: b.atSeconds,

@@ -249,14 +249,20 @@ export class EngineRank {
    * Advances the rank by `dtSeconds` ending at `nowSeconds + dtSeconds`.
    * Returns prefilled requests to hand off and ids of requests whose KV arrived.
    */
-  step(nowSeconds: number, dtSeconds: number, fromPod: string): { handoffs: Handoff[]; transferred: { id: number; fromPod: string }[] } {
+  step(
+    nowSeconds: number,
+    dtSeconds: number,
+    fromPod: string,
+  ): { handoffs: Handoff[]; transferred: { id: number; fromPod: string }[] } {
     const endSeconds = nowSeconds + dtSeconds;
     const handoffs: Handoff[] = [];
     const transferred: { id: number; fromPod: string }[] = [];
+    // An idle rank has nothing to advance; large fleets are mostly idle ranks.
+    if (this.outstanding() === 0) return { handoffs, transferred };
     this.admit(nowSeconds);
     this.prefill(nowSeconds, dtSeconds, fromPod, handoffs);
     // KV transfers complete before decoding so a request can decode in the step its KV lands.
-    for (let i = 0; i < this.transferring.length; ) {
+    for (let i = 0; i < this.transferring.length;) {
       const t = this.transferring[i];
       if (t && (t.transferDoneSeconds ?? Infinity) <= endSeconds) {
         this.transferring.splice(i, 1);
@@ -298,7 +304,12 @@ export class EngineRank {
       const leading = this.prefixCache.matchLeading(blocks);
       // The last prompt token is always computed, as in both engines.
       const cached = Math.max(0, Math.min(leading * blockTokens, next.request.promptTokens - 1));
-      const admitted: ActiveRequest = { ...next, cachedTokens: cached, prefillRemaining: next.request.promptTokens - cached, kvTokens: need };
+      const admitted: ActiveRequest = {
+        ...next,
+        cachedTokens: cached,
+        prefillRemaining: next.request.promptTokens - cached,
+        kvTokens: need,
+      };
       this.kvUsedTokens += need;
       this.counters.prefixCacheQueries += next.request.promptTokens;
       this.counters.prefixCacheHits += cached;
@@ -310,7 +321,7 @@ export class EngineRank {
     const rate = this.spec.capacity.prefillTokensPerSecond;
     let budget = rate * dtSeconds;
     let spent = 0;
-    for (let i = 0; i < this.running.length && budget > 0; ) {
+    for (let i = 0; i < this.running.length && budget > 0;) {
       const r = this.running[i];
       if (!r || r.prefillRemaining <= 0) {
         i++;
@@ -373,9 +384,14 @@ export class EngineRank {
 
   private decode(endSeconds: number, dtSeconds: number): void {
     const cap = this.spec.capacity;
-    const decoding = this.running.filter((r) => r.prefillRemaining <= 0 && r.generated >= 1 && r.generated < r.request.outputTokens);
+    const decoding = this.running.filter(
+      (r) => r.prefillRemaining <= 0 && r.generated >= 1 && r.generated < r.request.outputTokens,
+    );
     if (decoding.length === 0) return;
-    const perRequestTokensPerSecond = Math.min(cap.maxTokensPerSecondPerRequest, cap.decodeTokensPerSecond / decoding.length);
+    const perRequestTokensPerSecond = Math.min(
+      cap.maxTokensPerSecondPerRequest,
+      cap.decodeTokensPerSecond / decoding.length,
+    );
     const itlSeconds = 1 / perRequestTokensPerSecond;
     const c = this.counters;
     for (const r of decoding) {

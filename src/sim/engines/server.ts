@@ -51,9 +51,14 @@ export class FleetServer {
   /** Listens on a free loopback port; returns `host:port`. */
   async start(): Promise<string> {
     const server = createServer((req, res) => this.handle(req, res));
+    // Prometheus keeps one connection per target: a fleet of a thousand pods
+    // dials a thousand connections at once and reuses them every interval.
+    server.keepAliveTimeout = 120_000;
+    server.headersTimeout = 121_000;
+    server.maxConnections = 100_000;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.listen({ port: 0, host: "127.0.0.1", backlog: 4096 }, () => resolve());
     });
     this.server = server;
     this.timer = setInterval(() => this.advance(), this.options.tickMs ?? 100);
@@ -99,7 +104,12 @@ export class FleetServer {
    * `__metrics_path__`, and the labels a PodMonitor with `podTargetLabels`
    * for `app.kubernetes.io/instance` and `app.kubernetes.io/component` produces.
    */
-  fileSdGroups(labelNames: { deployment: string; role: string } = { deployment: "app_kubernetes_io_instance", role: "app_kubernetes_io_component" }): FileSdGroup[] {
+  fileSdGroups(
+    labelNames: { deployment: string; role: string } = {
+      deployment: "app_kubernetes_io_instance",
+      role: "app_kubernetes_io_component",
+    },
+  ): FileSdGroup[] {
     const address = this.address();
     return this.options.fleet.listPods().map((p) => ({
       targets: [address],

@@ -122,7 +122,12 @@ export function parseMooncakeTrace(jsonl: string): TraceRow[] {
   const rows: TraceRow[] = [];
   for (const line of jsonl.split("\n")) {
     if (line.trim() === "") continue;
-    const r = JSON.parse(line) as { timestamp: number; input_length: number; output_length: number; hash_ids?: number[] };
+    const r = JSON.parse(line) as {
+      timestamp: number;
+      input_length: number;
+      output_length: number;
+      hash_ids?: number[];
+    };
     rows.push({
       offsetSeconds: r.timestamp / 1000,
       promptTokens: r.input_length,

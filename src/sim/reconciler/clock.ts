@@ -58,7 +58,12 @@ export class ManualClock implements Clock {
     const targetMs = this.currentMs + deltaMs;
     for (;;) {
       let next: ManualTimer | undefined;
-      for (const t of this.timers) if (t.dueMs <= targetMs && (next === undefined || t.dueMs < next.dueMs || (t.dueMs === next.dueMs && t.id < next.id))) next = t;
+      for (const t of this.timers)
+        if (
+          t.dueMs <= targetMs &&
+          (next === undefined || t.dueMs < next.dueMs || (t.dueMs === next.dueMs && t.id < next.id))
+        )
+          next = t;
       if (next === undefined) break;
       const fired = next;
       this.timers = this.timers.filter((t) => t.id !== fired.id);

@@ -17,7 +17,13 @@ export interface ReplicaContext {
 
 export interface FleetPort {
   /** Starts (or keeps) the serving replica; called once its cold start is over. Idempotent. */
-  startReplica(namespace: string, deployment: string, role: string, ordinal: number, context: ReplicaContext): void | Promise<void>;
+  startReplica(
+    namespace: string,
+    deployment: string,
+    role: string,
+    ordinal: number,
+    context: ReplicaContext,
+  ): void | Promise<void>;
   /** Stops the replica; a replica already gone is not an error. */
   stopReplica(namespace: string, deployment: string, role: string, ordinal: number): void | Promise<void>;
 }
@@ -97,7 +103,11 @@ export interface EngineFleetPortOptions {
 }
 
 /** The default fleet deployment for a ModelDeployment: its roles with no replicas yet. */
-export function defaultFleetDeployment(namespace: string, deployment: string, context: ReplicaContext): SimDeploymentSpec {
+export function defaultFleetDeployment(
+  namespace: string,
+  deployment: string,
+  context: ReplicaContext,
+): SimDeploymentSpec {
   const roles: SimRoleSpec[] = [];
   for (const role of context.roles) {
     const serving = servingKindOf(role.kind);

@@ -2,13 +2,22 @@
 import { algorithmFor } from "../../../src/core/algorithms/index.js";
 import type { AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "../../../src/core/algorithms/types.js";
 import type { RoleKind } from "../../../src/core/api/model-deployment.js";
-import { ScalerSpecSchema, withInferredAlgorithm, type PredictorStatus, type ScalerSpec, type ScalerSpecInput } from "../../../src/core/api/scaler.js";
+import {
+  ScalerSpecSchema,
+  withInferredAlgorithm,
+  type PredictorStatus,
+  type ScalerSpec,
+  type ScalerSpecInput,
+} from "../../../src/core/api/scaler.js";
 import type { RoleObservation } from "../../../src/core/signals/types.js";
 
 export const t0Ms = Date.UTC(2026, 10, 29, 12, 0, 0);
 
 /** A defaulted spec; every role gets wide bounds unless given. */
-export function spec(input: Partial<ScalerSpecInput> & Pick<ScalerSpecInput, "algorithm">, roleNames: readonly string[] = ["server"]): ScalerSpec {
+export function spec(
+  input: Partial<ScalerSpecInput> & Pick<ScalerSpecInput, "algorithm">,
+  roleNames: readonly string[] = ["server"],
+): ScalerSpec {
   return withInferredAlgorithm(
     ScalerSpecSchema.parse({
       targetRef: { name: "llm" },
@@ -27,7 +36,12 @@ export function role(name: string, kind: RoleKind, currentReplicas: number, obs:
   return { name, kind, currentReplicas, observation: obs };
 }
 
-export function run(s: ScalerSpec, roles: readonly AlgorithmRoleInput[], predictors: readonly PredictorStatus[] = [], nowMs = t0Ms): AlgorithmResult {
+export function run(
+  s: ScalerSpec,
+  roles: readonly AlgorithmRoleInput[],
+  predictors: readonly PredictorStatus[] = [],
+  nowMs = t0Ms,
+): AlgorithmResult {
   return algorithmFor(s.algorithm.type).recommend({ spec: s, roles, predictors, nowMs });
 }
 

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { forecastTrend, initialTrendState, predictTrend, updateTrend, type NoiseModel, type TrendFilterState } from "../../../src/core/algorithms/kalman.js";
+import {
+  forecastTrend,
+  initialTrendState,
+  predictTrend,
+  updateTrend,
+  type NoiseModel,
+  type TrendFilterState,
+} from "../../../src/core/algorithms/kalman.js";
 
 const noise: NoiseModel = { qLevel: 1, qTrend: 0.1, measurementNoise: 10 };
 
@@ -46,11 +53,29 @@ function referenceStep(state: TrendFilterState, z: number, dt: number, n: NoiseM
 
 describe("local-linear-trend Kalman filter", () => {
   it("starts at the first observation with no trend and P = diag(R, R)", () => {
-    expect(initialTrendState(2400, 1000, noise)).toEqual({ level: 2400, trend: 0, p00: 10, p01: 0, p10: 0, p11: 10, sampleCount: 1, updatedAtMs: 1000 });
+    expect(initialTrendState(2400, 1000, noise)).toEqual({
+      level: 2400,
+      trend: 0,
+      p00: 10,
+      p01: 0,
+      p10: 0,
+      p11: 10,
+      sampleCount: 1,
+      updatedAtMs: 1000,
+    });
   });
 
   it("adds the integrated process noise over Δt (the worked example: Δt = 15 s)", () => {
-    const zero: TrendFilterState = { level: 100, trend: 2, p00: 0, p01: 0, p10: 0, p11: 0, sampleCount: 1, updatedAtMs: 0 };
+    const zero: TrendFilterState = {
+      level: 100,
+      trend: 2,
+      p00: 0,
+      p01: 0,
+      p10: 0,
+      p11: 0,
+      sampleCount: 1,
+      updatedAtMs: 0,
+    };
     const prior = predictTrend(zero, 15, noise);
     expect(prior.level).toBe(130);
     expect(prior.p00).toBeCloseTo(127.5, 10);
@@ -60,10 +85,20 @@ describe("local-linear-trend Kalman filter", () => {
   });
 
   it("two 15 s predictions equal one 30 s prediction: elapsed time, not pass count, drives uncertainty", () => {
-    const state: TrendFilterState = { level: 500, trend: 3, p00: 7, p01: 1.5, p10: 1.5, p11: 0.4, sampleCount: 5, updatedAtMs: 0 };
+    const state: TrendFilterState = {
+      level: 500,
+      trend: 3,
+      p00: 7,
+      p01: 1.5,
+      p10: 1.5,
+      p11: 0.4,
+      sampleCount: 5,
+      updatedAtMs: 0,
+    };
     const twice = predictTrend(predictTrend(state, 15, noise), 15, noise);
     const once = predictTrend(state, 30, noise);
-    for (const key of ["level", "trend", "p00", "p01", "p10", "p11"] as const) expect(twice[key]).toBeCloseTo(once[key], 8);
+    for (const key of ["level", "trend", "p00", "p01", "p10", "p11"] as const)
+      expect(twice[key]).toBeCloseTo(once[key], 8);
   });
 
   it("matches the textbook matrix equations on random states and observations", () => {
@@ -85,7 +120,12 @@ describe("local-linear-trend Kalman filter", () => {
           const want = referenceStep(state, z, dt, noise);
           const close = (a: number, b: number) => Math.abs(a - b) <= 1e-7 * Math.max(1, Math.abs(b));
           expect(close(got.level, want.x[0]) && close(got.trend, want.x[1])).toBe(true);
-          expect(close(got.p00, want.p[0][0]) && close(got.p01, want.p[0][1]) && close(got.p10, want.p[1][0]) && close(got.p11, want.p[1][1])).toBe(true);
+          expect(
+            close(got.p00, want.p[0][0]) &&
+              close(got.p01, want.p[0][1]) &&
+              close(got.p10, want.p[1][0]) &&
+              close(got.p11, want.p[1][1]),
+          ).toBe(true);
           expect(got.sampleCount).toBe(4);
           expect(got.updatedAtMs).toBe(dt * 1000);
         },
@@ -95,17 +135,23 @@ describe("local-linear-trend Kalman filter", () => {
 
   it("keeps the covariance symmetric and positive definite over long noisy runs", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.double({ min: 0, max: 1e4, noNaN: true }), fc.integer({ min: 1, max: 300 })), { minLength: 1, maxLength: 200 }), (steps) => {
-        let state = initialTrendState(1000, 0, noise);
-        let atMs = 0;
-        for (const [z, dtSeconds] of steps) {
-          atMs += dtSeconds * 1000;
-          state = updateTrend(state, z, atMs, noise);
-        }
-        expect(state.p01).toBe(state.p10);
-        expect(state.p00).toBeGreaterThan(0);
-        expect(state.p00 * state.p11 - state.p01 * state.p10).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: 0, max: 1e4, noNaN: true }), fc.integer({ min: 1, max: 300 })), {
+          minLength: 1,
+          maxLength: 200,
+        }),
+        (steps) => {
+          let state = initialTrendState(1000, 0, noise);
+          let atMs = 0;
+          for (const [z, dtSeconds] of steps) {
+            atMs += dtSeconds * 1000;
+            state = updateTrend(state, z, atMs, noise);
+          }
+          expect(state.p01).toBe(state.p10);
+          expect(state.p00).toBeGreaterThan(0);
+          expect(state.p00 * state.p11 - state.p01 * state.p10).toBeGreaterThan(0);
+        },
+      ),
     );
   });
 
@@ -116,7 +162,16 @@ describe("local-linear-trend Kalman filter", () => {
   });
 
   it("forecasts level + trend × horizon", () => {
-    const state: TrendFilterState = { level: 2400, trend: 10, p00: 1, p01: 0, p10: 0, p11: 1, sampleCount: 6, updatedAtMs: 0 };
+    const state: TrendFilterState = {
+      level: 2400,
+      trend: 10,
+      p00: 1,
+      p01: 0,
+      p10: 0,
+      p11: 1,
+      sampleCount: 6,
+      updatedAtMs: 0,
+    };
     expect(forecastTrend(state, 300)).toBe(5400);
   });
 });

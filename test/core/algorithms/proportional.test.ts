@@ -4,28 +4,85 @@ import type { RoleObservation } from "../../../src/core/signals/types.js";
 import { brief, observation, recommendationOf, role, run, spec } from "./fixtures.js";
 
 function proportionalSpec(metric: ProportionalMetric, target: string, tolerance?: string) {
-  return spec({ algorithm: { type: "Proportional", proportional: { metric, ...(tolerance === undefined ? {} : { tolerance }), roleTargets: [{ name: "server", target }] } } });
+  return spec({
+    algorithm: {
+      type: "Proportional",
+      proportional: {
+        metric,
+        ...(tolerance === undefined ? {} : { tolerance }),
+        roleTargets: [{ name: "server", target }],
+      },
+    },
+  });
 }
 
 function recommend(metric: ProportionalMetric, target: string, current: number, obs: RoleObservation) {
-  return brief(recommendationOf(run(proportionalSpec(metric, target), [role("server", "Server", current, obs)]), "server"));
+  return brief(
+    recommendationOf(run(proportionalSpec(metric, target), [role("server", "Server", current, obs)]), "server"),
+  );
 }
 
 describe("Proportional", () => {
   it.each([
-    { name: "load on target: hold", running: 10, waiting: 6, current: 2, want: { replicas: 2, reason: "WithinTolerance", hold: undefined } },
-    { name: "10% over target is inside the default tolerance", running: 17.6, waiting: 0, current: 2, want: { replicas: 2, reason: "WithinTolerance", hold: undefined } },
-    { name: "10% under target is inside", running: 14.4, waiting: 0, current: 2, want: { replicas: 2, reason: "WithinTolerance", hold: undefined } },
-    { name: "over the band: ceil(total / target)", running: 20, waiting: 10, current: 2, want: { replicas: 4, reason: "Proportional", hold: undefined } },
-    { name: "under the band: ceil(total / target)", running: 4, waiting: 5, current: 4, want: { replicas: 2, reason: "Proportional", hold: undefined } },
-    { name: "no load: at least one replica", running: 0, waiting: 0, current: 3, want: { replicas: 1, reason: "Proportional", hold: undefined } },
+    {
+      name: "load on target: hold",
+      running: 10,
+      waiting: 6,
+      current: 2,
+      want: { replicas: 2, reason: "WithinTolerance", hold: undefined },
+    },
+    {
+      name: "10% over target is inside the default tolerance",
+      running: 17.6,
+      waiting: 0,
+      current: 2,
+      want: { replicas: 2, reason: "WithinTolerance", hold: undefined },
+    },
+    {
+      name: "10% under target is inside",
+      running: 14.4,
+      waiting: 0,
+      current: 2,
+      want: { replicas: 2, reason: "WithinTolerance", hold: undefined },
+    },
+    {
+      name: "over the band: ceil(total / target)",
+      running: 20,
+      waiting: 10,
+      current: 2,
+      want: { replicas: 4, reason: "Proportional", hold: undefined },
+    },
+    {
+      name: "under the band: ceil(total / target)",
+      running: 4,
+      waiting: 5,
+      current: 4,
+      want: { replicas: 2, reason: "Proportional", hold: undefined },
+    },
+    {
+      name: "no load: at least one replica",
+      running: 0,
+      waiting: 0,
+      current: 3,
+      want: { replicas: 1, reason: "Proportional", hold: undefined },
+    },
   ])("QueueDepth, target 8 with ready = current: $name", ({ running, waiting, current, want }) => {
-    expect(recommend("QueueDepth", "8", current, observation({ runningRequests: running, waitingRequests: waiting }, current))).toEqual(want);
+    expect(
+      recommend(
+        "QueueDepth",
+        "8",
+        current,
+        observation({ runningRequests: running, waitingRequests: waiting }, current),
+      ),
+    ).toEqual(want);
   });
 
   it("an exact tolerance boundary is inside despite float noise (22 / 2 / 10 = 1.1)", () => {
     const s = proportionalSpec("RunningRequests", "10");
-    expect(brief(recommendationOf(run(s, [role("server", "Server", 2, observation({ runningRequests: 22 }))]), "server")).reason).toBe("WithinTolerance");
+    expect(
+      brief(recommendationOf(run(s, [role("server", "Server", 2, observation({ runningRequests: 22 }))]), "server"))
+        .reason,
+    ).toBe("WithinTolerance");
   });
 
   it("a custom tolerance widens the deadband", () => {
@@ -40,16 +97,36 @@ describe("Proportional", () => {
     { metric: "WaitingRequests", fields: { runningRequests: 30, waitingRequests: 10 }, want: 2 },
     { metric: "PromptTokensPerSecond", fields: { promptTokensPerSecond: 1, panicPromptTokensPerSecond: 40 }, want: 5 },
     { metric: "PromptTokensPerSecond", fields: { promptTokensPerSecond: 40 }, want: 5 },
-    { metric: "GenerationTokensPerSecond", fields: { generationTokensPerSecond: 1, panicGenerationTokensPerSecond: 24 }, want: 3 },
-    { metric: "TotalTokensPerSecond", fields: { panicPromptTokensPerSecond: 20, panicGenerationTokensPerSecond: 20, promptTokensPerSecond: 1, generationTokensPerSecond: 1 }, want: 5 },
-  ] as const)("$metric reads its metric (rates from the short window, else the stable one) → $want", ({ metric, fields, want }) => {
-    expect(recommend(metric, "8", 1, observation(fields, 1)).replicas).toBe(want);
-  });
+    {
+      metric: "GenerationTokensPerSecond",
+      fields: { generationTokensPerSecond: 1, panicGenerationTokensPerSecond: 24 },
+      want: 3,
+    },
+    {
+      metric: "TotalTokensPerSecond",
+      fields: {
+        panicPromptTokensPerSecond: 20,
+        panicGenerationTokensPerSecond: 20,
+        promptTokensPerSecond: 1,
+        generationTokensPerSecond: 1,
+      },
+      want: 5,
+    },
+  ] as const)(
+    "$metric reads its metric (rates from the short window, else the stable one) → $want",
+    ({ metric, fields, want }) => {
+      expect(recommend(metric, "8", 1, observation(fields, 1)).replicas).toBe(want);
+    },
+  );
 
   it("rate targets are per replica, independent of how many are ready", () => {
     // 8000 tok/s at 2000 per replica is 4 replicas whether 2 or 4 are ready.
-    expect(recommend("PromptTokensPerSecond", "2000", 2, observation({ panicPromptTokensPerSecond: 8000 }, 2)).replicas).toBe(4);
-    expect(recommend("PromptTokensPerSecond", "2000", 4, observation({ panicPromptTokensPerSecond: 8000 }, 4)).reason).toBe("WithinTolerance");
+    expect(
+      recommend("PromptTokensPerSecond", "2000", 2, observation({ panicPromptTokensPerSecond: 8000 }, 2)).replicas,
+    ).toBe(4);
+    expect(
+      recommend("PromptTokensPerSecond", "2000", 4, observation({ panicPromptTokensPerSecond: 8000 }, 4)).reason,
+    ).toBe("WithinTolerance");
   });
 
   it.each([
@@ -89,18 +166,29 @@ describe("Proportional", () => {
 
   it("above the band while replicas are still starting, the count does not fall below the current one", () => {
     // current 10, ready 5, total 60 → load 12 > 8, but ceil(60 / 8) = 8 would cancel starting replicas.
-    expect(recommend("RunningRequests", "8", 10, observation({ runningRequests: 60 }, 5))).toEqual({ replicas: 10, reason: "Proportional", hold: undefined });
+    expect(recommend("RunningRequests", "8", 10, observation({ runningRequests: 60 }, 5))).toEqual({
+      replicas: 10,
+      reason: "Proportional",
+      hold: undefined,
+    });
   });
 
   it("below the band with more ready than desired, the count does not rise above the current one", () => {
     // current 5, ready 10 (a retirement in flight), total 60 → load 6 < 8: no growth.
-    expect(recommend("RunningRequests", "8", 5, observation({ runningRequests: 60 }, 10))).toEqual({ replicas: 5, reason: "Proportional", hold: undefined });
+    expect(recommend("RunningRequests", "8", 5, observation({ runningRequests: 60 }, 10))).toEqual({
+      replicas: 5,
+      reason: "Proportional",
+      hold: undefined,
+    });
   });
 
   it("couples an untargeted role to a targeted one through a direct ratio, and leaves others unscaled", () => {
     const s = spec(
       {
-        algorithm: { type: "Proportional", proportional: { metric: "RunningRequests", roleTargets: [{ name: "prefill", target: "4" }] } },
+        algorithm: {
+          type: "Proportional",
+          proportional: { metric: "RunningRequests", roleTargets: [{ name: "prefill", target: "4" }] },
+        },
         ratios: [{ numeratorRole: "encode", denominatorRole: "prefill", target: "0.5" }],
       },
       ["encode", "prefill", "other"],

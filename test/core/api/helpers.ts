@@ -28,7 +28,10 @@ export function baseScaler(): Json {
           ],
         },
       },
-      behavior: { scaleUp: { stepPolicy: { type: "Pods", value: 0 } }, scaleDown: { stepPolicy: { type: "Percent", value: 10 } } },
+      behavior: {
+        scaleUp: { stepPolicy: { type: "Pods", value: 0 } },
+        scaleDown: { stepPolicy: { type: "Percent", value: 10 } },
+      },
       rebalance: { policy: "Priority", priority: ["decode", "prefill"] },
     },
   };

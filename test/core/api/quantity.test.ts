@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { formatQuantity, parseQuantity, parseQuantityChecked, parseQuantityExact } from "../../../src/core/api/quantity.js";
+import {
+  formatQuantity,
+  parseQuantity,
+  parseQuantityChecked,
+  parseQuantityExact,
+} from "../../../src/core/api/quantity.js";
 import { rational } from "../../../src/core/api/rational.js";
 
 describe("parseQuantityExact", () => {
@@ -21,9 +26,12 @@ describe("parseQuantityExact", () => {
     expect(parseQuantityExact(text)).toEqual(want);
   });
 
-  it.each([["fast"], ["1.5x"], [" 1"], ["1 "], ["1.2.3"], [""], ["m"], ["1Kb"], ["e3"], ["0x10"], ["1e"], ["NaN"]])("%j is refused as syntax", (text) => {
-    expect(parseQuantityChecked(text)).toEqual({ error: "syntax" });
-  });
+  it.each([["fast"], ["1.5x"], [" 1"], ["1 "], ["1.2.3"], [""], ["m"], ["1Kb"], ["e3"], ["0x10"], ["1e"], ["NaN"]])(
+    "%j is refused as syntax",
+    (text) => {
+      expect(parseQuantityChecked(text)).toEqual({ error: "syntax" });
+    },
+  );
 
   it.each([["10E"], ["1e65"], ["9223372036854775808"]])("%j is refused as out of range", (text) => {
     expect(parseQuantityChecked(text)).toEqual({ error: "range" });

@@ -5,7 +5,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkRatioFeasibility, satisfiesBands, type BoundedRole, type RatioBand } from "../../../src/core/api/ratio-feasibility.js";
+import {
+  checkRatioFeasibility,
+  satisfiesBands,
+  type BoundedRole,
+  type RatioBand,
+} from "../../../src/core/api/ratio-feasibility.js";
 import { rational } from "../../../src/core/api/rational.js";
 
 const r = (num: number, den = 1) => rational(BigInt(num), BigInt(den));
@@ -14,19 +19,28 @@ describe("checkRatioFeasibility", () => {
   it.each([
     {
       name: "the spec's prefill/decode band over 2..16 is feasible",
-      roles: [{ name: "p", minReplicas: 2, maxReplicas: 16 }, { name: "d", minReplicas: 2, maxReplicas: 16 }],
+      roles: [
+        { name: "p", minReplicas: 2, maxReplicas: 16 },
+        { name: "d", minReplicas: 2, maxReplicas: 16 },
+      ],
       bands: [{ index: 0, numeratorRole: "p", denominatorRole: "d", min: r(1, 2), max: r(2) }],
       verdict: "feasible",
     },
     {
       name: "a ratio of 3/2 exactly needs p=3k, d=2k: impossible when d is at most 1",
-      roles: [{ name: "p", minReplicas: 1, maxReplicas: 16 }, { name: "d", minReplicas: 1, maxReplicas: 1 }],
+      roles: [
+        { name: "p", minReplicas: 1, maxReplicas: 16 },
+        { name: "d", minReplicas: 1, maxReplicas: 1 },
+      ],
       bands: [{ index: 0, numeratorRole: "p", denominatorRole: "d", min: r(3, 2), max: r(3, 2) }],
       verdict: "infeasible",
     },
     {
       name: "a narrow band between integers with small counts",
-      roles: [{ name: "p", minReplicas: 1, maxReplicas: 2 }, { name: "d", minReplicas: 1, maxReplicas: 2 }],
+      roles: [
+        { name: "p", minReplicas: 1, maxReplicas: 2 },
+        { name: "d", minReplicas: 1, maxReplicas: 2 },
+      ],
       bands: [{ index: 0, numeratorRole: "p", denominatorRole: "d", min: r(14, 10), max: r(16, 10) }],
       verdict: "infeasible",
     },
@@ -56,7 +70,15 @@ describe("checkRatioFeasibility", () => {
   });
 
   it("treats a target-only ratio as no constraint", () => {
-    expect(checkRatioFeasibility([{ name: "p", minReplicas: 1, maxReplicas: 1 }, { name: "d", minReplicas: 5, maxReplicas: 5 }], [{ index: 0, numeratorRole: "p", denominatorRole: "d" }])).toEqual([]);
+    expect(
+      checkRatioFeasibility(
+        [
+          { name: "p", minReplicas: 1, maxReplicas: 1 },
+          { name: "d", minReplicas: 5, maxReplicas: 5 },
+        ],
+        [{ index: 0, numeratorRole: "p", denominatorRole: "d" }],
+      ),
+    ).toEqual([]);
   });
 
   it("decides independent groups separately", () => {
@@ -72,13 +94,23 @@ describe("checkRatioFeasibility", () => {
   });
 
   it("reports undecided, not infeasible, when the work limit runs out", () => {
-    const roles = [{ name: "a", minReplicas: 1, maxReplicas: 1024 }, { name: "b", minReplicas: 1, maxReplicas: 1024 }];
-    expect(checkRatioFeasibility(roles, [{ index: 0, numeratorRole: "a", denominatorRole: "b", min: r(1), max: r(1) }], 1)[0]?.verdict).toBe("undecided");
+    const roles = [
+      { name: "a", minReplicas: 1, maxReplicas: 1024 },
+      { name: "b", minReplicas: 1, maxReplicas: 1024 },
+    ];
+    expect(
+      checkRatioFeasibility(roles, [{ index: 0, numeratorRole: "a", denominatorRole: "b", min: r(1), max: r(1) }], 1)[0]
+        ?.verdict,
+    ).toBe("undecided");
   });
 });
 
 /** Every vector inside the bounds, for brute-force confirmation on small cases. */
-function* vectors(roles: readonly BoundedRole[], i = 0, acc: Record<string, number> = {}): Generator<Record<string, number>> {
+function* vectors(
+  roles: readonly BoundedRole[],
+  i = 0,
+  acc: Record<string, number> = {},
+): Generator<Record<string, number>> {
   const role = roles[i];
   if (role === undefined) {
     yield { ...acc };
@@ -88,9 +120,17 @@ function* vectors(roles: readonly BoundedRole[], i = 0, acc: Record<string, numb
 }
 
 const names = ["a", "b", "c"];
-const roleArb = fc.tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5 })).map(([lo, span]) => ({ lo, hi: lo + span }));
-const boundArb = fc.option(fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 6 })), { nil: undefined });
-const bandArb = fc.record({ pair: fc.constantFrom([0, 1], [1, 0], [1, 2], [2, 1], [0, 2], [2, 0]), min: boundArb, max: boundArb });
+const roleArb = fc
+  .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5 }))
+  .map(([lo, span]) => ({ lo, hi: lo + span }));
+const boundArb = fc.option(fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 6 })), {
+  nil: undefined,
+});
+const bandArb = fc.record({
+  pair: fc.constantFrom([0, 1], [1, 0], [1, 2], [2, 1], [0, 2], [2, 0]),
+  min: boundArb,
+  max: boundArb,
+});
 
 describe("checkRatioFeasibility properties", () => {
   it("agrees with brute force on small bounds, with valid witnesses", () => {

@@ -20,7 +20,10 @@ function tokenScaler(edit: (spec: LooseSpec) => void = () => undefined): Json {
       { numeratorRole: "prefill", denominatorRole: "decode", target: "1", min: "0.5", max: "2" },
       { numeratorRole: "encode", denominatorRole: "prefill", target: "0.5" },
     ],
-    algorithm: { type: "TokenThroughput", tokenThroughput: { prefillTargetTokensPerSecond: "2000", decodeTargetTokensPerSecond: "800" } },
+    algorithm: {
+      type: "TokenThroughput",
+      tokenThroughput: { prefillTargetTokensPerSecond: "2000", decodeTargetTokensPerSecond: "800" },
+    },
   };
   edit(spec);
   return { ...scaler, spec };
@@ -50,7 +53,12 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
     rule: "target-roles-bounded",
     path: "spec.roles",
     scaler: tokenScaler(),
-    target: targetWith("llm-serving", [["encode", "Encode"], ["prefill", "Prefill"], ["decode", "Decode"], ["spare", "Decode"]]),
+    target: targetWith("llm-serving", [
+      ["encode", "Encode"],
+      ["prefill", "Prefill"],
+      ["decode", "Decode"],
+      ["spare", "Decode"],
+    ]),
   },
   {
     name: "a scaled role missing from the target",
@@ -61,20 +69,33 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
     }),
     target: epd(),
   },
-  { name: "a target of another name", rule: "target-name", path: "spec.targetRef.name", scaler: tokenScaler((s) => (s.targetRef.name = "other")), target: epd() },
+  {
+    name: "a target of another name",
+    rule: "target-name",
+    path: "spec.targetRef.name",
+    scaler: tokenScaler((s) => (s.targetRef.name = "other")),
+    target: epd(),
+  },
   {
     name: "a role with a custom command",
     rule: "target-unmanaged-roles",
     path: "spec.roles[0].name",
     scaler: tokenScaler(),
-    target: targetWith("llm-serving", [["encode", "Encode", { command: ["python", "serve.py"] }], ["prefill", "Prefill"], ["decode", "Decode"]]),
+    target: targetWith("llm-serving", [
+      ["encode", "Encode", { command: ["python", "serve.py"] }],
+      ["prefill", "Prefill"],
+      ["decode", "Decode"],
+    ]),
   },
   {
     name: "an elasticEp role",
     rule: "target-unmanaged-roles",
     path: "spec.roles[0].name",
     scaler: baseScaler(),
-    target: targetWith("llm-serving", [["prefill", "Server", { elasticEp: { width: 2 } }], ["decode", "Server"]]),
+    target: targetWith("llm-serving", [
+      ["prefill", "Server", { elasticEp: { width: 2 } }],
+      ["decode", "Server"],
+    ]),
   },
   {
     name: "TokenThroughput without a Prefill target",
@@ -113,7 +134,13 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
     }),
     target: epd(),
   },
-  { name: "an Encode role without a ratio", rule: "target-encode-coupled", path: "spec.roles[0].name", scaler: tokenScaler((s) => s.ratios.pop()), target: epd() },
+  {
+    name: "an Encode role without a ratio",
+    rule: "target-encode-coupled",
+    path: "spec.roles[0].name",
+    scaler: tokenScaler((s) => s.ratios.pop()),
+    target: epd(),
+  },
   {
     name: "an Encode role coupled only to another Encode role",
     rule: "target-encode-coupled",
@@ -123,7 +150,12 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
       s.ratios[1] = { numeratorRole: "encode", denominatorRole: "encode2", target: "1" };
       s.ratios.push({ numeratorRole: "encode2", denominatorRole: "decode", target: "1" });
     }),
-    target: targetWith("llm-serving", [["encode", "Encode"], ["encode2", "Encode"], ["prefill", "Prefill"], ["decode", "Decode"]]),
+    target: targetWith("llm-serving", [
+      ["encode", "Encode"],
+      ["encode2", "Encode"],
+      ["prefill", "Prefill"],
+      ["decode", "Decode"],
+    ]),
   },
   {
     name: "member names above 63 characters at maxReplicas",
@@ -131,7 +163,10 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
     path: "spec.roles[1].maxReplicas",
     // 52 + "-decode-10-0" = 64 characters.
     scaler: withTarget("a".repeat(52), (s) => (s.roles[1].maxReplicas = 11)),
-    target: targetWith("a".repeat(52), [["prefill", "Server"], ["decode", "Server"]]),
+    target: targetWith("a".repeat(52), [
+      ["prefill", "Server"],
+      ["decode", "Server"],
+    ]),
   },
   {
     name: "member names above 63 characters because of a wide replica",
@@ -139,7 +174,10 @@ const refused: readonly (Case & { rule: string; path: string })[] = [
     path: "spec.roles[1].maxReplicas",
     // 52 + "-decode-7-10" = 64 characters.
     scaler: withTarget("a".repeat(52)),
-    target: targetWith("a".repeat(52), [["prefill", "Server"], ["decode", "Server", { size: 11 }]]),
+    target: targetWith("a".repeat(52), [
+      ["prefill", "Server"],
+      ["decode", "Server", { size: 11 }],
+    ]),
   },
 ];
 
@@ -154,10 +192,28 @@ function withTarget(name: string, edit: (spec: LooseSpec) => void = () => undefi
 const admitted: readonly Case[] = [
   { name: "the Token throughput example", scaler: tokenScaler(), target: epd() },
   { name: "the Predictive variant with both capacities", scaler: tokenScaler(predictive), target: epd() },
-  { name: "Encode coupled to Decode in the other direction", scaler: tokenScaler((s) => (s.ratios[1] = { numeratorRole: "decode", denominatorRole: "encode", max: "8" })), target: epd() },
-  { name: "Proportional needs no capacities and no Encode ratio", scaler: baseScaler(), target: targetWith("llm-serving", [["prefill", "Encode"], ["decode", "Decode"]]) },
-  // 52 + "-decode-7-0" = 63 characters.
-  { name: "member names of exactly 63 characters", scaler: withTarget("a".repeat(52)), target: targetWith("a".repeat(52), [["prefill", "Server"], ["decode", "Server"]]) },
+  {
+    name: "Encode coupled to Decode in the other direction",
+    scaler: tokenScaler((s) => (s.ratios[1] = { numeratorRole: "decode", denominatorRole: "encode", max: "8" })),
+    target: epd(),
+  },
+  {
+    name: "Proportional needs no capacities and no Encode ratio",
+    scaler: baseScaler(),
+    target: targetWith("llm-serving", [
+      ["prefill", "Encode"],
+      ["decode", "Decode"],
+    ]),
+  },
+  // 51 + "-prefill-7-0" = 63 characters.
+  {
+    name: "member names of exactly 63 characters",
+    scaler: withTarget("a".repeat(51)),
+    target: targetWith("a".repeat(51), [
+      ["prefill", "Server"],
+      ["decode", "Server"],
+    ]),
+  },
 ];
 
 describe("target checks refuse", () => {
@@ -165,7 +221,10 @@ describe("target checks refuse", () => {
     const result = validateScaler(scaler, { target: t });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems.find((p) => p.rule === rule && p.path === path), result.problems.map(formatProblem).join("\n")).toBeDefined();
+    expect(
+      result.problems.find((p) => p.rule === rule && p.path === path),
+      result.problems.map(formatProblem).join("\n"),
+    ).toBeDefined();
   });
 
   it("are skipped while the target is absent", () => {

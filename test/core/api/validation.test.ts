@@ -18,57 +18,316 @@ interface Refused {
 
 const refused: readonly Refused[] = [
   // schema: ranges, enums, required and unknown fields
-  { name: "maxReplicas above 1024", rule: "schema", path: "spec.roles[1].maxReplicas", reason: "at most 1024", edit: (s) => (s.roles[1].maxReplicas = 2000) },
-  { name: "minReplicas of zero (no scale to zero)", rule: "schema", path: "spec.roles[0].minReplicas", reason: "at least 1", edit: (s) => (s.roles[0].minReplicas = 0) },
-  { name: "maxReplicas missing", rule: "schema", path: "spec.roles[1].maxReplicas", reason: "required", edit: (s) => delete s.roles[1].maxReplicas },
-  { name: "fractional replicas", rule: "schema", path: "spec.roles[1].maxReplicas", reason: "integer", edit: (s) => (s.roles[1].maxReplicas = 2.5) },
+  {
+    name: "maxReplicas above 1024",
+    rule: "schema",
+    path: "spec.roles[1].maxReplicas",
+    reason: "at most 1024",
+    edit: (s) => (s.roles[1].maxReplicas = 2000),
+  },
+  {
+    name: "minReplicas of zero (no scale to zero)",
+    rule: "schema",
+    path: "spec.roles[0].minReplicas",
+    reason: "at least 1",
+    edit: (s) => (s.roles[0].minReplicas = 0),
+  },
+  {
+    name: "maxReplicas missing",
+    rule: "schema",
+    path: "spec.roles[1].maxReplicas",
+    reason: "required",
+    edit: (s) => delete s.roles[1].maxReplicas,
+  },
+  {
+    name: "fractional replicas",
+    rule: "schema",
+    path: "spec.roles[1].maxReplicas",
+    reason: "integer",
+    edit: (s) => (s.roles[1].maxReplicas = 2.5),
+  },
   { name: "no roles", rule: "schema", path: "spec.roles", reason: "at least 1 entry", edit: (s) => (s.roles = []) },
-  { name: "role name not a DNS label", rule: "schema", path: "spec.roles[0].name", reason: "DNS label", edit: (s) => (s.roles[0].name = "Prefill") },
-  { name: "targetRef missing", rule: "schema", path: "spec.targetRef", reason: "required", edit: (s) => delete s.targetRef },
-  { name: "unknown mode", rule: "schema", path: "spec.mode", reason: "Shadow, Active", edit: (s) => (s.mode = "Passive") },
-  { name: "suspend not a boolean", rule: "schema", path: "spec.suspend", reason: "true or false", edit: (s) => (s.suspend = "yes") },
-  { name: "unknown spec field", rule: "schema", path: "spec.replicas", reason: "not a field", edit: (s) => (s.replicas = 3) },
-  { name: "interval below 5 s", rule: "schema", path: "spec.sampling.intervalSeconds", edit: (s) => (s.sampling = { intervalSeconds: 4 }) },
-  { name: "interval above 300 s", rule: "schema", path: "spec.sampling.intervalSeconds", edit: (s) => (s.sampling = { intervalSeconds: 301 }) },
-  { name: "pending timeout below 60 s", rule: "schema", path: "spec.sampling.pendingTimeoutSeconds", edit: (s) => (s.sampling = { pendingTimeoutSeconds: 59 }) },
-  { name: "pending timeout above 1200 s", rule: "schema", path: "spec.sampling.pendingTimeoutSeconds", edit: (s) => (s.sampling = { pendingTimeoutSeconds: 1201 }) },
-  { name: "unknown metric", rule: "schema", path: "spec.algorithm.proportional.metric", edit: (s) => (s.algorithm.proportional.metric = "GpuUtilization") },
-  { name: "tolerance above 1", rule: "schema", path: "spec.algorithm.proportional.tolerance", reason: "at most 1", edit: (s) => (s.algorithm.proportional.tolerance = "1.5") },
-  { name: "tolerance of zero", rule: "schema", path: "spec.algorithm.proportional.tolerance", reason: "positive", edit: (s) => (s.algorithm.proportional.tolerance = "0") },
-  { name: "empty roleTargets", rule: "schema", path: "spec.algorithm.proportional.roleTargets", edit: (s) => (s.algorithm.proportional.roleTargets = []) },
-  { name: "stable window below 30 s", rule: "schema", path: "spec.algorithm.tokenThroughput.stableWindowSeconds", edit: (s) => (s.algorithm = { tokenThroughput: { stableWindowSeconds: 29 } }) },
-  { name: "panic window above 300 s", rule: "schema", path: "spec.algorithm.tokenThroughput.panicWindowSeconds", edit: (s) => (s.algorithm = { tokenThroughput: { panicWindowSeconds: 301 } }) },
-  { name: "panic threshold negative", rule: "schema", path: "spec.algorithm.tokenThroughput.panicThreshold", edit: (s) => (s.algorithm = { tokenThroughput: { panicThreshold: "-2" } }) },
-  { name: "horizon above 600 s", rule: "schema", path: "spec.algorithm.predictive.horizonSeconds", edit: (s) => (s.algorithm = { predictive: { horizonSeconds: 601 } }) },
-  { name: "minPoints of zero", rule: "schema", path: "spec.algorithm.predictive.minPoints", edit: (s) => (s.algorithm = { predictive: { minPoints: 0 } }) },
-  { name: "minPoints above 64", rule: "schema", path: "spec.algorithm.predictive.minPoints", edit: (s) => (s.algorithm = { predictive: { minPoints: 65 } }) },
-  { name: "unknown algorithm type", rule: "schema", path: "spec.algorithm.type", edit: (s) => (s.algorithm.type = "Reactive") },
-  { name: "scale-up window above 600 s", rule: "schema", path: "spec.behavior.scaleUp.stabilizationWindowSeconds", edit: (s) => (s.behavior.scaleUp.stabilizationWindowSeconds = 601) },
-  { name: "maxStepPercent above 1000", rule: "schema", path: "spec.behavior.scaleUp.maxStepPercent", edit: (s) => (s.behavior.scaleUp.maxStepPercent = 1001) },
-  { name: "maxStepReplicas negative", rule: "schema", path: "spec.behavior.scaleUp.maxStepReplicas", edit: (s) => (s.behavior.scaleUp.maxStepReplicas = -1) },
-  { name: "scale-down window above 1800 s", rule: "schema", path: "spec.behavior.scaleDown.stabilizationWindowSeconds", edit: (s) => (s.behavior.scaleDown.stabilizationWindowSeconds = 1801) },
-  { name: "abort cooldown above 3600 s", rule: "schema", path: "spec.behavior.scaleDown.cooldownAfterAbortSeconds", edit: (s) => (s.behavior.scaleDown.cooldownAfterAbortSeconds = 3601) },
-  { name: "decode grace above 3600 s", rule: "schema", path: "spec.behavior.scaleDown.decodePostScaleUpGraceSeconds", edit: (s) => (s.behavior.scaleDown.decodePostScaleUpGraceSeconds = 3601) },
-  { name: "unknown rebalance policy", rule: "schema", path: "spec.rebalance.policy", edit: (s) => (s.rebalance.policy = "Random") },
+  {
+    name: "role name not a DNS label",
+    rule: "schema",
+    path: "spec.roles[0].name",
+    reason: "DNS label",
+    edit: (s) => (s.roles[0].name = "Prefill"),
+  },
+  {
+    name: "targetRef missing",
+    rule: "schema",
+    path: "spec.targetRef",
+    reason: "required",
+    edit: (s) => delete s.targetRef,
+  },
+  {
+    name: "unknown mode",
+    rule: "schema",
+    path: "spec.mode",
+    reason: "Shadow, Active",
+    edit: (s) => (s.mode = "Passive"),
+  },
+  {
+    name: "suspend not a boolean",
+    rule: "schema",
+    path: "spec.suspend",
+    reason: "true or false",
+    edit: (s) => (s.suspend = "yes"),
+  },
+  {
+    name: "unknown spec field",
+    rule: "schema",
+    path: "spec.replicas",
+    reason: "not a field",
+    edit: (s) => (s.replicas = 3),
+  },
+  {
+    name: "interval below 5 s",
+    rule: "schema",
+    path: "spec.sampling.intervalSeconds",
+    edit: (s) => (s.sampling = { intervalSeconds: 4 }),
+  },
+  {
+    name: "interval above 300 s",
+    rule: "schema",
+    path: "spec.sampling.intervalSeconds",
+    edit: (s) => (s.sampling = { intervalSeconds: 301 }),
+  },
+  {
+    name: "pending timeout below 60 s",
+    rule: "schema",
+    path: "spec.sampling.pendingTimeoutSeconds",
+    edit: (s) => (s.sampling = { pendingTimeoutSeconds: 59 }),
+  },
+  {
+    name: "pending timeout above 1200 s",
+    rule: "schema",
+    path: "spec.sampling.pendingTimeoutSeconds",
+    edit: (s) => (s.sampling = { pendingTimeoutSeconds: 1201 }),
+  },
+  {
+    name: "unknown metric",
+    rule: "schema",
+    path: "spec.algorithm.proportional.metric",
+    edit: (s) => (s.algorithm.proportional.metric = "GpuUtilization"),
+  },
+  {
+    name: "tolerance above 1",
+    rule: "schema",
+    path: "spec.algorithm.proportional.tolerance",
+    reason: "at most 1",
+    edit: (s) => (s.algorithm.proportional.tolerance = "1.5"),
+  },
+  {
+    name: "tolerance of zero",
+    rule: "schema",
+    path: "spec.algorithm.proportional.tolerance",
+    reason: "positive",
+    edit: (s) => (s.algorithm.proportional.tolerance = "0"),
+  },
+  {
+    name: "empty roleTargets",
+    rule: "schema",
+    path: "spec.algorithm.proportional.roleTargets",
+    edit: (s) => (s.algorithm.proportional.roleTargets = []),
+  },
+  {
+    name: "stable window below 30 s",
+    rule: "schema",
+    path: "spec.algorithm.tokenThroughput.stableWindowSeconds",
+    edit: (s) => (s.algorithm = { tokenThroughput: { stableWindowSeconds: 29 } }),
+  },
+  {
+    name: "panic window above 300 s",
+    rule: "schema",
+    path: "spec.algorithm.tokenThroughput.panicWindowSeconds",
+    edit: (s) => (s.algorithm = { tokenThroughput: { panicWindowSeconds: 301 } }),
+  },
+  {
+    name: "panic threshold negative",
+    rule: "schema",
+    path: "spec.algorithm.tokenThroughput.panicThreshold",
+    edit: (s) => (s.algorithm = { tokenThroughput: { panicThreshold: "-2" } }),
+  },
+  {
+    name: "horizon above 600 s",
+    rule: "schema",
+    path: "spec.algorithm.predictive.horizonSeconds",
+    edit: (s) => (s.algorithm = { predictive: { horizonSeconds: 601 } }),
+  },
+  {
+    name: "minPoints of zero",
+    rule: "schema",
+    path: "spec.algorithm.predictive.minPoints",
+    edit: (s) => (s.algorithm = { predictive: { minPoints: 0 } }),
+  },
+  {
+    name: "minPoints above 64",
+    rule: "schema",
+    path: "spec.algorithm.predictive.minPoints",
+    edit: (s) => (s.algorithm = { predictive: { minPoints: 65 } }),
+  },
+  {
+    name: "unknown algorithm type",
+    rule: "schema",
+    path: "spec.algorithm.type",
+    edit: (s) => (s.algorithm.type = "Reactive"),
+  },
+  {
+    name: "scale-up window above 600 s",
+    rule: "schema",
+    path: "spec.behavior.scaleUp.stabilizationWindowSeconds",
+    edit: (s) => (s.behavior.scaleUp.stabilizationWindowSeconds = 601),
+  },
+  {
+    name: "maxStepPercent above 1000",
+    rule: "schema",
+    path: "spec.behavior.scaleUp.maxStepPercent",
+    edit: (s) => (s.behavior.scaleUp.maxStepPercent = 1001),
+  },
+  {
+    name: "maxStepReplicas negative",
+    rule: "schema",
+    path: "spec.behavior.scaleUp.maxStepReplicas",
+    edit: (s) => (s.behavior.scaleUp.maxStepReplicas = -1),
+  },
+  {
+    name: "scale-down window above 1800 s",
+    rule: "schema",
+    path: "spec.behavior.scaleDown.stabilizationWindowSeconds",
+    edit: (s) => (s.behavior.scaleDown.stabilizationWindowSeconds = 1801),
+  },
+  {
+    name: "abort cooldown above 3600 s",
+    rule: "schema",
+    path: "spec.behavior.scaleDown.cooldownAfterAbortSeconds",
+    edit: (s) => (s.behavior.scaleDown.cooldownAfterAbortSeconds = 3601),
+  },
+  {
+    name: "decode grace above 3600 s",
+    rule: "schema",
+    path: "spec.behavior.scaleDown.decodePostScaleUpGraceSeconds",
+    edit: (s) => (s.behavior.scaleDown.decodePostScaleUpGraceSeconds = 3601),
+  },
+  {
+    name: "unknown rebalance policy",
+    rule: "schema",
+    path: "spec.rebalance.policy",
+    edit: (s) => (s.rebalance.policy = "Random"),
+  },
   // schema: quantities
-  { name: "quantity garbage", rule: "schema", path: "spec.ratios[0].target", reason: "not a Kubernetes quantity", edit: (s) => (s.ratios[0].target = "fast") },
-  { name: "quantity with unknown suffix", rule: "schema", path: "spec.ratios[0].max", reason: "not a Kubernetes quantity", edit: (s) => (s.ratios[0].max = "2x") },
-  { name: "quantity with whitespace", rule: "schema", path: "spec.ratios[0].max", reason: "not a Kubernetes quantity", edit: (s) => (s.ratios[0].max = " 2") },
-  { name: "unquoted fractional quantity", rule: "schema", path: "spec.ratios[0].min", reason: 'quoted quantity such as "0.5"', edit: (s) => (s.ratios[0].min = 0.5) },
-  { name: "negative quantity", rule: "schema", path: "spec.algorithm.proportional.roleTargets[0].target", reason: "positive", edit: (s) => (s.algorithm.proportional.roleTargets[0].target = "-1") },
-  { name: "zero millis quantity", rule: "schema", path: "spec.algorithm.proportional.roleTargets[0].target", reason: "positive", edit: (s) => (s.algorithm.proportional.roleTargets[0].target = "0m") },
-  { name: "quantity above 2^63-1", rule: "schema", path: "spec.ratios[0].max", reason: "out of range", edit: (s) => (s.ratios[0].max = "10E") },
-  { name: "quantity of the wrong type", rule: "schema", path: "spec.ratios[0].max", reason: "must be a quantity", edit: (s) => (s.ratios[0].max = true) },
+  {
+    name: "quantity garbage",
+    rule: "schema",
+    path: "spec.ratios[0].target",
+    reason: "not a Kubernetes quantity",
+    edit: (s) => (s.ratios[0].target = "fast"),
+  },
+  {
+    name: "quantity with unknown suffix",
+    rule: "schema",
+    path: "spec.ratios[0].max",
+    reason: "not a Kubernetes quantity",
+    edit: (s) => (s.ratios[0].max = "2x"),
+  },
+  {
+    name: "quantity with whitespace",
+    rule: "schema",
+    path: "spec.ratios[0].max",
+    reason: "not a Kubernetes quantity",
+    edit: (s) => (s.ratios[0].max = " 2"),
+  },
+  {
+    name: "unquoted fractional quantity",
+    rule: "schema",
+    path: "spec.ratios[0].min",
+    reason: 'quoted quantity such as "0.5"',
+    edit: (s) => (s.ratios[0].min = 0.5),
+  },
+  {
+    name: "negative quantity",
+    rule: "schema",
+    path: "spec.algorithm.proportional.roleTargets[0].target",
+    reason: "positive",
+    edit: (s) => (s.algorithm.proportional.roleTargets[0].target = "-1"),
+  },
+  {
+    name: "zero millis quantity",
+    rule: "schema",
+    path: "spec.algorithm.proportional.roleTargets[0].target",
+    reason: "positive",
+    edit: (s) => (s.algorithm.proportional.roleTargets[0].target = "0m"),
+  },
+  {
+    name: "quantity above 2^63-1",
+    rule: "schema",
+    path: "spec.ratios[0].max",
+    reason: "out of range",
+    edit: (s) => (s.ratios[0].max = "10E"),
+  },
+  {
+    name: "quantity of the wrong type",
+    rule: "schema",
+    path: "spec.ratios[0].max",
+    reason: "must be a quantity",
+    edit: (s) => (s.ratios[0].max = true),
+  },
   // schema: stepPolicy
-  { name: "stepPolicy without type", rule: "schema", path: "spec.behavior.scaleUp.stepPolicy.type", reason: "required", edit: (s) => delete s.behavior.scaleUp.stepPolicy.type },
-  { name: "stepPolicy with an unknown type", rule: "schema", path: "spec.behavior.scaleDown.stepPolicy.type", reason: "Pods, Percent", edit: (s) => (s.behavior.scaleDown.stepPolicy.type = "Replicas") },
-  { name: "stepPolicy with a negative value", rule: "schema", path: "spec.behavior.scaleDown.stepPolicy.value", reason: "at least 0", edit: (s) => (s.behavior.scaleDown.stepPolicy.value = -1) },
-  { name: "stepPolicy without value", rule: "schema", path: "spec.behavior.scaleUp.stepPolicy.value", reason: "required", edit: (s) => delete s.behavior.scaleUp.stepPolicy.value },
+  {
+    name: "stepPolicy without type",
+    rule: "schema",
+    path: "spec.behavior.scaleUp.stepPolicy.type",
+    reason: "required",
+    edit: (s) => delete s.behavior.scaleUp.stepPolicy.type,
+  },
+  {
+    name: "stepPolicy with an unknown type",
+    rule: "schema",
+    path: "spec.behavior.scaleDown.stepPolicy.type",
+    reason: "Pods, Percent",
+    edit: (s) => (s.behavior.scaleDown.stepPolicy.type = "Replicas"),
+  },
+  {
+    name: "stepPolicy with a negative value",
+    rule: "schema",
+    path: "spec.behavior.scaleDown.stepPolicy.value",
+    reason: "at least 0",
+    edit: (s) => (s.behavior.scaleDown.stepPolicy.value = -1),
+  },
+  {
+    name: "stepPolicy without value",
+    rule: "schema",
+    path: "spec.behavior.scaleUp.stepPolicy.value",
+    reason: "required",
+    edit: (s) => delete s.behavior.scaleUp.stepPolicy.value,
+  },
   // cross-field rules
-  { name: "minReplicas above maxReplicas", rule: "bounds-order", path: "spec.roles[0].minReplicas", edit: (s) => (s.roles[0].minReplicas = 9) },
-  { name: "default minReplicas 1 is fine, explicit 9 over 8 is not", rule: "bounds-order", path: "spec.roles[1].minReplicas", edit: (s) => (s.roles[1].minReplicas = 9) },
-  { name: "a block of another type", rule: "parameter-block", path: "spec.algorithm.tokenThroughput", edit: (s) => (s.algorithm.tokenThroughput = {}) },
-  { name: "Proportional without its block", rule: "parameter-block", path: "spec.algorithm.proportional", reason: "required", edit: (s) => delete s.algorithm.proportional },
+  {
+    name: "minReplicas above maxReplicas",
+    rule: "bounds-order",
+    path: "spec.roles[0].minReplicas",
+    edit: (s) => (s.roles[0].minReplicas = 9),
+  },
+  {
+    name: "default minReplicas 1 is fine, explicit 9 over 8 is not",
+    rule: "bounds-order",
+    path: "spec.roles[1].minReplicas",
+    edit: (s) => (s.roles[1].minReplicas = 9),
+  },
+  {
+    name: "a block of another type",
+    rule: "parameter-block",
+    path: "spec.algorithm.tokenThroughput",
+    edit: (s) => (s.algorithm.tokenThroughput = {}),
+  },
+  {
+    name: "Proportional without its block",
+    rule: "parameter-block",
+    path: "spec.algorithm.proportional",
+    reason: "required",
+    edit: (s) => delete s.algorithm.proportional,
+  },
   {
     name: "two blocks and no type",
     rule: "parameter-block",
@@ -79,13 +338,48 @@ const refused: readonly Refused[] = [
       s.algorithm.predictive = {};
     },
   },
-  { name: "duplicate role names", rule: "unique-role-names", path: "spec.roles[1].name", edit: (s) => (s.roles[1].name = "prefill") },
-  { name: "duplicate roleTargets", rule: "unique-role-targets", path: "spec.algorithm.proportional.roleTargets[1].name", edit: (s) => (s.algorithm.proportional.roleTargets[1].name = "prefill") },
-  { name: "duplicate ordered ratio pair", rule: "unique-ratio-pairs", path: "spec.ratios[1]", edit: (s) => s.ratios.push({ numeratorRole: "prefill", denominatorRole: "decode" }) },
-  { name: "duplicate priority names", rule: "unique-priority-names", path: "spec.rebalance.priority[2]", edit: (s) => s.rebalance.priority.push("decode") },
-  { name: "roleTarget for an unscaled role", rule: "role-targets-scaled", path: "spec.algorithm.proportional.roleTargets[2].name", edit: (s) => s.algorithm.proportional.roleTargets.push({ name: "encode", target: "1" }) },
-  { name: "ratio to an unscaled role", rule: "ratio-roles-scaled", path: "spec.ratios[0].denominatorRole", edit: (s) => (s.ratios[0].denominatorRole = "encode") },
-  { name: "priority names an unscaled role", rule: "priority-scaled", path: "spec.rebalance.priority[0]", edit: (s) => (s.rebalance.priority[0] = "encode") },
+  {
+    name: "duplicate role names",
+    rule: "unique-role-names",
+    path: "spec.roles[1].name",
+    edit: (s) => (s.roles[1].name = "prefill"),
+  },
+  {
+    name: "duplicate roleTargets",
+    rule: "unique-role-targets",
+    path: "spec.algorithm.proportional.roleTargets[1].name",
+    edit: (s) => (s.algorithm.proportional.roleTargets[1].name = "prefill"),
+  },
+  {
+    name: "duplicate ordered ratio pair",
+    rule: "unique-ratio-pairs",
+    path: "spec.ratios[1]",
+    edit: (s) => s.ratios.push({ numeratorRole: "prefill", denominatorRole: "decode" }),
+  },
+  {
+    name: "duplicate priority names",
+    rule: "unique-priority-names",
+    path: "spec.rebalance.priority[2]",
+    edit: (s) => s.rebalance.priority.push("decode"),
+  },
+  {
+    name: "roleTarget for an unscaled role",
+    rule: "role-targets-scaled",
+    path: "spec.algorithm.proportional.roleTargets[2].name",
+    edit: (s) => s.algorithm.proportional.roleTargets.push({ name: "encode", target: "1" }),
+  },
+  {
+    name: "ratio to an unscaled role",
+    rule: "ratio-roles-scaled",
+    path: "spec.ratios[0].denominatorRole",
+    edit: (s) => (s.ratios[0].denominatorRole = "encode"),
+  },
+  {
+    name: "priority names an unscaled role",
+    rule: "priority-scaled",
+    path: "spec.rebalance.priority[0]",
+    edit: (s) => (s.rebalance.priority[0] = "encode"),
+  },
   {
     name: "scaled role without target or ratio",
     rule: "proportional-coverage",
@@ -105,10 +399,27 @@ const refused: readonly Refused[] = [
       s.ratios.push({ numeratorRole: "encode", denominatorRole: "decode", target: "1" });
     },
   },
-  { name: "ratio of a role to itself", rule: "ratio-distinct-roles", path: "spec.ratios[0].denominatorRole", edit: (s) => (s.ratios[0].denominatorRole = "prefill") },
+  {
+    name: "ratio of a role to itself",
+    rule: "ratio-distinct-roles",
+    path: "spec.ratios[0].denominatorRole",
+    edit: (s) => (s.ratios[0].denominatorRole = "prefill"),
+  },
   { name: "ratio min above max", rule: "ratio-band", path: "spec.ratios[0].min", edit: (s) => (s.ratios[0].min = "3") },
-  { name: "ratio target below min", rule: "ratio-band", path: "spec.ratios[0].target", reason: "at least min", edit: (s) => (s.ratios[0].target = "499m") },
-  { name: "ratio target above max", rule: "ratio-band", path: "spec.ratios[0].target", reason: "at most max", edit: (s) => (s.ratios[0].target = "2001m") },
+  {
+    name: "ratio target below min",
+    rule: "ratio-band",
+    path: "spec.ratios[0].target",
+    reason: "at least min",
+    edit: (s) => (s.ratios[0].target = "499m"),
+  },
+  {
+    name: "ratio target above max",
+    rule: "ratio-band",
+    path: "spec.ratios[0].target",
+    reason: "at most max",
+    edit: (s) => (s.ratios[0].target = "2001m"),
+  },
   {
     name: "ratio band no bounded vector can meet",
     rule: "ratio-feasibility",
@@ -132,17 +443,35 @@ const admitted: readonly Admitted[] = [
   { name: "interval at both ends", edit: (s) => (s.sampling = { intervalSeconds: 5, pendingTimeoutSeconds: 1200 }) },
   { name: "tolerance of exactly 1", edit: (s) => (s.algorithm.proportional.tolerance = "1") },
   { name: "tolerance in millis", edit: (s) => (s.algorithm.proportional.tolerance = "50m") },
-  { name: "quantities with suffixes and exponents", edit: (s) => Object.assign(s.ratios[0], { min: "0.5", target: "1e0", max: "2000m" }) },
+  {
+    name: "quantities with suffixes and exponents",
+    edit: (s) => Object.assign(s.ratios[0], { min: "0.5", target: "1e0", max: "2000m" }),
+  },
   { name: "integer quantities", edit: (s) => Object.assign(s.ratios[0], { min: 1, target: 1, max: 2 }) },
   { name: "a fixed ratio", edit: (s) => Object.assign(s.ratios[0], { min: "1", target: "1", max: "1" }) },
-  { name: "a ratio with only a target", edit: (s) => (s.ratios[0] = { numeratorRole: "prefill", denominatorRole: "decode", target: "3" }) },
-  { name: "the reverse pair is a different ordered pair", edit: (s) => s.ratios.push({ numeratorRole: "decode", denominatorRole: "prefill", min: "0.5", max: "2" }) },
-  { name: "a role covered by a direct ratio to a targeted role", edit: (s) => s.algorithm.proportional.roleTargets.pop() },
+  {
+    name: "a ratio with only a target",
+    edit: (s) => (s.ratios[0] = { numeratorRole: "prefill", denominatorRole: "decode", target: "3" }),
+  },
+  {
+    name: "the reverse pair is a different ordered pair",
+    edit: (s) => s.ratios.push({ numeratorRole: "decode", denominatorRole: "prefill", min: "0.5", max: "2" }),
+  },
+  {
+    name: "a role covered by a direct ratio to a targeted role",
+    edit: (s) => s.algorithm.proportional.roleTargets.pop(),
+  },
   { name: "type inferred from the proportional block", edit: (s) => delete s.algorithm.type },
   { name: "TokenThroughput without a block", edit: (s) => (s.algorithm = {}) },
-  { name: "Predictive with lenient noises", edit: (s) => (s.algorithm = { predictive: { qLevel: "-1", qTrend: 0, measurementNoise: "0" } }) },
+  {
+    name: "Predictive with lenient noises",
+    edit: (s) => (s.algorithm = { predictive: { qLevel: "-1", qTrend: 0, measurementNoise: "0" } }),
+  },
   { name: "stepPolicy zero values", edit: (s) => (s.behavior.scaleDown.stepPolicy = { type: "Pods", value: 0 }) },
-  { name: "zero step bounds store defaults", edit: (s) => (s.behavior.scaleUp = { maxStepReplicas: 0, maxStepPercent: 0 }) },
+  {
+    name: "zero step bounds store defaults",
+    edit: (s) => (s.behavior.scaleUp = { maxStepReplicas: 0, maxStepPercent: 0 }),
+  },
   { name: "priority lists a subset", edit: (s) => (s.rebalance.priority = ["decode"]) },
   { name: "no ratios at all when every role has a target", edit: (s) => delete s.ratios },
 ];
@@ -170,7 +499,9 @@ describe("problems", () => {
     const result = validateScaler(withSpec((s) => (s.roles[1].maxReplicas = 2000)));
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toEqual([{ rule: "schema", path: "spec.roles[1].maxReplicas", value: 2000, reason: "must be at most 1024" }]);
+    expect(result.problems).toEqual([
+      { rule: "schema", path: "spec.roles[1].maxReplicas", value: 2000, reason: "must be at most 1024" },
+    ]);
     expect(formatProblem(result.problems[0]!)).toBe("spec.roles[1].maxReplicas = 2000: must be at most 1024");
   });
 
@@ -184,7 +515,11 @@ describe("problems", () => {
     );
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect([...new Set(result.problems.map((p) => p.rule))].sort()).toEqual(["ratio-band", "schema", "unique-role-names"]);
+    expect([...new Set(result.problems.map((p) => p.rule))].sort()).toEqual([
+      "ratio-band",
+      "schema",
+      "unique-role-names",
+    ]);
   });
 
   it("report each unknown key separately", () => {
@@ -199,7 +534,9 @@ describe("update rules", () => {
     const result = validateScaler(baseScaler(), { old });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toEqual([expect.objectContaining({ rule: "target-ref-immutable", path: "spec.targetRef.name", value: "llm-serving" })]);
+    expect(result.problems).toEqual([
+      expect.objectContaining({ rule: "target-ref-immutable", path: "spec.targetRef.name", value: "llm-serving" }),
+    ]);
   });
 
   it("admit an update that keeps targetRef.name", () => {

@@ -6,17 +6,40 @@ describe("p95Milliseconds", () => {
   it.each([
     {
       name: "the smallest boundary whose cumulative count reaches 95%",
-      h: histogram([[0.1, 60], [0.25, 90], [0.5, 98], [Infinity, 100]], 20),
+      h: histogram(
+        [
+          [0.1, 60],
+          [0.25, 90],
+          [0.5, 98],
+          [Infinity, 100],
+        ],
+        20,
+      ),
       want: 500,
     },
     {
       name: "exactly 95% at a boundary selects that boundary",
-      h: histogram([[0.1, 50], [0.2, 95], [0.4, 100], [Infinity, 100]], 15),
+      h: histogram(
+        [
+          [0.1, 50],
+          [0.2, 95],
+          [0.4, 100],
+          [Infinity, 100],
+        ],
+        15,
+      ),
       want: 200,
     },
     {
       name: "the percentile in +Inf falls back to the mean",
-      h: histogram([[0.1, 50], [0.2, 90], [Infinity, 100]], 40),
+      h: histogram(
+        [
+          [0.1, 50],
+          [0.2, 90],
+          [Infinity, 100],
+        ],
+        40,
+      ),
       want: 400,
     },
     {
@@ -26,12 +49,25 @@ describe("p95Milliseconds", () => {
     },
     {
       name: "a boundary that float arithmetic would blur stays exact (0.15 s → 150 ms)",
-      h: histogram([[0.15, 100], [Infinity, 100]], 10),
+      h: histogram(
+        [
+          [0.15, 100],
+          [Infinity, 100],
+        ],
+        10,
+      ),
       want: 150,
     },
     {
       name: "fractional counts from an extrapolated increase(): 95% of 19.99 is 18.99",
-      h: histogram([[0.05, 18.5], [0.1, 19.99], [Infinity, 19.99]], 1),
+      h: histogram(
+        [
+          [0.05, 18.5],
+          [0.1, 19.99],
+          [Infinity, 19.99],
+        ],
+        1,
+      ),
       want: 100,
     },
   ])("$name", ({ h, want }) => {
@@ -39,7 +75,19 @@ describe("p95Milliseconds", () => {
   });
 
   it("has no value without observations: no latency is not zero latency", () => {
-    expect(p95Milliseconds(mergeHistograms([histogram([[0.1, 0], [Infinity, 0]], 0)]))).toBeUndefined();
+    expect(
+      p95Milliseconds(
+        mergeHistograms([
+          histogram(
+            [
+              [0.1, 0],
+              [Infinity, 0],
+            ],
+            0,
+          ),
+        ]),
+      ),
+    ).toBeUndefined();
     expect(p95Milliseconds(mergeHistograms([]))).toBeUndefined();
   });
 });
@@ -47,8 +95,24 @@ describe("p95Milliseconds", () => {
 describe("mergeHistograms", () => {
   it("sums bucket counts across pods before taking the percentile", () => {
     // Pod a is fast, pod b slow: alone, a's p95 is 0.1 s; together 95% of 200 = 190 is reached at 0.4 s.
-    const a = histogram([[0.1, 100], [0.2, 100], [0.4, 100], [Infinity, 100]], 5);
-    const b = histogram([[0.1, 0], [0.2, 50], [0.4, 100], [Infinity, 100]], 30);
+    const a = histogram(
+      [
+        [0.1, 100],
+        [0.2, 100],
+        [0.4, 100],
+        [Infinity, 100],
+      ],
+      5,
+    );
+    const b = histogram(
+      [
+        [0.1, 0],
+        [0.2, 50],
+        [0.4, 100],
+        [Infinity, 100],
+      ],
+      30,
+    );
     expect(p95Milliseconds(mergeHistograms([a]))).toBe(100);
     expect(mergeHistograms([a, b])).toEqual({
       buckets: [
@@ -64,8 +128,22 @@ describe("mergeHistograms", () => {
   });
 
   it("merges different bucket layouts by undercounting, which can only raise the percentile", () => {
-    const fine = histogram([[0.1, 10], [0.15, 20], [0.2, 20], [Infinity, 20]], 2);
-    const coarse = histogram([[0.2, 20], [Infinity, 20]], 2);
+    const fine = histogram(
+      [
+        [0.1, 10],
+        [0.15, 20],
+        [0.2, 20],
+        [Infinity, 20],
+      ],
+      2,
+    );
+    const coarse = histogram(
+      [
+        [0.2, 20],
+        [Infinity, 20],
+      ],
+      2,
+    );
     // At 0.15 the coarse pod contributes its count at 0.1 or below: 0.
     expect(mergeHistograms([fine, coarse])?.buckets).toEqual([
       { upperBound: 0.1, count: 10 },
@@ -77,14 +155,26 @@ describe("mergeHistograms", () => {
   });
 
   it("uses the mean when any pod has no buckets", () => {
-    const withBuckets = histogram([[0.1, 10], [Infinity, 10]], 0.5);
+    const withBuckets = histogram(
+      [
+        [0.1, 10],
+        [Infinity, 10],
+      ],
+      0.5,
+    );
     const merged = mergeHistograms([withBuckets, { buckets: [], count: 10, sum: 1.5 }]);
     expect(merged?.buckets).toEqual([]);
     expect(p95Milliseconds(merged)).toBe(100);
   });
 
   it("ignores a histogram with a NaN or negative delta", () => {
-    const good = histogram([[0.1, 10], [Infinity, 10]], 0.5);
+    const good = histogram(
+      [
+        [0.1, 10],
+        [Infinity, 10],
+      ],
+      0.5,
+    );
     expect(mergeHistograms([good, { buckets: [], count: Number.NaN, sum: 1 }])).toEqual(mergeHistograms([good]));
     expect(mergeHistograms([{ buckets: [], count: -3, sum: 1 }])).toBeUndefined();
   });

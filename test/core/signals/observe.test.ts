@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { RoleKind } from "../../../src/core/api/model-deployment.js";
 import { observeRole, staleAfterSeconds } from "../../../src/core/signals/observe.js";
-import type { PodSample, RoleObservation, RoleSamples } from "../../../src/core/signals/types.js";
+import type { PodSample, PodWindowRates, RoleObservation, RoleSamples } from "../../../src/core/signals/types.js";
 import { histogram, nowMs, pod } from "./pods.js";
 
-function observe(pods: readonly PodSample[], options: { kind?: RoleKind; readyReplicas?: number; samples?: RoleSamples } = {}): RoleObservation {
+function observe(
+  pods: readonly PodSample[],
+  options: { kind?: RoleKind; readyReplicas?: number; samples?: RoleSamples } = {},
+): RoleObservation {
   return observeRole({
     kind: options.kind ?? "Server",
     samples: options.samples ?? { pods },
@@ -56,7 +59,11 @@ describe("prompt demand: vLLM", () => {
     },
     {
       name: "SGLang-only counters are ignored for a vLLM pod",
-      pods: [pod("p0", { stable: { promptTokensPerSecond: 3000, effectivePrefillTokensPerSecond: 10, deviceHitTokensPerSecond: 2000 } })],
+      pods: [
+        pod("p0", {
+          stable: { promptTokensPerSecond: 3000, effectivePrefillTokensPerSecond: 10, deviceHitTokensPerSecond: 2000 },
+        }),
+      ],
       want: 3000,
     },
   ])("$name", ({ pods, want }) => {
@@ -65,11 +72,17 @@ describe("prompt demand: vLLM", () => {
 });
 
 describe("prompt demand: SGLang", () => {
-  const sglang = (name: string, stable: Parameters<typeof pod>[1]["stable"]): PodSample => pod(name, { engine: "sglang", stable });
+  const sglang = (name: string, stable: Partial<PodWindowRates>): PodSample => pod(name, { engine: "sglang", stable });
   it.each([
     {
       name: "prefill_effective_tokens_total{mode=input} when present, whatever the hit counters say",
-      pods: [sglang("s0", { promptTokensPerSecond: 5000, effectivePrefillTokensPerSecond: 1500, deviceHitTokensPerSecond: 100 })],
+      pods: [
+        sglang("s0", {
+          promptTokensPerSecond: 5000,
+          effectivePrefillTokensPerSecond: 1500,
+          deviceHitTokensPerSecond: 100,
+        }),
+      ],
       want: 1500,
     },
     {
@@ -79,7 +92,14 @@ describe("prompt demand: SGLang", () => {
     },
     {
       name: "no effective counter: prompt minus device, host and storage hits",
-      pods: [sglang("s0", { promptTokensPerSecond: 5000, deviceHitTokensPerSecond: 2000, hostHitTokensPerSecond: 500, storageHitTokensPerSecond: 250 })],
+      pods: [
+        sglang("s0", {
+          promptTokensPerSecond: 5000,
+          deviceHitTokensPerSecond: 2000,
+          hostHitTokensPerSecond: 500,
+          storageHitTokensPerSecond: 250,
+        }),
+      ],
       want: 2250,
     },
     {
@@ -94,12 +114,18 @@ describe("prompt demand: SGLang", () => {
     },
     {
       name: "clamped at zero per pod",
-      pods: [sglang("s0", { promptTokensPerSecond: 100, deviceHitTokensPerSecond: 900 }), sglang("s1", { promptTokensPerSecond: 300 })],
+      pods: [
+        sglang("s0", { promptTokensPerSecond: 100, deviceHitTokensPerSecond: 900 }),
+        sglang("s1", { promptTokensPerSecond: 300 }),
+      ],
       want: 300,
     },
     {
       name: "pods of mixed counter versions each use their best source",
-      pods: [sglang("new", { promptTokensPerSecond: 5000, effectivePrefillTokensPerSecond: 1000 }), sglang("old", { promptTokensPerSecond: 800, deviceHitTokensPerSecond: 300 })],
+      pods: [
+        sglang("new", { promptTokensPerSecond: 5000, effectivePrefillTokensPerSecond: 1000 }),
+        sglang("old", { promptTokensPerSecond: 800, deviceHitTokensPerSecond: 300 }),
+      ],
       want: 1500,
     },
     {
@@ -114,25 +140,57 @@ describe("prompt demand: SGLang", () => {
 
 describe("requests", () => {
   it.each([
-    { name: "vLLM server: running and waiting summed over pods", kind: "Server" as const, engine: "vllm" as const, want: { running: 7, waiting: 3 } },
-    { name: "SGLang prefill: the transfer queue is not waiting", kind: "Prefill" as const, engine: "sglang" as const, want: { running: 7, waiting: 3 } },
-    { name: "SGLang decode: waiting includes the KV transfer queue", kind: "Decode" as const, engine: "sglang" as const, want: { running: 7, waiting: 3 + 6 } },
+    {
+      name: "vLLM server: running and waiting summed over pods",
+      kind: "Server" as const,
+      engine: "vllm" as const,
+      want: { running: 7, waiting: 3 },
+    },
+    {
+      name: "SGLang prefill: the transfer queue is not waiting",
+      kind: "Prefill" as const,
+      engine: "sglang" as const,
+      want: { running: 7, waiting: 3 },
+    },
+    {
+      name: "SGLang decode: waiting includes the KV transfer queue",
+      kind: "Decode" as const,
+      engine: "sglang" as const,
+      want: { running: 7, waiting: 3 + 6 },
+    },
   ])("$name", ({ kind, engine, want }) => {
     const pods = [
-      pod("a", { engine, runningRequests: 4, waitingRequests: 1, decodeTransferQueueRequests: 2, stable: { generationTokensPerSecond: 1 } }),
-      pod("b", { engine, runningRequests: 3, waitingRequests: 2, decodeTransferQueueRequests: 4, stable: { generationTokensPerSecond: 1 } }),
+      pod("a", {
+        engine,
+        runningRequests: 4,
+        waitingRequests: 1,
+        decodeTransferQueueRequests: 2,
+        stable: { generationTokensPerSecond: 1 },
+      }),
+      pod("b", {
+        engine,
+        runningRequests: 3,
+        waitingRequests: 2,
+        decodeTransferQueueRequests: 4,
+        stable: { generationTokensPerSecond: 1 },
+      }),
     ];
     const observation = observe(pods, { kind });
     expect([observation.runningRequests, observation.waitingRequests]).toEqual([want.running, want.waiting]);
   });
 
   it("a decode pod with only the transfer queue reports it as waiting", () => {
-    const observation = observe([pod("d", { engine: "sglang", decodeTransferQueueRequests: 5, stable: { generationTokensPerSecond: 9 } })], { kind: "Decode" });
+    const observation = observe(
+      [pod("d", { engine: "sglang", decodeTransferQueueRequests: 5, stable: { generationTokensPerSecond: 9 } })],
+      { kind: "Decode" },
+    );
     expect(observation.waitingRequests).toBe(5);
   });
 
   it("keeps a measured zero and omits what no pod reported", () => {
-    const observation = observe([pod("a", { runningRequests: 0, stable: { promptTokensPerSecond: 0, generationTokensPerSecond: 0 } })]);
+    const observation = observe([
+      pod("a", { runningRequests: 0, stable: { promptTokensPerSecond: 0, generationTokensPerSecond: 0 } }),
+    ]);
     expect(observation.runningRequests).toBe(0);
     expect(observation).not.toHaveProperty("waitingRequests");
     expect(observation).not.toHaveProperty("kvCacheUsage");
@@ -140,17 +198,29 @@ describe("requests", () => {
   });
 
   it("sums the pods that report a gauge when others do not", () => {
-    const observation = observe([pod("a", { runningRequests: 4, stable: { generationTokensPerSecond: 1 } }), pod("b", { stable: { generationTokensPerSecond: 1 } })]);
+    const observation = observe([
+      pod("a", { runningRequests: 4, stable: { generationTokensPerSecond: 1 } }),
+      pod("b", { stable: { generationTokensPerSecond: 1 } }),
+    ]);
     expect(observation.runningRequests).toBe(4);
   });
 
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, -1])("treats a gauge of %s as not reported, never as zero or a value", (bad) => {
-    const observation = observe([pod("a", { runningRequests: bad, kvCacheUsage: bad, stable: { generationTokensPerSecond: bad, promptTokensPerSecond: 10 } })]);
-    expect(observation).not.toHaveProperty("runningRequests");
-    expect(observation).not.toHaveProperty("kvCacheUsage");
-    expect(observation).not.toHaveProperty("generationTokensPerSecond");
-    expect(observation.promptTokensPerSecond).toBe(10);
-  });
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, -1])(
+    "treats a gauge of %s as not reported, never as zero or a value",
+    (bad) => {
+      const observation = observe([
+        pod("a", {
+          runningRequests: bad,
+          kvCacheUsage: bad,
+          stable: { generationTokensPerSecond: bad, promptTokensPerSecond: 10 },
+        }),
+      ]);
+      expect(observation).not.toHaveProperty("runningRequests");
+      expect(observation).not.toHaveProperty("kvCacheUsage");
+      expect(observation).not.toHaveProperty("generationTokensPerSecond");
+      expect(observation.promptTokensPerSecond).toBe(10);
+    },
+  );
 });
 
 describe("kvCacheUsage", () => {
@@ -163,7 +233,10 @@ describe("kvCacheUsage", () => {
 describe("windows", () => {
   it("reports both windows separately", () => {
     const observation = observe([
-      pod("a", { stable: { promptTokensPerSecond: 1000, generationTokensPerSecond: 200 }, panic: { promptTokensPerSecond: 3000, generationTokensPerSecond: 600 } }),
+      pod("a", {
+        stable: { promptTokensPerSecond: 1000, generationTokensPerSecond: 200 },
+        panic: { promptTokensPerSecond: 3000, generationTokensPerSecond: 600 },
+      }),
     ]);
     expect(observation).toMatchObject({
       promptTokensPerSecond: 1000,
@@ -176,7 +249,11 @@ describe("windows", () => {
   it("excludes a pod whose counters reset until it has a new baseline, and counts it out of coverage", () => {
     const observation = observe([
       pod("a", { runningRequests: 2, stable: { promptTokensPerSecond: 1000 } }),
-      pod("reset", { runningRequests: 3, stable: { established: false, promptTokensPerSecond: 99999 }, panic: { established: false, promptTokensPerSecond: 99999 } }),
+      pod("reset", {
+        runningRequests: 3,
+        stable: { established: false, promptTokensPerSecond: 99999 },
+        panic: { established: false, promptTokensPerSecond: 99999 },
+      }),
     ]);
     expect(observation.promptTokensPerSecond).toBe(1000);
     expect(observation.panicPromptTokensPerSecond).toBe(1000);
@@ -187,15 +264,30 @@ describe("windows", () => {
   });
 
   it("a reset only inside the stable window still gives panic rates", () => {
-    const observation = observe([pod("a", { stable: { established: false, promptTokensPerSecond: 5 }, panic: { promptTokensPerSecond: 800 } })]);
+    const observation = observe([
+      pod("a", { stable: { established: false, promptTokensPerSecond: 5 }, panic: { promptTokensPerSecond: 800 } }),
+    ]);
     expect(observation).not.toHaveProperty("promptTokensPerSecond");
     expect(observation.panicPromptTokensPerSecond).toBe(800);
     expect(observation.signalState).toBe("Missing");
   });
 
   it("no established stable window anywhere is Missing, and the gauges still show", () => {
-    const observation = observe([pod("new", { runningRequests: 6, waitingRequests: 1, stable: { established: false }, panic: { established: false } })]);
-    expect(observation).toEqual({ readyReplicas: 1, sampledReplicas: 0, signalState: "Missing", runningRequests: 6, waitingRequests: 1 });
+    const observation = observe([
+      pod("new", {
+        runningRequests: 6,
+        waitingRequests: 1,
+        stable: { established: false },
+        panic: { established: false },
+      }),
+    ]);
+    expect(observation).toEqual({
+      readyReplicas: 1,
+      sampledReplicas: 0,
+      signalState: "Missing",
+      runningRequests: 6,
+      waitingRequests: 1,
+    });
   });
 
   it("an established window with no token counter at all is Missing", () => {
@@ -207,7 +299,10 @@ describe("signal state", () => {
   it.each([
     {
       name: "query failed: Missing with nothing reported",
-      samples: { pods: [pod("a", { runningRequests: 3, stable: { promptTokensPerSecond: 10 } })], queryFailed: { reason: "timeout" } },
+      samples: {
+        pods: [pod("a", { runningRequests: 3, stable: { promptTokensPerSecond: 10 } })],
+        queryFailed: { reason: "timeout" },
+      },
       want: { readyReplicas: 2, sampledReplicas: 0, signalState: "Missing" },
     },
     {
@@ -217,7 +312,12 @@ describe("signal state", () => {
     },
     {
       name: "every pod older than the limit: Stale with nothing reported",
-      samples: { pods: [pod("a", { ageSeconds: 61, runningRequests: 3, stable: { promptTokensPerSecond: 10 } }), pod("b", { ageSeconds: 600 })] },
+      samples: {
+        pods: [
+          pod("a", { ageSeconds: 61, runningRequests: 3, stable: { promptTokensPerSecond: 10 } }),
+          pod("b", { ageSeconds: 600 }),
+        ],
+      },
       want: { readyReplicas: 2, sampledReplicas: 0, signalState: "Stale" },
     },
   ])("$name", ({ samples, want }) => {
@@ -225,24 +325,57 @@ describe("signal state", () => {
   });
 
   it.each([
-    { name: "all rates and requests a measured zero: Idle", running: 0, waiting: 0, prompt: 0, generation: 0, want: "Idle" },
+    {
+      name: "all rates and requests a measured zero: Idle",
+      running: 0,
+      waiting: 0,
+      prompt: 0,
+      generation: 0,
+      want: "Idle",
+    },
     { name: "one waiting request: Fresh", running: 0, waiting: 1, prompt: 0, generation: 0, want: "Fresh" },
     { name: "generation under way: Fresh", running: 0, waiting: 0, prompt: 0, generation: 5, want: "Fresh" },
-    { name: "zero rates and no request gauges: Idle", running: undefined, waiting: undefined, prompt: 0, generation: 0, want: "Idle" },
+    {
+      name: "zero rates and no request gauges: Idle",
+      running: undefined,
+      waiting: undefined,
+      prompt: 0,
+      generation: 0,
+      want: "Idle",
+    },
   ])("$name", ({ running, waiting, prompt, generation, want }) => {
-    const gauges = { ...(running === undefined ? {} : { runningRequests: running }), ...(waiting === undefined ? {} : { waitingRequests: waiting }) };
-    expect(observe([pod("a", { ...gauges, stable: { promptTokensPerSecond: prompt, generationTokensPerSecond: generation } })]).signalState).toBe(want);
+    const gauges = {
+      ...(running === undefined ? {} : { runningRequests: running }),
+      ...(waiting === undefined ? {} : { waitingRequests: waiting }),
+    };
+    expect(
+      observe([
+        pod("a", { ...gauges, stable: { promptTokensPerSecond: prompt, generationTokensPerSecond: generation } }),
+      ]).signalState,
+    ).toBe(want);
   });
 
   it("mixed stale: stale pods drop out of every figure and out of coverage", () => {
     const observation = observe(
       [
         pod("fresh", { runningRequests: 2, kvCacheUsage: 0.5, stable: { promptTokensPerSecond: 100 } }),
-        pod("stale", { ageSeconds: 120, runningRequests: 50, kvCacheUsage: 1, stable: { promptTokensPerSecond: 9000 } }),
+        pod("stale", {
+          ageSeconds: 120,
+          runningRequests: 50,
+          kvCacheUsage: 1,
+          stable: { promptTokensPerSecond: 9000 },
+        }),
       ],
       { readyReplicas: 2 },
     );
-    expect(observation).toMatchObject({ signalState: "Fresh", sampledReplicas: 1, readyReplicas: 2, runningRequests: 2, kvCacheUsage: 0.5, promptTokensPerSecond: 100 });
+    expect(observation).toMatchObject({
+      signalState: "Fresh",
+      sampledReplicas: 1,
+      readyReplicas: 2,
+      runningRequests: 2,
+      kvCacheUsage: 0.5,
+      promptTokensPerSecond: 100,
+    });
   });
 
   it("a pod exactly at the limit is fresh; one second older is stale", () => {
@@ -262,7 +395,9 @@ describe("signal state", () => {
 
 describe("coverage", () => {
   const many = (count: number): PodSample[] =>
-    Array.from({ length: count }, (_, i) => pod(`pod-${String(i).padStart(3, "0")}`, { runningRequests: 1, stable: { generationTokensPerSecond: i } }));
+    Array.from({ length: count }, (_, i) =>
+      pod(`pod-${String(i).padStart(3, "0")}`, { runningRequests: 1, stable: { generationTokensPerSecond: i } }),
+    );
 
   it("samples at most 64 pods, the first by name, so coverage stays incomplete above the cap", () => {
     const observation = observe(many(70), { readyReplicas: 70 });
@@ -289,21 +424,65 @@ describe("coverage", () => {
   });
 
   it("a pod reported twice counts once, with its newest sample", () => {
-    const observation = observe([pod("a", { ageSeconds: 30, runningRequests: 9 }), pod("a", { ageSeconds: 2, runningRequests: 1, stable: { promptTokensPerSecond: 1 } })]);
+    const observation = observe([
+      pod("a", { ageSeconds: 30, runningRequests: 9 }),
+      pod("a", { ageSeconds: 2, runningRequests: 1, stable: { promptTokensPerSecond: 1 } }),
+    ]);
     expect(observation.runningRequests).toBe(1);
     expect(observation.sampledReplicas).toBe(1);
   });
 });
 
 describe("latency", () => {
-  const fast = histogram([[0.1, 100], [0.5, 100], [Infinity, 100]], 5);
-  const slow = histogram([[0.1, 0], [0.5, 100], [Infinity, 100]], 30);
+  const fast = histogram(
+    [
+      [0.1, 100],
+      [0.5, 100],
+      [Infinity, 100],
+    ],
+    5,
+  );
+  const slow = histogram(
+    [
+      [0.1, 0],
+      [0.5, 100],
+      [Infinity, 100],
+    ],
+    30,
+  );
 
   it.each(["vllm", "sglang"] as const)("%s: p95 bucket boundary over the pods, in milliseconds", (engine) => {
     const observation = observe(
       [
-        pod("a", { engine, stable: { promptTokensPerSecond: 1, ttftSeconds: fast, itlSeconds: histogram([[0.02, 1000], [Infinity, 1000]], 10) } }),
-        pod("b", { engine, stable: { promptTokensPerSecond: 1, ttftSeconds: slow, itlSeconds: histogram([[0.02, 900], [0.05, 1000], [Infinity, 1000]], 20) } }),
+        pod("a", {
+          engine,
+          stable: {
+            promptTokensPerSecond: 1,
+            ttftSeconds: fast,
+            itlSeconds: histogram(
+              [
+                [0.02, 1000],
+                [Infinity, 1000],
+              ],
+              10,
+            ),
+          },
+        }),
+        pod("b", {
+          engine,
+          stable: {
+            promptTokensPerSecond: 1,
+            ttftSeconds: slow,
+            itlSeconds: histogram(
+              [
+                [0.02, 900],
+                [0.05, 1000],
+                [Infinity, 1000],
+              ],
+              20,
+            ),
+          },
+        }),
       ],
       { kind: "Server" },
     );
@@ -313,19 +492,46 @@ describe("latency", () => {
   });
 
   it("reads the panic window first", () => {
-    const observation = observe([pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: fast }, panic: { promptTokensPerSecond: 1, ttftSeconds: slow } })]);
+    const observation = observe([
+      pod("a", {
+        stable: { promptTokensPerSecond: 1, ttftSeconds: fast },
+        panic: { promptTokensPerSecond: 1, ttftSeconds: slow },
+      }),
+    ]);
     expect(observation.ttftMilliseconds).toBe(500);
   });
 
   it("falls back to the stable window when the panic window saw no request", () => {
-    const empty = histogram([[0.1, 0], [0.5, 0], [Infinity, 0]], 0);
-    const observation = observe([pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: slow }, panic: { promptTokensPerSecond: 0, ttftSeconds: empty } })]);
+    const empty = histogram(
+      [
+        [0.1, 0],
+        [0.5, 0],
+        [Infinity, 0],
+      ],
+      0,
+    );
+    const observation = observe([
+      pod("a", {
+        stable: { promptTokensPerSecond: 1, ttftSeconds: slow },
+        panic: { promptTokensPerSecond: 0, ttftSeconds: empty },
+      }),
+    ]);
     expect(observation.ttftMilliseconds).toBe(500);
   });
 
   it("is absent when no window saw a request", () => {
-    const empty = histogram([[0.1, 0], [Infinity, 0]], 0);
-    const observation = observe([pod("a", { stable: { promptTokensPerSecond: 0, generationTokensPerSecond: 0, ttftSeconds: empty, itlSeconds: empty } })]);
+    const empty = histogram(
+      [
+        [0.1, 0],
+        [Infinity, 0],
+      ],
+      0,
+    );
+    const observation = observe([
+      pod("a", {
+        stable: { promptTokensPerSecond: 0, generationTokensPerSecond: 0, ttftSeconds: empty, itlSeconds: empty },
+      }),
+    ]);
     expect(observation).not.toHaveProperty("ttftMilliseconds");
     expect(observation).not.toHaveProperty("itlMilliseconds");
     expect(observation.signalState).toBe("Idle");
@@ -334,13 +540,23 @@ describe("latency", () => {
   it("ignores the histogram of a pod whose window is not established", () => {
     const observation = observe([
       pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: fast } }),
-      pod("reset", { stable: { established: false, ttftSeconds: slow }, panic: { established: false, ttftSeconds: slow } }),
+      pod("reset", {
+        stable: { established: false, ttftSeconds: slow },
+        panic: { established: false, ttftSeconds: slow },
+      }),
     ]);
     expect(observation.ttftMilliseconds).toBe(100);
   });
 
   it("uses the mean when the percentile is in +Inf", () => {
-    const tail = histogram([[0.1, 10], [0.2, 80], [Infinity, 100]], 50);
+    const tail = histogram(
+      [
+        [0.1, 10],
+        [0.2, 80],
+        [Infinity, 100],
+      ],
+      50,
+    );
     expect(observe([pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: tail } })]).ttftMilliseconds).toBe(500);
   });
 });

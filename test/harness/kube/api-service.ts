@@ -116,7 +116,13 @@ export async function registerApiService(
       : { user: "", groups: [] };
     requests.push({ method: req.method ?? "", url: req.url ?? "", authenticated, caller });
     if (!authenticated) {
-      sendJson(res, 401, { kind: "Status", apiVersion: "v1", status: "Failure", code: 401, message: "front-proxy client certificate required" });
+      sendJson(res, 401, {
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        code: 401,
+        message: "front-proxy client certificate required",
+      });
       return;
     }
     const path = new URL(req.url ?? "/", "https://localhost").pathname.replace(/\/+$/, "");
@@ -125,9 +131,27 @@ export async function registerApiService(
     } else if (req.method === "GET" && path === `/apis/${group}`) {
       sendJson(res, 200, { kind: "APIGroup", apiVersion: "v1", ...apiGroup });
     } else if (req.method === "GET" && path === `/apis/${groupVersion}`) {
-      sendJson(res, 200, { kind: "APIResourceList", apiVersion: "v1", groupVersion, resources: registration.resources });
+      sendJson(res, 200, {
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion,
+        resources: registration.resources,
+      });
+    } else if (req.method === "GET" && path === "/openapi/v2") {
+      // Minimal documents: the aggregator merges them into the cluster's
+      // OpenAPI and logs an error on every resync when they are missing.
+      sendJson(res, 200, { swagger: "2.0", info: { title: groupVersion, version }, paths: {} });
+    } else if (req.method === "GET" && path === "/openapi/v3") {
+      sendJson(res, 200, { paths: {} });
     } else if (path.startsWith("/openapi/") || !registration.handler) {
-      sendJson(res, 404, { kind: "Status", apiVersion: "v1", status: "Failure", code: 404, reason: "NotFound", message: `${path} not served` });
+      sendJson(res, 404, {
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        code: 404,
+        reason: "NotFound",
+        message: `${path} not served`,
+      });
     } else {
       await registration.handler(req, res, caller);
     }
@@ -195,11 +219,15 @@ export async function registerApiService(
     });
     // Availability is reported by its own controller; wait until the proxy
     // path answers too, so the first request of a test cannot race it.
-    await waitFor(`requests to /apis/${groupVersion} to reach the local server`, { timeoutMs, intervalMs: 200 }, async () => {
-      const statusCode = await context.getStatusCode(`/apis/${groupVersion}`);
-      if (statusCode === 200) return true;
-      throw new Error(`GET /apis/${groupVersion} answered ${statusCode}`);
-    });
+    await waitFor(
+      `requests to /apis/${groupVersion} to reach the local server`,
+      { timeoutMs, intervalMs: 200 },
+      async () => {
+        const statusCode = await context.getStatusCode(`/apis/${groupVersion}`);
+        if (statusCode === 200) return true;
+        throw new Error(`GET /apis/${groupVersion} answered ${statusCode}`);
+      },
+    );
   } catch (cause) {
     await unregister().catch(() => undefined);
     throw new Error(`register APIService ${name}`, { cause });

@@ -14,7 +14,8 @@ export interface KubeBinaries {
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const versionsFilePath = join(repoRoot, "tools/kube-bin/versions.env");
-const buildHint = "run tools/kube-bin/build.sh (it caches kube-apiserver and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";
+const buildHint =
+  "run tools/kube-bin/build.sh (it caches kube-apiserver and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";
 
 function readVersions(): { k8sVersion: string; etcdVersion: string } {
   let text: string;

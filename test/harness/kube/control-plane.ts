@@ -1,18 +1,13 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  ApiextensionsV1Api,
-  KubeConfig,
-  type V1CustomResourceDefinition,
-} from "@kubernetes/client-node";
+import { ApiException, ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { registerApiService, type ApiServiceRegistration, type RegisteredApiService } from "./api-service.js";
 import { findKubeBinaries, type KubeBinaries } from "./binaries.js";
 import { startHttpsServer, type LocalHttpsServer, type RequestListener } from "./https-server.js";
 import { freeLoopbackPort, getUrl, loopbackHost, waitFor, type TlsClientOptions } from "./net.js";
 import { Pki, type CertificateAuthority, type IssuedCertificate } from "./pki.js";
-import { ManagedProcess } from "./processes.js";
+import { ManagedProcess, removeOnExit } from "./processes.js";
 import { registerWebhooks, type RegisteredWebhooks, type WebhookRegistration } from "./webhooks.js";
 
 export interface ControlPlaneOptions {
@@ -43,6 +38,8 @@ export interface ControlPlane {
   serverUrl: string;
   workDirPath: string;
   binaries: KubeBinaries;
+  /** etcd and kube-apiserver, while running. */
+  readonly processIds: readonly number[];
   /** Wall time from start to ready, for reports. */
   startupMs: number;
   /** Creates (or replaces) a CRD and waits until it is Established and served. */
@@ -114,15 +111,27 @@ async function createPki(dirPath: string): Promise<Pkis> {
       dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
       ipAddresses: [loopbackHost],
     }),
-    pki.issue(clusterCa, "admin", { commonName: "mds-harness-admin", organizations: ["system:masters"], usage: "client" }),
+    pki.issue(clusterCa, "admin", {
+      commonName: "mds-harness-admin",
+      organizations: ["system:masters"],
+      usage: "client",
+    }),
     pki.issue(frontProxyCa, "front-proxy-client", { commonName: "front-proxy-client", usage: "client" }),
     pki.createSigningKeyPair("service-account"),
   ]);
   return { pki, clusterCa, frontProxyCa, serving, admin, frontProxyClient, serviceAccountKey };
 }
 
-async function startEtcd(binaries: KubeBinaries, workDirPath: string, timeoutMs: number): Promise<{ process: ManagedProcess; url: string }> {
-  const [clientPort, peerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+async function startEtcd(
+  binaries: KubeBinaries,
+  workDirPath: string,
+  timeoutMs: number,
+  orphanDirPath: string | undefined,
+): Promise<{ process: ManagedProcess; url: string }> {
+  const clientPort = await freeLoopbackPort();
+  let peerPort = await freeLoopbackPort();
+  // The kernel may hand out the just-released port again.
+  while (peerPort === clientPort) peerPort = await freeLoopbackPort();
   const url = `http://${loopbackHost}:${clientPort}`;
   const peerUrl = `http://${loopbackHost}:${peerPort}`;
   const dataDirPath = join(workDirPath, `etcd-data-${clientPort}`);
@@ -131,6 +140,7 @@ async function startEtcd(binaries: KubeBinaries, workDirPath: string, timeoutMs:
     command: binaries.etcdPath,
     logPath: join(workDirPath, "etcd.log"),
     cwd: workDirPath,
+    ...(orphanDirPath === undefined ? {} : { orphanDirPath }),
     args: [
       "--name=harness",
       `--data-dir=${dataDirPath}`,
@@ -208,7 +218,11 @@ async function startApiServer(
       ...(options.extraApiServerArgs ?? []),
     ],
   });
-  const tls: TlsClientOptions = { caPem: pkis.clusterCa.certPem, certPem: pkis.admin.certPem, keyPem: pkis.admin.keyPem };
+  const tls: TlsClientOptions = {
+    caPem: pkis.clusterCa.certPem,
+    certPem: pkis.admin.certPem,
+    keyPem: pkis.admin.keyPem,
+  };
   try {
     const abortReason = (): string | undefined =>
       apiServerProcess.hasExited() ? apiServerProcess.describeExit() : undefined;
@@ -247,6 +261,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const timeoutMs = options.startTimeoutMs ?? defaultStartTimeoutMs;
   const keepWorkDir = options.keepWorkDir ?? process.env["MDS_KUBE_KEEP_WORKDIR"] === "1";
   const workDirPath = await mkdtemp(join(tmpdir(), "mds-kube-"));
+  const stopRemovingOnExit = keepWorkDir ? () => true : removeOnExit(workDirPath);
   const processes: ManagedProcess[] = [];
   const servers = new Set<LocalHttpsServer>();
   let stopped: Promise<void> | undefined;
@@ -260,6 +275,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     for (const managed of [...processes].reverse()) await managed.stop();
     processes.length = 0;
     if (!keepWorkDir) await rm(workDirPath, { recursive: true, force: true });
+    stopRemovingOnExit();
   };
 
   let pkis: Pkis;
@@ -268,7 +284,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     pkis = await createPki(workDirPath);
     for (let attempt = 1; ; attempt++) {
       try {
-        const etcd = await startEtcd(binaries, workDirPath, timeoutMs);
+        const etcd = await startEtcd(binaries, workDirPath, timeoutMs, keepWorkDir ? undefined : workDirPath);
         processes.push(etcd.process);
         const apiServer = await startApiServer(binaries, workDirPath, pkis, etcd.url, options, timeoutMs);
         processes.push(apiServer.process);
@@ -288,7 +304,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const kubeConfig = buildKubeConfig(serverUrl, pkis.clusterCa.certPem, "mds-harness-admin", pkis.admin);
   const kubeConfigPath = join(workDirPath, "kubeconfig");
   await writeFile(kubeConfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
-  const adminTls: TlsClientOptions = { caPem: pkis.clusterCa.certPem, certPem: pkis.admin.certPem, keyPem: pkis.admin.keyPem };
+  const adminTls: TlsClientOptions = {
+    caPem: pkis.clusterCa.certPem,
+    certPem: pkis.admin.certPem,
+    keyPem: pkis.admin.keyPem,
+  };
   const apiServerProcess = processes[processes.length - 1];
   let serverCount = 0;
 
@@ -330,6 +350,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     serverUrl,
     workDirPath,
     binaries,
+    get processIds() {
+      return processes.map((managed) => managed.pid);
+    },
     startupMs: Date.now() - startedAtMs,
     applyCrd: (crd, applyOptions) => applyCrd(kubeConfig, adminTls, serverUrl, crd, applyOptions?.timeoutMs ?? 30_000),
     registerWebhooks: (registration) =>
@@ -400,6 +423,12 @@ async function applyCrd(
         return list.resources?.some((resource) => resource.name === plural) ? true : undefined;
       });
     }
+    // The API server holds every create for 2 s while a CRD was Established
+    // less than 2 s ago (for HA peers to catch up); wait that out here so it
+    // does not land inside the first test. Same machine, same clock.
+    const establishedAt = established.status?.conditions?.find((c) => c.type === "Established")?.lastTransitionTime;
+    const settleMs = establishedAt ? new Date(establishedAt).getTime() + 2_100 - Date.now() : 0;
+    if (settleMs > 0) await new Promise((resolveTimer) => setTimeout(resolveTimer, Math.min(settleMs, 2_100)));
     return established;
   } catch (cause) {
     throw new Error(`apply CRD ${name}`, { cause });

@@ -38,7 +38,9 @@ export async function getUrl(url: string, timeoutMs: number, tls?: TlsClientOpti
     const onResponse = (res: IncomingMessage): void => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolveResponse({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        resolveResponse({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+      );
       res.on("error", reject);
     };
     const req =

@@ -41,9 +41,15 @@ async function openssl(args: readonly string[], what: string): Promise<void> {
     await execFileAsync("openssl", args, { timeout: opensslTimeoutMs });
   } catch (cause) {
     const hint =
-      (cause as NodeJS.ErrnoException).code === "ENOENT" ? " (the openssl CLI is missing: apt-get install -y openssl)" : "";
+      (cause as NodeJS.ErrnoException).code === "ENOENT"
+        ? " (the openssl CLI is missing: apt-get install -y openssl)"
+        : "";
     throw new Error(`openssl ${what}${hint}`, { cause });
   }
+}
+
+function extensionArgs(extensions: readonly string[]): string[] {
+  return extensions.flatMap((extension) => ["-addext", extension]);
 }
 
 function subjectComponent(value: string): string {
@@ -74,18 +80,15 @@ export class Pki {
   async createCa(name: string): Promise<CertificateAuthority> {
     const certPath = join(this.dirPath, `${name}.crt`);
     const keyPath = join(this.dirPath, `${name}.key`);
-    await openssl(
-      [
-        "req", "-config", this.configPath, "-x509", "-new",
-        "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-        "-keyout", keyPath, "-out", certPath, "-days", String(validityDays),
-        "-subj", `/CN=${subjectComponent(name)}`,
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-        "-addext", "subjectKeyIdentifier=hash",
-      ],
-      `create CA ${name}`,
-    );
+    const args = [
+      ...this.newCertArgs(keyPath, certPath, `/CN=${subjectComponent(name)}`),
+      ...extensionArgs([
+        "basicConstraints=critical,CA:TRUE",
+        "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+        "subjectKeyIdentifier=hash",
+      ]),
+    ];
+    await openssl(["req", "-x509", ...args], `create CA ${name}`);
     return { name, certPath, keyPath, certPem: await readFile(certPath, "utf8") };
   }
 
@@ -100,19 +103,28 @@ export class Pki {
       ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`),
     ];
     const args = [
-      "req", "-config", this.configPath, "-new",
-      "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-      "-keyout", keyPath, "-out", certPath, "-days", String(validityDays),
-      "-subj", subject, "-CA", ca.certPath, "-CAkey", ca.keyPath,
-      "-addext", "basicConstraints=critical,CA:FALSE",
-      "-addext", "keyUsage=critical,digitalSignature",
-      "-addext", `extendedKeyUsage=${request.usage === "server" ? "serverAuth" : "clientAuth"}`,
-      "-addext", "authorityKeyIdentifier=keyid",
+      ...this.newCertArgs(keyPath, certPath, subject),
+      ...["-CA", ca.certPath, "-CAkey", ca.keyPath],
+      ...extensionArgs([
+        "basicConstraints=critical,CA:FALSE",
+        "keyUsage=critical,digitalSignature",
+        `extendedKeyUsage=${request.usage === "server" ? "serverAuth" : "clientAuth"}`,
+        "authorityKeyIdentifier=keyid",
+        ...(altNames.length > 0 ? [`subjectAltName=${altNames.join(",")}`] : []),
+      ]),
     ];
-    if (altNames.length > 0) args.push("-addext", `subjectAltName=${altNames.join(",")}`);
-    await openssl(args, `issue ${fileName} from ${ca.name}`);
+    await openssl(["req", ...args], `issue ${fileName} from ${ca.name}`);
     const [certPem, keyPem] = await Promise.all([readFile(certPath, "utf8"), readFile(keyPath, "utf8")]);
     return { certPath, keyPath, certPem, keyPem };
+  }
+
+  /** A new P-256 key and a certificate for it (self-signed unless -CA follows). */
+  private newCertArgs(keyPath: string, certPath: string, subject: string): string[] {
+    return [
+      ...["-config", this.configPath, "-new", "-nodes", "-subj", subject],
+      ...["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+      ...["-keyout", keyPath, "-out", certPath, "-days", String(validityDays)],
+    ];
   }
 
   async createSigningKeyPair(name: string): Promise<SigningKeyPair> {

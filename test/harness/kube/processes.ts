@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 
 export interface ExitInfo {
@@ -9,6 +9,8 @@ export interface ExitInfo {
 
 /** Process groups still alive; killed synchronously if the test process exits. */
 const liveGroups = new Set<number>();
+/** Work directories to remove if the test process exits without stopping. */
+const orphanDirPaths = new Set<string>();
 let exitHookInstalled = false;
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -24,7 +26,15 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.on("exit", () => {
     for (const pgid of liveGroups) killGroup(pgid, "SIGKILL");
+    for (const dirPath of orphanDirPaths) rmSync(dirPath, { recursive: true, force: true });
   });
+}
+
+/** Removes `dirPath` when the test process exits; call the result once the caller cleaned up. */
+export function removeOnExit(dirPath: string): () => void {
+  installExitHook();
+  orphanDirPaths.add(dirPath);
+  return () => orphanDirPaths.delete(dirPath);
 }
 
 /**
@@ -33,12 +43,12 @@ function installExitHook(): void {
  * runner timing out a worker), and an orphaned etcd or apiserver would hold
  * ports and memory on a shared machine.
  */
-function startWatchdog(pgid: number): ChildProcess {
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL -- "-$2" 2>/dev/null';
-  const watchdog = spawn("/bin/sh", ["-c", script, "mds-kube-watchdog", String(process.pid), String(pgid)], {
-    detached: true,
-    stdio: "ignore",
-  });
+function startWatchdog(pgid: number, orphanDirPath: string | undefined): ChildProcess {
+  // dash's kill takes neither "--" nor "-s KILL" before a negative (group) id.
+  const script =
+    'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -9 "-$2" 2>/dev/null; [ -z "$3" ] || rm -rf -- "$3"';
+  const args = ["-c", script, "mds-kube-watchdog", String(process.pid), String(pgid), orphanDirPath ?? ""];
+  const watchdog = spawn("/bin/sh", args, { detached: true, stdio: "ignore" });
   watchdog.unref();
   return watchdog;
 }
@@ -49,6 +59,8 @@ export interface StartProcessOptions {
   args: readonly string[];
   logPath: string;
   cwd?: string;
+  /** Removed by the watchdog along with the process if the test process dies. */
+  orphanDirPath?: string;
 }
 
 /** A child in its own process group, with output appended to a log file. */
@@ -92,7 +104,7 @@ export class ManagedProcess {
     liveGroups.add(pid);
     // Exit of the test process must not wait for the child; the hooks kill it.
     child.unref();
-    return new ManagedProcess(options.name, pid, options.logPath, child, startWatchdog(pid));
+    return new ManagedProcess(options.name, pid, options.logPath, child, startWatchdog(pid, options.orphanDirPath));
   }
 
   hasExited(): boolean {
@@ -117,19 +129,28 @@ export class ManagedProcess {
   async stop(graceMs = 3_000): Promise<void> {
     if (!this.hasExited()) {
       killGroup(this.pid, "SIGTERM");
-      const timedOut = await Promise.race([
-        this.exited.then(() => false),
-        new Promise<boolean>((resolveTimer) => setTimeout(() => resolveTimer(true), graceMs).unref()),
-      ]);
-      if (timedOut) killGroup(this.pid, "SIGKILL");
-      await Promise.race([
-        this.exited,
-        new Promise<void>((resolveTimer) => setTimeout(resolveTimer, 5_000).unref()),
-      ]);
+      // Referenced timers: the child is unref'd, so without them a script
+      // whose last step is stop() would exit before the child is gone.
+      if (!(await this.exitWithin(graceMs))) {
+        killGroup(this.pid, "SIGKILL");
+        await this.exitWithin(5_000);
+      }
     }
     // Grandchildren, if any, share the group.
     killGroup(this.pid, "SIGKILL");
     liveGroups.delete(this.pid);
     if (this.watchdog.pid !== undefined) killGroup(this.watchdog.pid, "SIGKILL");
+  }
+
+  private async exitWithin(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolveTimer) => {
+      timer = setTimeout(() => resolveTimer(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited.then(() => true), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

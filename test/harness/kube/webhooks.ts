@@ -132,7 +132,10 @@ function errorText(error: unknown): string {
  * label; once that denial is seen, the API server has loaded the whole
  * configuration, so tests never race the webhook informer.
  */
-export async function registerWebhooks(context: WebhookContext, registration: WebhookRegistration): Promise<RegisteredWebhooks> {
+export async function registerWebhooks(
+  context: WebhookContext,
+  registration: WebhookRegistration,
+): Promise<RegisteredWebhooks> {
   const timeoutMs = registration.timeoutMs ?? 30_000;
   const token = randomBytes(6).toString("hex");
   const calls: AdmissionCall[] = [];
@@ -194,28 +197,36 @@ export async function registerWebhooks(context: WebhookContext, registration: We
       };
       const webhooks: V1ValidatingWebhook[] = [
         probe,
-        ...specs.map(
-          (spec, index): V1ValidatingWebhook => ({
-            name: spec.name,
-            admissionReviewVersions: ["v1"],
-            sideEffects: "None",
-            failurePolicy: spec.failurePolicy ?? "Fail",
-            clientConfig: { url: `${server.url}/${kind}/${index}`, caBundle: server.caBundle },
-            rules: spec.rules,
-            ...(spec.namespaceSelector === undefined ? {} : { namespaceSelector: spec.namespaceSelector }),
-            ...(spec.objectSelector === undefined ? {} : { objectSelector: spec.objectSelector }),
-            ...(spec.timeoutSeconds === undefined ? {} : { timeoutSeconds: spec.timeoutSeconds }),
-          }),
-        ),
+        ...specs.map((spec, index): V1ValidatingWebhook => ({
+          name: spec.name,
+          admissionReviewVersions: ["v1"],
+          sideEffects: "None",
+          failurePolicy: spec.failurePolicy ?? "Fail",
+          clientConfig: { url: `${server.url}/${kind}/${index}`, caBundle: server.caBundle },
+          rules: spec.rules,
+          ...(spec.namespaceSelector === undefined ? {} : { namespaceSelector: spec.namespaceSelector }),
+          ...(spec.objectSelector === undefined ? {} : { objectSelector: spec.objectSelector }),
+          ...(spec.timeoutSeconds === undefined ? {} : { timeoutSeconds: spec.timeoutSeconds }),
+        })),
       ];
       const metadata = { name: registration.name };
       if (kind === "mutating") {
         await admission.createMutatingWebhookConfiguration({
-          body: { apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration", metadata, webhooks: webhooks as V1MutatingWebhook[] },
+          body: {
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "MutatingWebhookConfiguration",
+            metadata,
+            webhooks: webhooks as V1MutatingWebhook[],
+          },
         });
       } else {
         await admission.createValidatingWebhookConfiguration({
-          body: { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration", metadata, webhooks },
+          body: {
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "ValidatingWebhookConfiguration",
+            metadata,
+            webhooks,
+          },
         });
       }
       created.push(kind);

@@ -13,14 +13,30 @@ export const parameterBlock: Rule = {
   check: ({ spec }) => {
     const { type, declaredType, blocks } = spec.algorithm;
     const chosen = parameterBlocks[type];
-    const why = declaredType === undefined ? `the type inferred from the blocks is ${type}` : `algorithm.type is ${type}`;
+    const why =
+      declaredType === undefined ? `the type inferred from the blocks is ${type}` : `algorithm.type is ${type}`;
     const problems: Problem[] = [];
     for (const block of blocks) {
-      if (block !== chosen) problems.push(problem("parameter-block", ["spec", "algorithm", block], spec.algorithm.blockValues[block], `is not allowed: ${why}, so only algorithm.${chosen} may be set`));
+      if (block !== chosen)
+        problems.push(
+          problem(
+            "parameter-block",
+            ["spec", "algorithm", block],
+            spec.algorithm.blockValues[block],
+            `is not allowed: ${why}, so only algorithm.${chosen} may be set`,
+          ),
+        );
     }
     // TokenThroughput and Predictive blocks are all-optional and defaulted; Proportional needs a metric.
     if (type === "Proportional" && !blocks.has("proportional")) {
-      problems.push(problem("parameter-block", ["spec", "algorithm", "proportional"], undefined, "is required when algorithm.type is Proportional"));
+      problems.push(
+        problem(
+          "parameter-block",
+          ["spec", "algorithm", "proportional"],
+          undefined,
+          "is required when algorithm.type is Proportional",
+        ),
+      );
     }
     return problems;
   },
@@ -41,8 +57,14 @@ export const proportionalCoverage: Rule = {
     return spec.roles.flatMap((r) =>
       r.name === undefined || targeted.has(r.name) || coupled(r.name)
         ? []
-        : [problem("proportional-coverage", ["spec", "roles", r.index, "name"], r.name, "has no entry in algorithm.proportional.roleTargets and no ratio to a role that has one")],
+        : [
+            problem(
+              "proportional-coverage",
+              ["spec", "roles", r.index, "name"],
+              r.name,
+              "has no entry in algorithm.proportional.roleTargets and no ratio to a role that has one",
+            ),
+          ],
     );
   },
 };
-

@@ -8,7 +8,14 @@ export const boundsOrder: Rule = {
   check: ({ spec }) =>
     spec.roles.flatMap((r) =>
       r.minReplicas !== undefined && r.maxReplicas !== undefined && r.minReplicas > r.maxReplicas
-        ? [problem("bounds-order", ["spec", "roles", r.index, "minReplicas"], r.minReplicas, `must be at most maxReplicas (${r.maxReplicas})`)]
+        ? [
+            problem(
+              "bounds-order",
+              ["spec", "roles", r.index, "minReplicas"],
+              r.minReplicas,
+              `must be at most maxReplicas (${r.maxReplicas})`,
+            ),
+          ]
         : [],
     ),
 };

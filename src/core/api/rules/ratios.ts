@@ -13,7 +13,14 @@ export const ratioDistinctRoles: Rule = {
   check: ({ spec }) =>
     spec.ratios.flatMap((r) =>
       r.numeratorRole !== undefined && r.numeratorRole === r.denominatorRole
-        ? [problem("ratio-distinct-roles", ["spec", "ratios", r.index, "denominatorRole"], r.denominatorRole, "must differ from numeratorRole")]
+        ? [
+            problem(
+              "ratio-distinct-roles",
+              ["spec", "ratios", r.index, "denominatorRole"],
+              r.denominatorRole,
+              "must differ from numeratorRole",
+            ),
+          ]
         : [],
     ),
 };

@@ -17,7 +17,14 @@ export const roleTargetsScaled: Rule = {
     return spec.algorithm.roleTargets.flatMap((t) =>
       t.name === undefined || scaled.has(t.name)
         ? []
-        : [problem("role-targets-scaled", ["spec", "algorithm", "proportional", "roleTargets", t.index, "name"], t.name, notScaled)],
+        : [
+            problem(
+              "role-targets-scaled",
+              ["spec", "algorithm", "proportional", "roleTargets", t.index, "name"],
+              t.name,
+              notScaled,
+            ),
+          ],
     );
   },
 };
@@ -30,7 +37,9 @@ export const ratioRolesScaled: Rule = {
     return spec.ratios.flatMap((r) =>
       (["numeratorRole", "denominatorRole"] as const).flatMap((side) => {
         const name = r[side];
-        return name === undefined || scaled.has(name) ? [] : [problem("ratio-roles-scaled", ["spec", "ratios", r.index, side], name, notScaled)];
+        return name === undefined || scaled.has(name)
+          ? []
+          : [problem("ratio-roles-scaled", ["spec", "ratios", r.index, side], name, notScaled)];
       }),
     );
   },
@@ -42,7 +51,9 @@ export const priorityScaled: Rule = {
   check: ({ spec }) => {
     const scaled = scaledRoleNames(spec);
     return spec.priority.flatMap((p) =>
-      p.name === undefined || scaled.has(p.name) ? [] : [problem("priority-scaled", ["spec", "rebalance", "priority", p.index], p.name, notScaled)],
+      p.name === undefined || scaled.has(p.name)
+        ? []
+        : [problem("priority-scaled", ["spec", "rebalance", "priority", p.index], p.name, notScaled)],
     );
   },
 };

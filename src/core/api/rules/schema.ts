@@ -41,14 +41,20 @@ function reasonFor(issue: z.core.$ZodIssue, value: unknown): string {
 }
 
 /** Converts zod issues on `root` into problems, one per unknown key. */
-export function schemaProblems(issues: readonly z.core.$ZodIssue[], root: unknown, prefix: readonly PathSegment[] = []): Problem[] {
+export function schemaProblems(
+  issues: readonly z.core.$ZodIssue[],
+  root: unknown,
+  prefix: readonly PathSegment[] = [],
+): Problem[] {
   const problems: Problem[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...(issue.path as PathSegment[])];
     const inRoot = issue.path as PathSegment[];
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        problems.push(problem("schema", [...path, key], valueAt(root, [...inRoot, key]), "is not a field of this object"));
+        problems.push(
+          problem("schema", [...path, key], valueAt(root, [...inRoot, key]), "is not a field of this object"),
+        );
       }
       continue;
     }

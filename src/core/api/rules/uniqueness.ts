@@ -63,8 +63,14 @@ export const uniqueRatioPairs: Rule = {
     duplicates(
       "unique-ratio-pairs",
       spec.ratios,
-      (r) => (r.numeratorRole === undefined || r.denominatorRole === undefined ? undefined : `${r.numeratorRole}/${r.denominatorRole}`),
-      (r) => ({ path: ["spec", "ratios", r.index], value: { numeratorRole: r.numeratorRole, denominatorRole: r.denominatorRole } }),
+      (r) =>
+        r.numeratorRole === undefined || r.denominatorRole === undefined
+          ? undefined
+          : `${r.numeratorRole}/${r.denominatorRole}`,
+      (r) => ({
+        path: ["spec", "ratios", r.index],
+        value: { numeratorRole: r.numeratorRole, denominatorRole: r.denominatorRole },
+      }),
       "repeats the numeratorRole and denominatorRole of spec.ratios[#]",
     ),
 };

@@ -4,7 +4,13 @@
  * so the cross-field rules run even when the schema refuses the object and
  * admission can return every problem at once.
  */
-import { algorithmTypes, DnsLabelSchema, inferAlgorithmType, ReplicaBoundSchema, type AlgorithmType } from "../scaler.js";
+import {
+  algorithmTypes,
+  DnsLabelSchema,
+  inferAlgorithmType,
+  ReplicaBoundSchema,
+  type AlgorithmType,
+} from "../scaler.js";
 import { parseQuantityExact } from "../quantity.js";
 import type { Rational } from "../rational.js";
 
@@ -65,7 +71,11 @@ export interface NamedEntry {
 }
 
 /** The three algorithm parameter blocks, by their key under `algorithm`. */
-export const parameterBlocks = { Proportional: "proportional", TokenThroughput: "tokenThroughput", Predictive: "predictive" } as const;
+export const parameterBlocks = {
+  Proportional: "proportional",
+  TokenThroughput: "tokenThroughput",
+  Predictive: "predictive",
+} as const;
 export type ParameterBlock = (typeof parameterBlocks)[AlgorithmType];
 
 export interface AlgorithmView {
@@ -107,8 +117,19 @@ function readAlgorithm(raw: unknown): AlgorithmView {
     proportional: field(raw, "proportional"),
     predictive: field(raw, "predictive"),
   });
-  const roleTargets = list(field(field(raw, "proportional"), "roleTargets")).map((entry, index) => ({ index, name: roleName(field(entry, "name")) }));
-  return { declaredType, type, blocks, blockValues, roleTargets, tokenThroughput: field(raw, "tokenThroughput"), predictive: field(raw, "predictive") };
+  const roleTargets = list(field(field(raw, "proportional"), "roleTargets")).map((entry, index) => ({
+    index,
+    name: roleName(field(entry, "name")),
+  }));
+  return {
+    declaredType,
+    type,
+    blocks,
+    blockValues,
+    roleTargets,
+    tokenThroughput: field(raw, "tokenThroughput"),
+    predictive: field(raw, "predictive"),
+  };
 }
 
 /** Reads `spec` (any JSON) into the view the cross-field rules use. */
@@ -136,7 +157,10 @@ export function readSpecView(spec: unknown): SpecView {
     roles,
     ratios,
     algorithm: readAlgorithm(field(spec, "algorithm")),
-    priority: list(field(field(spec, "rebalance"), "priority")).map((entry, index) => ({ index, name: roleName(entry) })),
+    priority: list(field(field(spec, "rebalance"), "priority")).map((entry, index) => ({
+      index,
+      name: roleName(entry),
+    })),
   };
 }
 

@@ -1,0 +1,85 @@
+{{/* Chart name, overridable. */}}
+{{- define "mds-scaler.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name used as the prefix of every object. Truncated to 63 characters, the
+DNS label limit; a release already named after the chart is not repeated.
+*/}}
+{{- define "mds-scaler.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mds-scaler.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "mds-scaler.labels" -}}
+helm.sh/chart: {{ include "mds-scaler.chart" . }}
+{{ include "mds-scaler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: mds-scaler
+{{- end }}
+
+{{/* Labels that select the controller pods; immutable once installed. */}}
+{{- define "mds-scaler.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mds-scaler.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mds-scaler.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mds-scaler.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "mds-scaler.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "mds-scaler.leaseName" -}}
+{{- default (include "mds-scaler.fullname" .) .Values.leaderElection.leaseName }}
+{{- end }}
+
+{{/* Webhook objects: the Service the API server calls, and the TLS material. */}}
+{{- define "mds-scaler.webhookServiceName" -}}
+{{- include "mds-scaler.fullname" . }}
+{{- end }}
+
+{{- define "mds-scaler.webhookTlsSecretName" -}}
+{{- printf "%s-webhook-tls" (include "mds-scaler.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "mds-scaler.webhookCertificateName" -}}
+{{- printf "%s-webhook" (include "mds-scaler.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* With cert-manager, its CA injector fills caBundle; otherwise the controller patches it. */}}
+{{- define "mds-scaler.webhookAnnotations" -}}
+annotations:
+  cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "mds-scaler.webhookCertificateName" .) }}
+{{- end }}
+
+{{/*
+Prometheus label names that podTargetLabels produce: the operator replaces every
+character outside [a-zA-Z0-9_] with "_".
+*/}}
+{{- define "mds-scaler.podTargetLabelNames" -}}
+{{- range .Values.podMonitor.podTargetLabels }}
+{{ regexReplaceAll "[^a-zA-Z0-9_]" . "_" }}
+{{- end }}
+{{- end }}

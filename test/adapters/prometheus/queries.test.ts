@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import {
+  defaultLabelNames,
+  defaultPrometheusSignalConfig,
+  validatePrometheusSignalConfig,
+} from "../../../src/adapters/prometheus/config.js";
+import { anyOf, escapePromQLString, escapeRegex, gaugesQuery } from "../../../src/adapters/prometheus/queries.js";
+import { dueScalers, nextDueUnixMs } from "../../../src/adapters/prometheus/schedule.js";
+import { PrometheusSignalSource, type ScalerSamplingInput } from "../../../src/adapters/prometheus/source.js";
+
+const neverCalled = { instantQuery: () => Promise.reject(new Error("not in this test")) };
+
+function scaler(i: number, overrides: Partial<ScalerSamplingInput> = {}): ScalerSamplingInput {
+  return {
+    key: `ns-${i % 7}/s-${i}`,
+    namespace: `ns-${i % 7}`,
+    deployment: `md-${i}`,
+    roles: ["prefill", "decode"],
+    stableWindowSeconds: 180,
+    panicWindowSeconds: 60,
+    intervalSeconds: 15,
+    ...overrides,
+  };
+}
+
+/** Reads back a PromQL double-quoted literal the way Prometheus' lexer does. */
+function unquote(literal: string): string {
+  return literal.replace(/\\(x[0-9a-f]{2}|.)/g, (_, e: string) => {
+    if (e.startsWith("x")) return String.fromCharCode(parseInt(e.slice(1), 16));
+    return ({ n: "\n", r: "\r", t: "\t" } as Record<string, string>)[e] ?? e;
+  });
+}
+
+describe("label value escaping", () => {
+  it.each([
+    ["plain", "md-1"],
+    ["quotes and braces", 'x"} or vector(1) or {a="'],
+    ["backslashes", "a\\b\\\\"],
+    ["regex metacharacters", "a.c|.*(x)[y]{2}^$+?"],
+    ["control characters", "a\nb\tc\u0001"],
+  ])("round-trips %s through string and regex escaping", (_what, value) => {
+    const matcher = anyOf("app_kubernetes_io_instance", [value]);
+    const m = /^app_kubernetes_io_instance=~"((?:[^"\\]|\\.)*)"$/.exec(matcher);
+    expect(m, matcher).not.toBeNull();
+    const regex = unquote(m?.[1] ?? "");
+    // Prometheus anchors label regexes; JS needs it spelled out.
+    const re = new RegExp(`^(?:${regex})$`);
+    expect(re.test(value)).toBe(true);
+    expect(re.test(`${value}x`)).toBe(false);
+    expect(re.test("md-2")).toBe(value === "md-2");
+  });
+
+  it("keeps one literal per value, so a dot matches only a dot", () => {
+    const re = new RegExp(`^(?:${escapeRegex("a.c")})$`);
+    expect(re.test("abc")).toBe(false);
+    expect(escapePromQLString('"')).toBe('\\"');
+  });
+
+  it("cannot break out of the selector whatever the name", () => {
+    const hostile = 'evil"} or vector(1) or {x="\\';
+    const q = gaugesQuery(
+      { labels: defaultLabelNames, separator: ":" },
+      { namespaces: ["ns"], deployments: [hostile], roles: ["server"] },
+    );
+    // Remove every well-formed string literal: what is left must not contain the payload.
+    const code = q.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    expect(code).not.toContain("vector(1)");
+    expect(code).not.toContain("evil");
+  });
+});
+
+describe("configuration", () => {
+  it("defaults to the PodMonitor's labels and the engines' colon names", () => {
+    expect(defaultPrometheusSignalConfig.labels).toEqual({
+      namespace: "namespace",
+      pod: "pod",
+      deployment: "app_kubernetes_io_instance",
+      role: "app_kubernetes_io_component",
+    });
+    expect(defaultPrometheusSignalConfig.metricNameSeparator).toBe(":");
+  });
+
+  it.each([["app.kubernetes.io/instance"], ['x"}'], [""], ["__name__"], ["mds_signal"]])(
+    "refuses the label name %j",
+    (name) => {
+      expect(() =>
+        validatePrometheusSignalConfig({
+          ...defaultPrometheusSignalConfig,
+          labels: { ...defaultLabelNames, deployment: name },
+        }),
+      ).toThrow();
+    },
+  );
+
+  it("uses the configured separator and label names", () => {
+    const source = new PrometheusSignalSource(neverCalled, {
+      ...defaultPrometheusSignalConfig,
+      metricNameSeparator: "_",
+      labels: { namespace: "ns", pod: "pod_name", deployment: "md", role: "workload_role" },
+    });
+    const q = source.queriesFor([scaler(1)]);
+    expect(q.gauges).toContain("vllm_num_requests_running{");
+    expect(q.gauges).toContain("sglang_num_running_reqs{");
+    expect(q.gauges).not.toContain("vllm:");
+    expect(q.gauges).toContain('md=~"md-1"');
+    expect(q.counters).toContain("sum by (ns, pod_name, md, workload_role)");
+  });
+});
+
+describe("one pass, a fixed number of queries", () => {
+  const source = new PrometheusSignalSource(neverCalled, defaultPrometheusSignalConfig);
+
+  it("issues the same four queries for 1 or 500 scalers and any mix of windows", () => {
+    const one = source.queriesFor([scaler(1)]);
+    const many = source.queriesFor(
+      Array.from({ length: 500 }, (_, i) =>
+        scaler(i, { stableWindowSeconds: 30 + (i % 20) * 10, panicWindowSeconds: 10 + (i % 5) }),
+      ),
+    );
+    expect(Object.keys(one)).toEqual(["gauges", "counters", "ttft", "itl"]);
+    expect(Object.keys(many)).toEqual(["gauges", "counters", "ttft", "itl"]);
+    // Distinct windows are parts of the same query, tagged by window.
+    expect(many.counters).toContain('"mds_window_seconds", "190"');
+    expect(many.counters).toContain('"mds_window_seconds", "14"');
+  });
+
+  it("reads rank-zero SGLang scheduler series and sums data-parallel ranks", () => {
+    const q = source.queriesFor([scaler(1)]).gauges;
+    expect(q).toContain('tp_rank=~"0|"');
+    expect(q).toContain('pp_rank=~"0|"');
+    expect(q).toContain('dp_rank!=""');
+    expect(q).toContain("max by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, dp_rank)");
+  });
+});
+
+describe("sampling schedule", () => {
+  const a = { key: "a", intervalSeconds: 15 };
+  const b = { key: "b", intervalSeconds: 60 };
+
+  it.each([
+    ["never sampled", new Map<string, number>(), 0, ["a", "b"]],
+    [
+      "inside both intervals",
+      new Map([
+        ["a", 0],
+        ["b", 0],
+      ]),
+      14_999,
+      [],
+    ],
+    [
+      "a's interval passed",
+      new Map([
+        ["a", 0],
+        ["b", 0],
+      ]),
+      15_000,
+      ["a"],
+    ],
+    [
+      "both passed",
+      new Map([
+        ["a", 0],
+        ["b", 0],
+      ]),
+      60_000,
+      ["a", "b"],
+    ],
+  ])("%s", (_what, last, now, due) => {
+    expect(dueScalers([a, b], last, now).map((s) => s.key)).toEqual(due);
+  });
+
+  it("tells when the next scaler is due", () => {
+    expect(
+      nextDueUnixMs(
+        [a, b],
+        new Map([
+          ["a", 1000],
+          ["b", 0],
+        ]),
+      ),
+    ).toBe(16_000);
+    expect(nextDueUnixMs([], new Map())).toBeUndefined();
+  });
+
+  it("never samples a scaler twice within its interval, whatever the pass cadence", async () => {
+    let passes = 0;
+    const client = {
+      instantQuery: () => {
+        passes++;
+        return Promise.resolve({ samples: [], warnings: [] });
+      },
+    };
+    const src = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
+    const sampled: number[] = [];
+    for (let t = 0; t <= 60_000; t += 1000) {
+      const pass = await src.sampleDue([scaler(1)], t);
+      if (pass.scalers.size > 0) sampled.push(t);
+    }
+    expect(sampled).toEqual([0, 15_000, 30_000, 45_000, 60_000]);
+    expect(passes).toBe(5 * 4);
+  });
+});

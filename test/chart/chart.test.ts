@@ -1,0 +1,682 @@
+/**
+ * The Helm chart, rendered by a real helm and checked three ways: `helm lint`
+ * on every ci/*-values.yaml scenario, assertions on the rendered objects
+ * (including that the controller's own flag parser accepts the rendered
+ * arguments), and a server-side dry-run of every object against a real
+ * kube-apiserver.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CoreV1Api, loadAllYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { ConfigSchema, loadConfig } from "../../src/app/config.js";
+import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
+import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { runHelm, runKubectl } from "../support/helm.js";
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const chartDir = join(repoRoot, "charts", "mds-scaler");
+const ciValuesFiles = readdirSync(join(chartDir, "ci"))
+  .filter((f) => f.endsWith("-values.yaml"))
+  .sort();
+const namespace = "mds-system";
+const release = "mds";
+
+// ---------------------------------------------------------------- rendering
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+interface RenderOptions {
+  valuesFile?: string;
+  set?: Record<string, string>;
+  includeCrds?: boolean;
+}
+
+function helmArgs(command: string[], options: RenderOptions): string[] {
+  const args = [...command, chartDir, "--namespace", namespace];
+  if (options.valuesFile !== undefined) args.push("-f", join(chartDir, "ci", options.valuesFile));
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${value}`);
+  return args;
+}
+
+// Rendering is deterministic, and many tests share the same inputs: render each once.
+const rendered = new Map<string, string>();
+
+/** `helm template` output as YAML text; fails the test with helm's message. */
+function renderText(options: RenderOptions = {}): string {
+  const args = helmArgs(["template", release], options);
+  if (options.includeCrds === true) args.push("--include-crds");
+  const key = JSON.stringify(args);
+  const cached = rendered.get(key);
+  if (cached !== undefined) return cached;
+  const result = runHelm(args);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  rendered.set(key, result.stdout);
+  return result.stdout;
+}
+
+function render(options: RenderOptions = {}): K8sObject[] {
+  return parseAllDocuments(renderText(options))
+    .map((doc) => {
+      if (doc.errors.length > 0)
+        throw new Error(`rendered YAML does not parse: ${doc.errors.map((e) => e.message).join("; ")}`);
+      return doc.toJS() as K8sObject | null;
+    })
+    .filter((o): o is K8sObject => o !== null);
+}
+
+function all(objects: K8sObject[], kind: string): K8sObject[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+function one(objects: K8sObject[], kind: string): K8sObject {
+  const found = all(objects, kind);
+  expect(
+    found.map((o) => o.metadata.name),
+    `exactly one ${kind}`,
+  ).toHaveLength(1);
+  return found[0] as K8sObject;
+}
+
+// Typed views of the parts the assertions read.
+interface Container {
+  name: string;
+  args: string[];
+  env?: { name: string; value?: string }[];
+  ports?: { name: string; containerPort: number }[];
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodSpec {
+  containers: Container[];
+  securityContext?: Record<string, unknown>;
+  volumes?: { name: string; secret?: { secretName: string }; emptyDir?: object }[];
+}
+interface DeploymentSpec {
+  replicas: number;
+  selector: { matchLabels: Record<string, string> };
+  template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+}
+interface Webhook {
+  name: string;
+  failurePolicy: string;
+  sideEffects: string;
+  clientConfig: { service: { name: string; namespace: string; path: string; port: number } };
+  rules: { apiGroups: string[]; resources: string[]; apiVersions: string[] }[];
+}
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+function deploymentSpec(objects: K8sObject[]): DeploymentSpec {
+  return one(objects, "Deployment")["spec"] as DeploymentSpec;
+}
+
+function controllerContainer(objects: K8sObject[]): Container {
+  const container = deploymentSpec(objects).template.spec.containers.find((c) => c.name === "controller");
+  if (container === undefined) throw new Error("no controller container");
+  return container;
+}
+
+/** The rendered arguments as the controller's own parser reads them. */
+function parsedControllerArgs(objects: K8sObject[]): ReturnType<typeof loadConfig> {
+  const [subcommand, ...flags] = controllerContainer(objects).args;
+  expect(subcommand).toBe("controller");
+  return loadConfig(flags, {});
+}
+
+function allows(rules: PolicyRule[], group: string, resource: string, verb: string, name?: string): boolean {
+  return rules.some(
+    (r) =>
+      r.apiGroups.includes(group) &&
+      r.resources.includes(resource) &&
+      r.verbs.includes(verb) &&
+      (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))),
+  );
+}
+
+function rulesOf(objects: K8sObject[], kind: "ClusterRole" | "Role"): PolicyRule[] {
+  return one(objects, kind)["rules"] as PolicyRule[];
+}
+
+/** Prometheus Operator sanitizes pod label names into Prometheus label names this way. */
+function prometheusLabelName(podLabel: string): string {
+  return podLabel.replace(/[^a-zA-Z0-9_]/g, "_");
+}
+
+const controllerDefaults = ConfigSchema.parse({ prometheusUrl: "http://prometheus.invalid:9090" });
+const chartValues = parse(readFileSync(join(chartDir, "values.yaml"), "utf8")) as {
+  labels: Record<"namespace" | "pod" | "deployment" | "role", string>;
+  metricSeparator: string;
+  prometheus: { timeoutMs: number };
+  controller: { targetApiVersion: string; logLevel: string; tickMs: number; kubeTimeoutMs: number };
+};
+
+// ---------------------------------------------------------------- lint
+
+describe("helm lint", () => {
+  it.each(ciValuesFiles)("passes --strict with ci/%s", (file) => {
+    const result = runHelm(helmArgs(["lint", "--strict"], { valuesFile: file }));
+    expect(result.stderr + result.stdout).toContain("0 chart(s) failed");
+    expect(result.status).toBe(0);
+  });
+
+  it("finds the three scenarios the chart promises", () => {
+    expect(ciValuesFiles).toEqual(["cert-manager-values.yaml", "defaults-values.yaml", "minimal-values.yaml"]);
+  });
+
+  it.each([
+    ["a Prometheus URL without a scheme", { "prometheus.url": "prometheus:9090" }, "/prometheus/url"],
+    [
+      "a pod label name where a Prometheus label name belongs",
+      { "labels.role": "app.kubernetes.io/component" },
+      "/labels/role",
+    ],
+    ["a misspelled key", { "serviceMonitor.enable": "true" }, "enable"],
+    ["a webhook timeout the API server refuses", { "webhooks.timeoutSeconds": "31" }, "/webhooks/timeoutSeconds"],
+  ])("rejects %s through values.schema.json", (_why, set, where) => {
+    const result = runHelm(helmArgs(["lint", "--strict"], { set }));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain(where);
+  });
+});
+
+// ---------------------------------------------------------------- rendered objects
+
+describe("helm template with defaults", () => {
+  let objects: K8sObject[] = [];
+  beforeAll(() => {
+    objects = render();
+  });
+
+  it("renders every part of the product", () => {
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const kind of [
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "Deployment",
+      "PodDisruptionBudget",
+      "ServiceMonitor",
+      "PodMonitor",
+      "PrometheusRule",
+      "ConfigMap",
+      "ValidatingWebhookConfiguration",
+      "MutatingWebhookConfiguration",
+    ]) {
+      expect(kinds, kind).toContain(kind);
+    }
+    expect(kinds).not.toContain("Certificate");
+  });
+
+  it("runs two controller replicas", () => {
+    expect(deploymentSpec(objects).replicas).toBe(2);
+  });
+
+  it("passes only flags the controller accepts, with its own defaults", () => {
+    const config = parsedControllerArgs(objects);
+    expect(config.prometheusUrl).toBe("http://prometheus-operated.monitoring.svc:9090");
+    expect(config.metricsAddress).toBe(":8080");
+    expect(config.webhookAddress).toBe(":9443");
+    expect({ ...config, prometheusUrl: "", webhookAddress: "" }).toEqual({
+      ...controllerDefaults,
+      prometheusUrl: "",
+      webhookAddress: "",
+    });
+  });
+
+  it("keeps values.yaml defaults equal to the controller's defaults", () => {
+    expect(chartValues.labels).toEqual({
+      namespace: controllerDefaults.namespaceLabel,
+      pod: controllerDefaults.podLabel,
+      deployment: controllerDefaults.deploymentLabel,
+      role: controllerDefaults.roleLabel,
+    });
+    expect(chartValues.metricSeparator).toBe(controllerDefaults.metricSeparator);
+    expect(chartValues.prometheus.timeoutMs).toBe(controllerDefaults.prometheusTimeoutMs);
+    expect(chartValues.controller).toMatchObject({
+      targetApiVersion: controllerDefaults.targetApiVersion,
+      logLevel: controllerDefaults.logLevel,
+      tickMs: controllerDefaults.tickMs,
+      kubeTimeoutMs: controllerDefaults.kubeTimeoutMs,
+    });
+  });
+
+  it("scrapes engine pods so their series carry the labels the controller groups by", () => {
+    const spec = one(objects, "PodMonitor")["spec"] as {
+      selector: { matchLabels: Record<string, string> };
+      namespaceSelector: { any?: boolean };
+      podTargetLabels: string[];
+      podMetricsEndpoints: { portNumber?: number; path: string }[];
+    };
+    expect(spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "model-deployment" });
+    expect(spec.namespaceSelector.any).toBe(true);
+    expect(spec.podTargetLabels.map(prometheusLabelName)).toEqual([
+      controllerDefaults.deploymentLabel,
+      controllerDefaults.roleLabel,
+    ]);
+    expect(spec.podMetricsEndpoints).toEqual([expect.objectContaining({ portNumber: 8000, path: "/metrics" })]);
+  });
+
+  it("scrapes the controller's own /metrics through a named Service port", () => {
+    const monitor = one(objects, "ServiceMonitor")["spec"] as {
+      selector: { matchLabels: Record<string, string> };
+      endpoints: { port: string; path: string }[];
+    };
+    const service = one(objects, "Service");
+    const serviceLabels = service.metadata.labels ?? {};
+    for (const [key, value] of Object.entries(monitor.selector.matchLabels))
+      expect(serviceLabels[key], key).toBe(value);
+    const ports = (service["spec"] as { ports: { name: string; targetPort: string }[] }).ports;
+    expect(ports.map((p) => p.name)).toContain(monitor.endpoints[0]?.port);
+    expect(monitor.endpoints[0]?.path).toBe("/metrics");
+    const containerPorts = controllerContainer(objects).ports?.map((p) => p.name);
+    for (const port of ports) expect(containerPorts).toContain(port.targetPort);
+  });
+
+  it("ships the rule groups of rules/ unchanged, including MdsScalerBlocked", () => {
+    const spec = one(objects, "PrometheusRule")["spec"] as { groups: { name: string; rules: { alert?: string }[] }[] };
+    const alerts = spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).filter((a) => a !== undefined);
+    expect(alerts).toContain("MdsScalerBlocked");
+    const source = readdirSync(join(repoRoot, "rules"))
+      .filter((f) => f.endsWith(".rules.yaml"))
+      .sort()
+      .flatMap((f) => (parse(readFileSync(join(repoRoot, "rules", f), "utf8")) as { groups: unknown[] }).groups);
+    expect(spec.groups).toEqual(source);
+  });
+
+  it("ships each dashboard as a ConfigMap the Grafana sidecar picks up, with valid JSON", () => {
+    const configMaps = all(objects, "ConfigMap");
+    const sources = readdirSync(join(repoRoot, "dashboards")).filter((f) => f.endsWith(".json"));
+    expect(configMaps).toHaveLength(sources.length);
+    for (const cm of configMaps) {
+      expect(cm.metadata.labels?.["grafana_dashboard"]).toBe("1");
+      const data = cm["data"] as Record<string, string>;
+      for (const [file, text] of Object.entries(data)) {
+        const dashboard = JSON.parse(text) as { uid?: unknown; panels?: unknown[] };
+        expect(typeof dashboard.uid).toBe("string");
+        expect(dashboard).toEqual(JSON.parse(readFileSync(join(repoRoot, "dashboards", file), "utf8")));
+      }
+    }
+  });
+
+  it("registers webhooks that fail closed and reach the controller's HTTPS port", () => {
+    const service = one(objects, "Service");
+    const webhookPort = (service["spec"] as { ports: { name: string; port: number; targetPort: string }[] }).ports.find(
+      (p) => p.name === "https-webhook",
+    );
+    expect(webhookPort).toBeDefined();
+    const container = controllerContainer(objects);
+    const containerPort = container.ports?.find((p) => p.name === webhookPort?.targetPort)?.containerPort;
+    expect(parsedControllerArgs(objects).webhookAddress).toBe(`:${containerPort}`);
+
+    const webhooks = [
+      ...all(objects, "ValidatingWebhookConfiguration"),
+      ...all(objects, "MutatingWebhookConfiguration"),
+    ].flatMap((c) => c["webhooks"] as Webhook[]);
+    expect(webhooks.map((w) => w.name).sort()).toEqual([
+      "default.modeldeploymentscalers.worker.gpustack.ai",
+      "fence.modeldeployments.worker.gpustack.ai",
+      "validate.modeldeploymentscalers.worker.gpustack.ai",
+    ]);
+    for (const webhook of webhooks) {
+      expect(webhook.failurePolicy, webhook.name).toBe("Fail");
+      expect(webhook.sideEffects, webhook.name).toBe("None");
+      expect(webhook.clientConfig.service).toMatchObject({
+        name: service.metadata.name,
+        namespace,
+        port: webhookPort?.port,
+      });
+    }
+    const fence = webhooks.find((w) => w.name.startsWith("fence."));
+    expect(fence?.rules[0]).toMatchObject({ apiGroups: ["worker.gpustack.ai"], resources: ["modeldeployments"] });
+  });
+
+  it("lets the controller patch its CA bundle into its own webhook configurations only", () => {
+    const clusterRules = rulesOf(objects, "ClusterRole");
+    for (const kind of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
+      const name = one(objects, kind).metadata.name;
+      const resource = `${kind.toLowerCase()}s`;
+      expect(allows(clusterRules, "admissionregistration.k8s.io", resource, "patch", name), kind).toBe(true);
+      expect(allows(clusterRules, "admissionregistration.k8s.io", resource, "patch", "someone-elses"), kind).toBe(
+        false,
+      );
+    }
+    const env = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]));
+    const secret = env["MDS_WEBHOOK_TLS_SECRET"];
+    expect(secret).toBeDefined();
+    const roleRules = rulesOf(objects, "Role");
+    expect(allows(roleRules, "", "secrets", "get", secret)).toBe(true);
+    expect(allows(roleRules, "", "secrets", "get", "another-secret")).toBe(false);
+  });
+
+  it("grants what the controller does, and no more", () => {
+    const rules = rulesOf(objects, "ClusterRole");
+    const group = "worker.gpustack.ai";
+    for (const verb of ["get", "list", "watch", "patch", "update"])
+      expect(allows(rules, group, "modeldeploymentscalers", verb), verb).toBe(true);
+    for (const verb of ["patch", "update"])
+      expect(allows(rules, group, "modeldeploymentscalers/status", verb), verb).toBe(true);
+    expect(allows(rules, group, "modeldeploymentscalers/finalizers", "update")).toBe(true);
+    for (const verb of ["get", "list", "watch", "patch"])
+      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(true);
+    // Replica commits are guarded JSON patches; a full update could overwrite the owner's fields.
+    for (const verb of ["update", "delete", "create"])
+      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(false);
+    expect(allows(rules, "", "events", "create")).toBe(true);
+    expect(rules.some((r) => r.verbs.includes("*") || r.resources.includes("*") || r.apiGroups.includes("*"))).toBe(
+      false,
+    );
+    expect(allows(rules, "", "secrets", "get")).toBe(false);
+
+    const roleRules = rulesOf(objects, "Role");
+    const lease = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]))[
+      "MDS_LEASE_NAME"
+    ];
+    expect(lease).toBe(one(objects, "Deployment").metadata.name);
+    expect(allows(roleRules, "coordination.k8s.io", "leases", "create")).toBe(true);
+    for (const verb of ["get", "update"])
+      expect(allows(roleRules, "coordination.k8s.io", "leases", verb, lease), verb).toBe(true);
+    expect(one(objects, "Role").metadata.namespace).toBe(namespace);
+  });
+
+  it("binds the roles to the ServiceAccount the pods run as", () => {
+    const serviceAccount = one(objects, "ServiceAccount").metadata.name;
+    expect(deploymentSpec(objects).template.spec).toMatchObject({ serviceAccountName: serviceAccount });
+    for (const kind of ["ClusterRoleBinding", "RoleBinding"]) {
+      const binding = one(objects, kind);
+      expect(binding["subjects"], kind).toEqual([{ kind: "ServiceAccount", name: serviceAccount, namespace }]);
+      expect((binding["roleRef"] as { name: string }).name).toBe(
+        one(objects, kind.replace("Binding", "")).metadata.name,
+      );
+    }
+  });
+
+  it("runs as non-root on a read-only root filesystem with a writable /tmp", () => {
+    const pod = deploymentSpec(objects).template.spec;
+    const container = controllerContainer(objects);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
+    const tmp = container.volumeMounts?.find((m) => m.mountPath === "/tmp");
+    expect(pod.volumes?.find((v) => v.name === tmp?.name)?.emptyDir).toBeDefined();
+  });
+
+  it("selects its own pods with labels the pod template carries", () => {
+    const spec = deploymentSpec(objects);
+    expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
+    const pdb = one(objects, "PodDisruptionBudget")["spec"] as { selector: { matchLabels: Record<string, string> } };
+    expect(pdb.selector.matchLabels).toEqual(spec.selector.matchLabels);
+  });
+});
+
+describe("helm template with values", () => {
+  it("passes the configured Prometheus URL and label mapping to the controller", () => {
+    const objects = render({
+      set: {
+        "prometheus.url": "http://kps-prometheus.monitoring:9090",
+        "labels.namespace": "kubernetes_namespace",
+        "labels.pod": "kubernetes_pod_name",
+        "labels.deployment": "md",
+        "labels.role": "md_role",
+        metricSeparator: "_",
+        "controller.watchNamespace": "llm",
+      },
+    });
+    const config = parsedControllerArgs(objects);
+    expect(config).toMatchObject({
+      prometheusUrl: "http://kps-prometheus.monitoring:9090",
+      namespaceLabel: "kubernetes_namespace",
+      podLabel: "kubernetes_pod_name",
+      deploymentLabel: "md",
+      roleLabel: "md_role",
+      metricSeparator: "_",
+      watchNamespace: "llm",
+    });
+  });
+
+  it("labels the monitors and rules for the kube-prometheus-stack selector", () => {
+    const objects = render({ valuesFile: "cert-manager-values.yaml" });
+    for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule"]) {
+      expect(one(objects, kind).metadata.labels?.["release"], kind).toBe("kube-prometheus-stack");
+    }
+    expect(one(objects, "ConfigMap").metadata.annotations).toEqual({ grafana_folder: "LLM" });
+  });
+
+  it("with cert-manager, injects the CA and mounts the certificate cert-manager writes", () => {
+    const objects = render({ valuesFile: "cert-manager-values.yaml" });
+    const certificate = one(objects, "Certificate");
+    const certSpec = certificate["spec"] as {
+      secretName: string;
+      dnsNames: string[];
+      issuerRef: { kind: string; name: string };
+    };
+    const service = one(objects, "Service").metadata.name;
+    expect(certSpec.dnsNames).toContain(`${service}.${namespace}.svc`);
+    expect(certSpec.issuerRef).toEqual({ kind: "Issuer", name: one(objects, "Issuer").metadata.name });
+    for (const kind of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
+      expect(one(objects, kind).metadata.annotations?.["cert-manager.io/inject-ca-from"], kind).toBe(
+        `${namespace}/${certificate.metadata.name}`,
+      );
+    }
+    const pod = deploymentSpec(objects).template.spec;
+    const volume = pod.volumes?.find((v) => v.secret?.secretName === certSpec.secretName);
+    expect(volume).toBeDefined();
+    const mount = controllerContainer(objects).volumeMounts?.find((m) => m.name === volume?.name);
+    const env = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]));
+    expect(env["MDS_WEBHOOK_CERT_DIR"]).toBe(mount?.mountPath);
+    // cert-manager owns the certificate: the controller needs no Secret or webhook-configuration rights.
+    expect(allows(rulesOf(objects, "Role"), "", "secrets", "create")).toBe(false);
+    expect(rulesOf(objects, "ClusterRole").some((r) => r.apiGroups.includes("admissionregistration.k8s.io"))).toBe(
+      false,
+    );
+  });
+
+  it("uses a given issuer instead of creating one", () => {
+    const objects = render({
+      valuesFile: "cert-manager-values.yaml",
+      set: { "webhooks.certManager.issuerRef.kind": "ClusterIssuer", "webhooks.certManager.issuerRef.name": "corp-ca" },
+    });
+    expect(all(objects, "Issuer")).toHaveLength(0);
+    expect((one(objects, "Certificate")["spec"] as { issuerRef: unknown }).issuerRef).toEqual({
+      kind: "ClusterIssuer",
+      name: "corp-ca",
+    });
+  });
+
+  it.each([
+    ["serviceMonitor.enabled", ["ServiceMonitor"]],
+    ["podMonitor.enabled", ["PodMonitor"]],
+    ["prometheusRule.enabled", ["PrometheusRule"]],
+    ["dashboards.enabled", ["ConfigMap"]],
+    ["webhooks.enabled", ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]],
+    ["podDisruptionBudget.enabled", ["PodDisruptionBudget"]],
+    ["serviceAccount.create", ["ServiceAccount"]],
+    ["rbac.create", ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]],
+  ])("%s=false removes its objects and nothing else", (toggle, kinds) => {
+    const before = render();
+    const after = render({ set: { [toggle]: "false" } });
+    const key = (o: K8sObject): string => `${o.kind}/${o.metadata.name}`;
+    const removed = before.map(key).filter((k) => !after.map(key).includes(k));
+    expect(new Set(removed.map((k) => k.split("/")[0]))).toEqual(new Set(kinds));
+    expect(after.map(key).filter((k) => !before.map(key).includes(k))).toEqual([]);
+  });
+
+  it("without webhooks, serves no webhook port and asks for no certificate rights", () => {
+    const objects = render({ set: { "webhooks.enabled": "false" } });
+    expect(parsedControllerArgs(objects).webhookAddress).toBe("");
+    const ports = (one(objects, "Service")["spec"] as { ports: { name: string }[] }).ports.map((p) => p.name);
+    expect(ports).toEqual(["http-metrics"]);
+    expect(allows(rulesOf(objects, "Role"), "", "secrets", "create")).toBe(false);
+    expect(rulesOf(objects, "ClusterRole").some((r) => r.apiGroups.includes("admissionregistration.k8s.io"))).toBe(
+      false,
+    );
+  });
+
+  it("drops the PodDisruptionBudget with a single replica, where it would block node drains", () => {
+    const objects = render({ valuesFile: "minimal-values.yaml" });
+    expect(all(objects, "PodDisruptionBudget")).toEqual([]);
+    expect(deploymentSpec(objects).replicas).toBe(1);
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Deployment",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+    ]);
+  });
+
+  it("warns in the notes when the label mapping does not match the PodMonitor", () => {
+    const notes = (set: Record<string, string>): string => {
+      const result = runHelm(helmArgs(["install", release, "--dry-run=client"], { set }));
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout.slice(result.stdout.indexOf("NOTES:"));
+    };
+    expect(notes({})).not.toContain("WARNING");
+    expect(notes({ "labels.role": "role" })).toContain('labels.role is "role"');
+  });
+});
+
+// ---------------------------------------------------------------- generated assets
+
+describe("chart assets", () => {
+  it("holds a current copy of every rule file and dashboard", () => {
+    const targets = chartAssets().map((a) => a.target);
+    expect(targets.some((t) => t.endsWith(join("files", "rules", "mds-scaler.rules.yaml")))).toBe(true);
+    expect(targets.some((t) => t.endsWith(join("files", "dashboards", "mds-scaler.json")))).toBe(true);
+    expect(staleChartAssets(), "run: npx tsx tools/generate-chart-assets.ts").toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------- docs
+
+describe("docs/install.md", () => {
+  interface SchemaNode {
+    properties?: Record<string, SchemaNode>;
+  }
+
+  /** Value paths a user sets: schema properties down to blocks with no declared properties (or a small free map). */
+  function leafPaths(node: SchemaNode, prefix: string): string[] {
+    if (node.properties === undefined || prefix.endsWith("issuerRef")) return [prefix];
+    return Object.entries(node.properties).flatMap(([key, child]) =>
+      leafPaths(child, prefix === "" ? key : `${prefix}.${key}`),
+    );
+  }
+
+  it("documents every value in values.schema.json, and only those", () => {
+    const schema = JSON.parse(readFileSync(join(chartDir, "values.schema.json"), "utf8")) as SchemaNode;
+    const leaves = leafPaths(schema, "").sort();
+    const doc = readFileSync(join(repoRoot, "docs", "install.md"), "utf8");
+    const table = doc.slice(doc.indexOf("## Values"), doc.indexOf("## Permissions"));
+    const documented = [...table.matchAll(/^\| `([^`]+)` +\|/gm)].map((m) => m[1] ?? "").sort();
+    expect(documented).toEqual(leaves);
+  });
+});
+
+// ---------------------------------------------------------------- real API server
+
+describe("server-side dry-run against a real kube-apiserver", () => {
+  let controlPlane: ControlPlane;
+
+  beforeAll(async () => {
+    controlPlane = await startControlPlane();
+    // Stand-ins for the CRDs kube-prometheus-stack and cert-manager install.
+    for (const file of ["monitoring.coreos.com.yaml", "cert-manager.io.yaml"]) {
+      const text = readFileSync(join(repoRoot, "test", "fixtures", "crds", "chart", file), "utf8");
+      // loadAllYaml maps x-kubernetes-* keys into the typed model; a plain object would lose them.
+      for (const crd of loadAllYaml(text) as V1CustomResourceDefinition[]) await controlPlane.applyCrd(crd);
+    }
+    // The release namespace enforces the restricted Pod Security profile, so a
+    // pod made from the chart's template proves it meets it.
+    await controlPlane.kubeConfig.makeApiClient(CoreV1Api).createNamespace({
+      body: {
+        metadata: {
+          name: namespace,
+          labels: {
+            "pod-security.kubernetes.io/enforce": "restricted",
+            "pod-security.kubernetes.io/enforce-version": "latest",
+          },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await controlPlane?.stop();
+  });
+
+  function dryRun(manifest: string): ReturnType<typeof runKubectl> {
+    return runKubectl(
+      ["--kubeconfig", controlPlane.kubeConfigPath, "apply", "--dry-run=server", "--validate=strict", "-f", "-"],
+      {
+        input: manifest,
+      },
+    );
+  }
+
+  it.each(ciValuesFiles)("accepts every object rendered with ci/%s", (file) => {
+    const manifest = renderText({ valuesFile: file, includeCrds: true });
+    const objects = render({ valuesFile: file, includeCrds: true });
+    const result = dryRun(manifest);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const accepted = result.stdout.split("\n").filter((line) => line.endsWith("(server dry run)"));
+    expect(accepted).toHaveLength(objects.length);
+  });
+
+  it("rejects a field the schema does not know, so the acceptance above means something", () => {
+    const manifest = renderText().replace("portNumber: 8000", "portNumbr: 8000");
+    const result = dryRun(manifest);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("portNumbr");
+  });
+
+  it("runs a pod from the controller's template under the restricted Pod Security profile", () => {
+    const objects = render();
+    const deployment = one(objects, "Deployment");
+    const template = (deployment["spec"] as DeploymentSpec).template;
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "controller-template", namespace, labels: template.metadata.labels },
+      spec: template.spec,
+    };
+    const result = runKubectl(["--kubeconfig", controlPlane.kubeConfigPath, "create", "--dry-run=server", "-f", "-"], {
+      input: JSON.stringify(pod),
+    });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("(server dry run)");
+  });
+
+  it("refuses that pod once it runs as root, so the check above is enforced", () => {
+    const template = deploymentSpec(render()).template;
+    const spec = {
+      ...template.spec,
+      securityContext: { ...template.spec.securityContext, runAsNonRoot: false, runAsUser: 0 },
+    };
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "controller-root", namespace }, spec };
+    const result = runKubectl(["--kubeconfig", controlPlane.kubeConfigPath, "create", "--dry-run=server", "-f", "-"], {
+      input: JSON.stringify(pod),
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("restricted");
+  });
+});

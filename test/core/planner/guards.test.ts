@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import {
+  cohortState,
+  growthHold,
+  restoreVector,
+  rollbackVector,
+  scaleDownAborted,
+  scaleDownHold,
+  type ScaleDownHoldInput,
+} from "../../../src/core/planner/guards.js";
+import type { LastScaleDown, PendingCohort } from "../../../src/core/api/scaler.js";
+import { t0, targetOf, want } from "./fixtures.js";
+
+const free: ScaleDownHoldInput = {
+  kind: "Server",
+  observation: want(1),
+  algorithmHold: undefined,
+  retirement: undefined,
+  abortCooldownUntilMs: undefined,
+  lastScaleUpMs: undefined,
+  decodeGraceSeconds: 120,
+  nowMs: t0,
+};
+
+describe("scaleDownHold", () => {
+  it.each([
+    { why: "nothing holds", input: {}, want: undefined },
+    { why: "no ready replica", input: { observation: want(1, 0) }, want: "NoReadyReplicas" },
+    { why: "an unobserved role", input: { observation: undefined }, want: "NoReadyReplicas" },
+    {
+      why: "incomplete coverage",
+      input: { observation: { ...want(1, 4), sampledReplicas: 3 } },
+      want: "IncompleteCoverage",
+    },
+    {
+      why: "stale signals",
+      input: { observation: { ...want(1), signalState: "Stale" as const } },
+      want: "IncompleteCoverage",
+    },
+    { why: "the algorithm holds (panic)", input: { algorithmHold: { reason: "Panic" } }, want: "Panic" },
+    {
+      why: "a retirement anywhere",
+      input: { retirement: { roleName: "other", replicaOrdinal: 3, state: "Draining" } },
+      want: "RetirementActive",
+    },
+    { why: "abort cooldown running", input: { abortCooldownUntilMs: t0 + 1 }, want: "AbortCooldown" },
+    { why: "abort cooldown over", input: { abortCooldownUntilMs: t0 }, want: undefined },
+    {
+      why: "decode grace after growth",
+      input: { kind: "Decode" as const, lastScaleUpMs: t0 - 119_000 },
+      want: "DecodePostScaleUpGrace",
+    },
+    { why: "decode grace over", input: { kind: "Decode" as const, lastScaleUpMs: t0 - 120_000 }, want: undefined },
+    {
+      why: "grace is for Decode roles only",
+      input: { kind: "Prefill" as const, lastScaleUpMs: t0 - 1 },
+      want: undefined,
+    },
+  ])("$why", ({ input, want: reason }) => {
+    expect(scaleDownHold({ ...free, ...input })?.reason).toBe(reason);
+  });
+});
+
+describe("growthHold", () => {
+  it.each([
+    { why: "free", input: {}, want: undefined },
+    { why: "a committed cohort is pending anywhere", input: { cohortPending: true }, want: "PendingAdmission" },
+    {
+      why: "this role has unadmitted replicas",
+      input: { roleStatus: { name: "s", quotaReserved: 2 } },
+      want: "PendingAdmission",
+    },
+    { why: "exhaustion backoff", input: { exhaustedUntilMs: t0 + 1 }, want: "ResourceExhausted" },
+  ])("$why", ({ input, want: reason }) => {
+    expect(
+      growthHold({
+        cohortPending: false,
+        roleStatus: undefined,
+        currentReplicas: 3,
+        exhaustedUntilMs: undefined,
+        nowMs: t0,
+        ...input,
+      })?.reason,
+    ).toBe(reason);
+  });
+});
+
+describe("pending cohort", () => {
+  const cohort: PendingCohort = {
+    decisionID: "d",
+    term: 1,
+    baselineVector: { p: 2, d: 2 },
+    targetVector: { p: 4, d: 2 },
+    startedAt: new Date(t0).toISOString(),
+  };
+  const statuses = (reserved: number) => new Map([["p", { name: "p", quotaReserved: reserved }]]);
+  it.each([
+    { why: "admitted when reservations cover the commit", reserved: 4, at: 10, want: "Admitted" },
+    { why: "pending before the timeout", reserved: 3, at: 299, want: "Pending" },
+    { why: "timed out at pendingTimeoutSeconds", reserved: 3, at: 300, want: "TimedOut" },
+  ])("$why", ({ reserved, at, want: kind }) => {
+    expect(cohortState(cohort, { p: 4, d: 2 }, statuses(reserved), t0 + at * 1000, 300).kind).toBe(kind);
+  });
+
+  it("rolls back every grown role and nothing else", () => {
+    expect(
+      rollbackVector({ ...cohort, targetVector: { p: 4, d: 3 }, baselineVector: { p: 2, d: 2 } }, { p: 4, d: 3, e: 1 }),
+    ).toEqual({ p: 2, d: 2, e: 1 });
+  });
+});
+
+describe("aborted scale-down", () => {
+  const last: LastScaleDown = { role: "d", ordinal: 2, preScaleDownVector: { p: 2, d: 3 }, outcome: "Committed" };
+  const current = { p: 2, d: 2 };
+  it.each([
+    {
+      why: "our removed ordinal aborted",
+      retirement: { roleName: "d", replicaOrdinal: 2, state: "Aborted" },
+      want: true,
+    },
+    { why: "still draining", retirement: { roleName: "d", replicaOrdinal: 2, state: "Draining" }, want: false },
+    {
+      why: "another role's retirement",
+      retirement: { roleName: "p", replicaOrdinal: 1, state: "Aborted" },
+      want: false,
+    },
+    { why: "an ordinal we kept", retirement: { roleName: "d", replicaOrdinal: 1, state: "Aborted" }, want: false },
+  ])("$why", ({ retirement, want: aborted }) => {
+    const target = targetOf(
+      [
+        { name: "p", replicas: 2 },
+        { name: "d", replicas: 2 },
+      ],
+      { retirement },
+    );
+    expect(scaleDownAborted(last, target, current)).toBe(aborted);
+  });
+
+  it("an abort already handled does not restore twice", () => {
+    const target = targetOf([{ name: "d", replicas: 3 }], {
+      retirement: { roleName: "d", replicaOrdinal: 2, state: "Aborted" },
+    });
+    expect(scaleDownAborted({ ...last, outcome: "Aborted" }, target, current)).toBe(false);
+  });
+
+  it("restores the reduced roles and keeps growth made since", () => {
+    expect(restoreVector(last, { p: 3, d: 2 })).toEqual({ p: 3, d: 3 });
+  });
+});

@@ -1,0 +1,192 @@
+import { describe, expect, it } from "vitest";
+import {
+  compactHistory,
+  historySpans,
+  maxHistorySamples,
+  recordHistory,
+  scaleDownStep,
+  scaleUpStep,
+  stabilize,
+  type HistorySample,
+} from "../../../src/core/planner/pacing.js";
+import { specOf, t0 } from "./fixtures.js";
+
+const up = (scaleUp: object) =>
+  specOf({ roles: [{ name: "s", maxReplicas: 100 }], behavior: { scaleUp } }).behavior.scaleUp;
+const down = (scaleDown: object) =>
+  specOf({ roles: [{ name: "s", maxReplicas: 100 }], behavior: { scaleDown } }).behavior.scaleDown;
+
+describe("scaleUpStep", () => {
+  it.each([
+    { why: "defaults: max(4, 100% of 2) = 4", behavior: {}, current: 2, want: 4 },
+    { why: "defaults: max(4, 100% of 10) = 10", behavior: {}, current: 10, want: 10 },
+    {
+      why: "zero stores the defaults, it does not disable",
+      behavior: { maxStepReplicas: 0, maxStepPercent: 0 },
+      current: 10,
+      want: 10,
+    },
+    {
+      why: "percent rounds up: 15% of 10 = 1.5 -> 2, but 1 replica floor wins? max(1, 2) = 2",
+      behavior: { maxStepReplicas: 1, maxStepPercent: 15 },
+      current: 10,
+      want: 2,
+    },
+    { why: "Pods policy alone", behavior: { stepPolicy: { type: "Pods", value: 2 } }, current: 10, want: 2 },
+    {
+      why: "Percent policy alone, rounded up",
+      behavior: { stepPolicy: { type: "Percent", value: 25 } },
+      current: 9,
+      want: 3,
+    },
+    { why: "a zero policy forbids growth", behavior: { stepPolicy: { type: "Pods", value: 0 } }, current: 9, want: 0 },
+  ])("$why", ({ behavior, current, want }) => {
+    expect(scaleUpStep(up(behavior), current)).toEqual({ value: want, reason: "ScaleUpLimit" });
+  });
+});
+
+describe("scaleDownStep", () => {
+  it.each([
+    { why: "one replica per pass by default", behavior: {}, current: 10, want: 1 },
+    { why: "Pods policy", behavior: { stepPolicy: { type: "Pods", value: 3 } }, current: 10, want: 3 },
+    { why: "Percent policy rounds up", behavior: { stepPolicy: { type: "Percent", value: 10 } }, current: 11, want: 2 },
+    { why: "zero forbids shrinking", behavior: { stepPolicy: { type: "Percent", value: 0 } }, current: 11, want: 0 },
+  ])("$why", ({ behavior, current, want }) => {
+    expect(scaleDownStep(down(behavior), current)).toEqual({ value: want, reason: "ScaleDownLimit" });
+  });
+});
+
+const h = (pairs: [number, number][]): HistorySample[] =>
+  pairs.map(([s, r]) => ({ timestampMs: t0 + s * 1000, replicas: r }));
+
+describe("stabilize", () => {
+  const windows = { scaleUpSeconds: 60, scaleDownSeconds: 300 };
+  it.each([
+    {
+      why: "growth waits until history spans the up window",
+      history: h([[0, 8]]),
+      now: 30,
+      current: 2,
+      wanted: 8,
+      want: { value: 2, reason: "ScaleUpStabilization" },
+    },
+    {
+      why: "then grows to the lowest recommendation in the window",
+      history: h([
+        [0, 8],
+        [30, 5],
+        [60, 8],
+      ]),
+      now: 60,
+      current: 2,
+      wanted: 8,
+      want: { value: 5, reason: "ScaleUpStabilization" },
+    },
+    {
+      why: "a sustained rise grows fully",
+      history: h([
+        [0, 8],
+        [30, 9],
+        [60, 8],
+      ]),
+      now: 60,
+      current: 2,
+      wanted: 8,
+      want: { value: 8, reason: "" },
+    },
+    {
+      why: "shrinking waits until history spans the down window",
+      history: h([
+        [0, 2],
+        [60, 2],
+      ]),
+      now: 60,
+      current: 6,
+      wanted: 2,
+      want: { value: 6, reason: "ScaleDownStabilization" },
+    },
+    {
+      why: "then the highest recommendation in the window is the floor",
+      history: h([
+        [0, 2],
+        [100, 5],
+        [300, 2],
+      ]),
+      now: 300,
+      current: 6,
+      wanted: 2,
+      want: { value: 5, reason: "ScaleDownStabilization" },
+    },
+    {
+      why: "old peaks leave the window",
+      history: h([
+        [0, 9],
+        [10, 2],
+        [310, 2],
+      ]),
+      now: 310,
+      current: 6,
+      wanted: 2,
+      want: { value: 2, reason: "" },
+    },
+  ])("$why", ({ history, now, current, wanted, want }) => {
+    expect(stabilize(history, t0 + now * 1000, current, wanted, windows)).toEqual(want);
+  });
+
+  it("a zero up window grows at once", () => {
+    expect(stabilize(h([[0, 8]]), t0, 2, 8, { scaleUpSeconds: 0, scaleDownSeconds: 300 }).value).toBe(8);
+  });
+});
+
+describe("history", () => {
+  it("keeps one sample at or before the horizon and drops older ones", () => {
+    let history: HistorySample[] = [];
+    for (let s = 0; s <= 600; s += 15)
+      history = recordHistory(history, { timestampMs: t0 + s * 1000, replicas: 1 }, 300);
+    expect(history[0]?.timestampMs).toBe(t0 + 300 * 1000);
+    expect(historySpans(history, t0 + 600 * 1000, 300)).toBe(true);
+  });
+
+  it("stays within 256 samples at 5 s over an 1800 s window and still sees the extremes", () => {
+    let history: HistorySample[] = [];
+    const horizon = 1800;
+    for (let s = 0; s <= 4000; s += 5) {
+      // One spike to 50 at 3000 s and one dip to 1 at 3500 s among 10s.
+      const replicas = s === 3000 ? 50 : s === 3500 ? 1 : 10;
+      history = recordHistory(history, { timestampMs: t0 + s * 1000, replicas }, horizon);
+      expect(history.length).toBeLessThanOrEqual(maxHistorySamples);
+    }
+    const now = t0 + 4000 * 1000;
+    expect(historySpans(history, now, horizon)).toBe(true);
+    // The spike is inside the 1800 s down window: the floor holds at 50.
+    expect(stabilize(history, now, 60, 10, { scaleUpSeconds: 600, scaleDownSeconds: 1800 })).toEqual({
+      value: 50,
+      reason: "ScaleDownStabilization",
+    });
+    // The dip is inside the 600 s up window: growth stops at 1 -> stays at current.
+    expect(stabilize(history, now, 5, 10, { scaleUpSeconds: 600, scaleDownSeconds: 1800 }).value).toBe(5);
+  });
+
+  it("compaction is idempotent and keeps the oldest sample", () => {
+    const history = Array.from({ length: 361 }, (_, i) => ({ timestampMs: t0 + i * 5000, replicas: i % 7 }));
+    const once = compactHistory(history, 1800);
+    expect(once[0]).toEqual(history[0]);
+    expect(compactHistory(once, 1800)).toEqual(once);
+  });
+
+  it("drops samples from the future", () => {
+    const history = recordHistory(h([[100, 9]]), { timestampMs: t0, replicas: 1 }, 300);
+    expect(history).toEqual(h([[0, 1]]));
+  });
+});
+
+describe("compaction backstop", () => {
+  it("an untrimmed history longer than the horizon still fits and keeps its oldest sample", () => {
+    const history = Array.from({ length: 2000 }, (_, i) => ({ timestampMs: t0 + i * 5000, replicas: i % 5 }));
+    const out = compactHistory(history, 300);
+    expect(out.length).toBeLessThanOrEqual(maxHistorySamples);
+    expect(out[0]).toEqual(history[0]);
+    expect(Math.max(...out.map((s) => s.replicas))).toBe(4);
+    expect(Math.min(...out.map((s) => s.replicas))).toBe(0);
+  });
+});

@@ -1,0 +1,23 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { PrometheusHarness } from "./test/harness/prometheus.js";
+import { PrometheusSignalSource, PrometheusClient, defaultPrometheusSignalConfig } from "./src/adapters/prometheus/index.js";
+const child = spawn(process.execPath, [...process.execArgv, "bench/sampling.ts", "--serve-fleet"], { stdio: ["pipe", "pipe", "inherit"] });
+const first = await new Promise<string>((r) => createInterface({ input: child.stdout }).once("line", r));
+const groups = JSON.parse(first);
+const prom = await PrometheusHarness.start({ scrapeIntervalSeconds: 10, targets: groups });
+await prom.waitForHealthyTargets(groups.length, 180_000);
+await new Promise((r) => setTimeout(r, 35_000));
+const client = new PrometheusClient({ endpoint: prom.url, timeoutMs: 60_000 });
+const time = async (label: string, q: string) => { const t0 = performance.now(); const r = await client.instantQuery(q, Date.now()); console.log(label.padEnd(40), (performance.now() - t0).toFixed(0).padStart(6), "ms", r.samples.length, "samples", q.length, "chars"); };
+const scalers = Array.from({ length: 100 }, (_, i) => ({ key: `k${i}`, namespace: `team-${i % 10}`, deployment: `model-${i}`, roles: ["server", "prefill", "decode"], stableWindowSeconds: 30, panicWindowSeconds: 10, intervalSeconds: 15 }));
+const src = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
+for (const n of [10, 100]) { const q = src.queriesFor(scalers.slice(0, n)); for (const [k, v] of Object.entries(q)) await time(`${n} ${k}`, v); }
+const q100 = src.queriesFor(scalers);
+const stripped = (s: string) => s.replace(/namespace=~"[^"]*", app_kubernetes_io_instance=~"[^"]*", app_kubernetes_io_component=~"[^"]*", /g, "");
+for (const [k, v] of Object.entries(q100)) await time(`nofilter ${k}`, stripped(v));
+const noPod = (s: string) => s.replace(/, pod!=""/g, "");
+for (const [k, v] of Object.entries(q100)) await time(`no pod!= ${k}`, noPod(v));
+await time("single bucket part regex", 'sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, le) (increase(vllm:time_to_first_token_seconds_bucket{' + q100.ttft.match(/namespace=~"[^"]*", app_kubernetes_io_instance=~"[^"]*", app_kubernetes_io_component=~"[^"]*"/)![0] + '}[30s]))');
+await time("single bucket part plain", 'sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, le) (increase(vllm:time_to_first_token_seconds_bucket[30s]))');
+await prom.stop(); child.stdin.end();
