@@ -3,9 +3,16 @@
  * once, builds the adapters, wires them into the controller and the HTTP
  * server, and runs until SIGTERM or SIGINT.
  */
+import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
-import { KubeConfig } from "@kubernetes/client-node";
-import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { hostname } from "node:os";
+import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
+import { Gauge, Histogram } from "prom-client";
+import { LeaderElector } from "../adapters/kubernetes/leader.js";
+import { callOptions, KubeResources } from "../adapters/kubernetes/resources.js";
+import { ensureCertificateSecret, patchCaBundles, readCertificateDir, serviceHosts, watchCertificateDir } from "../adapters/webhook/certificates.js";
+import { createHandlers } from "../adapters/webhook/handlers.js";
+import { startWebhookServer, webhookApp, type RunningWebhookServer, type ServingCertificate } from "../adapters/webhook/server.js";
 import { PrometheusClient, type PrometheusQueryClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../adapters/prometheus/source.js";
 import { listen, opsApp } from "../adapters/http/server.js";
@@ -15,10 +22,16 @@ import { ConfigError, loadConfig, type Config } from "./config.js";
 import { Controller, type SampleRequest, type SignalSource } from "./controller.js";
 
 export interface RunningController {
+  /** The controller of the current leadership (a new one each time this replica becomes leader). */
   readonly controller: Controller;
   readonly metrics: ScalerMetrics;
   readonly metricsPort: number;
-  stop(): Promise<void>;
+  /** The HTTPS admission server's port, when webhooks are enabled. */
+  readonly webhookPort: number | undefined;
+  /** True while this replica may plan and write. */
+  isLeader(): boolean;
+  /** Stops everything; `releaseLease: false` leaves the Lease to expire, as a crash would. */
+  stop(opts?: { releaseLease?: boolean }): Promise<void>;
 }
 
 /** Times every query into the PromQL duration histogram. */
@@ -53,8 +66,117 @@ export function kubeConfigFrom(config: Config, env: Readonly<Record<string, stri
   return kc;
 }
 
+/** The username of this process's own API requests, as the API server sees it. */
+export async function whoAmI(kubeConfig: KubeConfig, timeoutMs: number): Promise<string> {
+  try {
+    const review = await kubeConfig
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } }, callOptions(timeoutMs));
+    const username = review.status?.userInfo?.username ?? "";
+    if (username === "") throw new Error("the answer names no user");
+    return username;
+  } catch (error) {
+    throw new Error("ask the API server who this controller is (SelfSubjectReview)", { cause: error });
+  }
+}
+
+/** Resolves the controller identity now, or keeps asking in the background; "" until known (the fence then trusts no one). */
+function controllerIdentitySource(config: Config, kubeConfig: KubeConfig, logger: Logger): { get: () => string; ready: Promise<void>; stop: () => void } {
+  let identity = config.controllerIdentity;
+  if (identity !== "") return { get: () => identity, ready: Promise.resolve(), stop: () => undefined };
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const ready = new Promise<void>((resolve) => {
+    const attempt = (): void => {
+      whoAmI(kubeConfig, config.kubeTimeoutMs).then(
+        (name) => {
+          identity = name;
+          logger.info("the binding fence trusts commits from this identity", { controllerIdentity: name });
+          resolve();
+        },
+        (error: unknown) => {
+          logger.warn("controller identity unknown; the fence refuses every commit until it is", { error });
+          if (!stopped) timer = setTimeout(attempt, 5_000);
+        },
+      );
+    };
+    attempt();
+  });
+  return { get: () => identity, ready, stop: () => {
+    stopped = true;
+    clearTimeout(timer);
+  } };
+}
+
+interface Webhooks {
+  readonly server: RunningWebhookServer;
+  stop(): Promise<void>;
+}
+
+/** The serving certificate: the mounted directory (cert-manager) or the shared generated one. */
+async function servingCertificate(config: Config, kubeConfig: KubeConfig, logger: Logger, nowMs: number): Promise<{ tls: ServingCertificate; watch?: (apply: (tls: ServingCertificate) => void) => () => void }> {
+  if (config.webhookCertDir !== "") {
+    const tls = await readCertificateDir(config.webhookCertDir);
+    return {
+      tls,
+      watch: (apply) => watchCertificateDir(config.webhookCertDir, tls, 30_000, apply, (error) => logger.warn("re-read the webhook certificate", { error })),
+    };
+  }
+  if (config.webhookTlsSecret === "") {
+    throw new ConfigError([`--webhook-address is set, but neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir (MDS_WEBHOOK_CERT_DIR) says where its certificate comes from`]);
+  }
+  const hosts = serviceHosts(config.webhookService, config.webhookCertHosts.split(",").map((h) => h.trim()));
+  if (hosts.length === 0) throw new ConfigError(["--webhook-service (MDS_WEBHOOK_SERVICE) or --webhook-cert-hosts must name the host the API server calls"]);
+  const generated = await ensureCertificateSecret({ kubeConfig, namespace: config.podNamespace, secretName: config.webhookTlsSecret, hosts, timeoutMs: config.kubeTimeoutMs, nowMs });
+  await patchCaBundles({
+    kubeConfig,
+    validatingConfiguration: config.validatingWebhookConfiguration,
+    mutatingConfiguration: config.mutatingWebhookConfiguration,
+    caPem: generated.caPem,
+    timeoutMs: config.kubeTimeoutMs,
+  });
+  logger.info("webhook certificate ready and CA bundle patched", { secret: `${config.podNamespace}/${config.webhookTlsSecret}`, hosts });
+  return { tls: generated };
+}
+
+async function startWebhooks(opts: { config: Config; kubeConfig: KubeConfig; logger: Logger; metrics: ScalerMetrics; identity: () => string; nowMs: number }): Promise<Webhooks> {
+  const { config, logger } = opts;
+  const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
+  const lookups = new KubeResources(opts.kubeConfig, {
+    timeoutMs: lookupTimeoutMs,
+    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+  });
+  const answers = new Histogram({
+    name: "mds_webhook_duration_seconds",
+    help: "Admission answers by webhook and verdict.",
+    labelNames: ["webhook", "allowed", "code"] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [opts.metrics.registry],
+  });
+  const app = webhookApp({
+    handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
+    logger,
+    answerTimeoutMs: config.webhookTimeoutMs,
+    observe: (webhook, verdict, seconds) => answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+  });
+  const certificate = await servingCertificate(config, opts.kubeConfig, logger, opts.nowMs);
+  const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);
+  const stopWatch = certificate.watch?.((tls) => {
+    server.setCertificate(tls);
+    logger.info("serving a renewed webhook certificate");
+  });
+  logger.info("serving admission webhooks over HTTPS", { address: config.webhookAddress, port: server.port });
+  return {
+    server,
+    stop: async () => {
+      stopWatch?.();
+      await server.close();
+    },
+  };
+}
+
 /** Starts the controller with everything it needs; used by the CLI and the end-to-end tests. */
-export async function startController(opts: { config: Config; kubeConfig: KubeConfig; logger?: Logger; nowMs?: () => number }): Promise<RunningController> {
+export async function startController(opts: { config: Config; kubeConfig: KubeConfig; logger?: Logger; nowMs?: () => number; source?: SignalSource }): Promise<RunningController> {
   const { config } = opts;
   const nowMs = opts.nowMs ?? (() => Date.now());
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
@@ -64,30 +186,81 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
     targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
   });
   const client = timedClient(new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }), metrics);
-  const source = new PrometheusSignalSource(client, {
-    labels: { namespace: config.namespaceLabel, pod: config.podLabel, deployment: config.deploymentLabel, role: config.roleLabel },
-    metricNameSeparator: config.metricSeparator,
-    queryTimeoutMs: config.prometheusTimeoutMs,
+  const source =
+    opts.source ??
+    promqlSignals(
+      new PrometheusSignalSource(client, {
+        labels: { namespace: config.namespaceLabel, pod: config.podLabel, deployment: config.deploymentLabel, role: config.roleLabel },
+        metricNameSeparator: config.metricSeparator,
+        queryTimeoutMs: config.prometheusTimeoutMs,
+      }),
+      nowMs,
+    );
+  // A fresh controller per leadership: its memory starts from the objects' status.
+  const makeController = (): Controller => new Controller({ store, source, metrics, logger, nowMs, namespace: config.watchNamespace });
+  let controller = makeController();
+
+  const identity = controllerIdentitySource(config, opts.kubeConfig, logger);
+  let webhooks: Webhooks | undefined;
+  if (config.webhookAddress !== "") {
+    try {
+      webhooks = await startWebhooks({ config, kubeConfig: opts.kubeConfig, logger, metrics, identity: identity.get, nowMs: nowMs() });
+    } catch (error) {
+      identity.stop();
+      throw error;
+    }
+  }
+
+  const identityName = config.podName !== "" ? config.podName : `${hostname()}-${randomBytes(3).toString("hex")}`;
+  const leaderGauge = new Gauge({ name: "mds_leader", help: "1 while this replica holds the leader Lease and runs the control loop.", registers: [metrics.registry] });
+  const elector =
+    config.leaseName === ""
+      ? undefined
+      : new LeaderElector({
+          kubeConfig: opts.kubeConfig,
+          namespace: config.podNamespace,
+          name: config.leaseName,
+          identity: identityName,
+          leaseDurationSeconds: config.leaseDurationSeconds,
+          retryPeriodMs: config.leaseRetryMs,
+          timeoutMs: Math.min(config.kubeTimeoutMs, config.leaseRetryMs * 2),
+          logger: logger.child({ replica: identityName }),
+          onStartedLeading: () => {
+            leaderGauge.set(1);
+            logger.info("leading: the control loop runs on this replica", { replica: identityName });
+          },
+          onStoppedLeading: () => {
+            leaderGauge.set(0);
+            logger.info("following: the control loop stops on this replica", { replica: identityName });
+          },
+        });
+  if (elector === undefined) leaderGauge.set(1);
+  elector?.start();
+  const leading = (): boolean => elector === undefined || elector.isLeader;
+
+  let passed = false;
+  const app = opsApp({
+    registry: metrics.registry,
+    // A follower is ready once its webhooks serve; the leader also after its first pass.
+    notReadyReason: () => (leading() && !passed ? "the first pass has not completed" : undefined),
   });
-  const controller = new Controller({
-    store,
-    source: promqlSignals(source, nowMs),
-    metrics,
-    logger,
-    nowMs,
-    namespace: config.watchNamespace,
-  });
-  let listed = false;
-  const app = opsApp({ registry: metrics.registry, notReadyReason: () => (listed ? undefined : "the first pass has not completed") });
   const { server, port } = await listen(app, config.metricsAddress);
   logger.info("serving /metrics, /healthz and /readyz", { address: config.metricsAddress, port });
 
   let stopped = false;
   let wake: (() => void) | undefined;
+  let leadership = elector?.leadershipsWon ?? 0;
   const loop = (async () => {
     while (!stopped) {
-      await controller.tick();
-      listed = true;
+      if (leading()) {
+        const won = elector?.leadershipsWon ?? 0;
+        if (won !== leadership) {
+          leadership = won;
+          controller = makeController();
+        }
+        await controller.tick();
+        passed = true;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, config.tickMs);
         wake = () => {
@@ -99,13 +272,20 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
   })();
 
   return {
-    controller,
+    get controller() {
+      return controller;
+    },
     metrics,
     metricsPort: port,
-    async stop() {
+    webhookPort: webhooks?.server.port,
+    isLeader: leading,
+    async stop(stopOpts = {}) {
       stopped = true;
       wake?.();
       await loop;
+      await elector?.stop({ release: stopOpts.releaseLease !== false });
+      identity.stop();
+      await webhooks?.stop();
       await closeServer(server);
     },
   };

@@ -2,6 +2,8 @@
  * The subcommand table. To add one, write `src/cli/<name>.ts` exporting a
  * `Command` (or a `run<Name>(args, io)` function) and register it below.
  */
+import { describeSettings } from "../app/config.js";
+import { runController } from "../app/main.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { planCommand } from "./plan.js";
 import { validateCommand } from "./validate.js";
@@ -9,7 +11,18 @@ import { validateCommand } from "./validate.js";
 export const commands: Readonly<Record<string, Command>> = {
   validate: validateCommand,
   plan: planCommand,
-  // controller: runs the control loop and webhooks (composition root).
+  controller: {
+    summary: "Runs the control loop (on the elected leader), the admission webhooks and /metrics.",
+    usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings()}\n`,
+    run: (args, io) => {
+      if (args.includes("--help") || args.includes("-h")) {
+        io.stdout(commands["controller"]?.usage ?? "");
+        return exitCodes.ok;
+      }
+      // The composition root reads the environment through loadConfig only.
+      return runController(args, process.env, io);
+    },
+  },
   // simulate: replays a trace through the simulator (src/sim).
 };
 

@@ -26,7 +26,7 @@ export interface KubeResourcesOptions {
 }
 
 /** Per-call options: an abort signal for the timeout and, for patches, the content type. */
-function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
+export function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
   return {
     middleware: [
       {

@@ -1,0 +1,262 @@
+/**
+ * The product's admission webhooks against a real API server: registered as
+ * the chart registers them (failurePolicy Fail), with the certificate the
+ * controller generates and the CA bundle it patches in. The controller runs
+ * as its service account, so its acquire and commits pass through the same
+ * fence a user's writes meet.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, loadYaml, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startController, type RunningController } from "../../src/app/main.js";
+import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
+import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { freeLoopbackPort } from "../harness/kube/net.js";
+import { loadModelDeploymentCrd } from "../support/crds.js";
+import { configurationName, controllerKubeConfig, installWebhookConfigurations, productConfig, releaseNamespace, waitForProductWebhooks } from "../support/product-webhooks.js";
+import { QueueWorld } from "../support/queue-world.js";
+
+const group = "worker.gpustack.ai";
+const version = "v1";
+const ns = "team";
+const root = join(import.meta.dirname, "..", "..");
+
+let controlPlane: ControlPlane;
+let admin: CustomObjectsApi;
+let alice: CustomObjectsApi;
+let running: RunningController;
+let world: QueueWorld;
+
+interface Target {
+  metadata: { name: string; uid: string; resourceVersion: string; annotations?: Record<string, string> };
+  spec: { roles: { name: string; kind: string; replicas: number }[] };
+}
+
+const jsonPatch = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
+
+async function getTarget(name: string): Promise<Target> {
+  return (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name })) as Target;
+}
+
+async function createTarget(name: string, roles: Record<string, unknown>[]): Promise<void> {
+  await admin.createNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", body: { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name }, spec: { roles: roles.map((r) => ({ instanceType: "h100", ...r })) } } });
+}
+
+async function createScaler(name: string, spec: Record<string, unknown>): Promise<void> {
+  await admin.createNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", body: { apiVersion: `${group}/${version}`, kind: "ModelDeploymentScaler", metadata: { name }, spec } });
+}
+
+/** The API server's refusal text for a failed call, or a failure when the call succeeded. */
+async function refusal(call: () => Promise<unknown>): Promise<string> {
+  try {
+    await call();
+  } catch (error) {
+    const body = (error as { body?: unknown }).body;
+    return typeof body === "string" ? body : JSON.stringify(body ?? String(error));
+  }
+  throw new Error("the write was admitted");
+}
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const activeSpec = (target: string) => ({
+  targetRef: { name: target },
+  mode: "Active",
+  sampling: { intervalSeconds: 5 },
+  roles: [{ name: "server", minReplicas: 1, maxReplicas: 8 }],
+  algorithm: { type: "Proportional", proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] } },
+});
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane();
+  const scalerCrd = loadYaml<V1CustomResourceDefinition>(readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8"));
+  await controlPlane.applyCrd(scalerCrd);
+  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });
+  admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  alice = (await controlPlane.kubeConfigFor({ user: "alice", groups: ["system:masters"] })).makeApiClient(CustomObjectsApi);
+
+  const port = await freeLoopbackPort();
+  await installWebhookConfigurations(controlPlane.kubeConfig, port);
+  const controllerKc: KubeConfig = await controllerKubeConfig(controlPlane);
+  world = new QueueWorld(controlPlane.kubeConfig);
+  running = await startController({ config: productConfig({ webhookPort: port, podName: "replica-a" }), kubeConfig: controllerKc, source: world.source });
+  await waitForProductWebhooks(controlPlane.kubeConfig, ns);
+}, 180_000);
+
+afterAll(async () => {
+  world?.stop();
+  await running?.stop();
+  await controlPlane?.stop();
+});
+
+describe("certificates", () => {
+  it("patches the generated CA bundle into both configurations and keeps the certificate in the Secret", async () => {
+    const api = controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const validating = await api.readValidatingWebhookConfiguration({ name: configurationName });
+    const mutating = await api.readMutatingWebhookConfiguration({ name: configurationName });
+    const secret = await controlPlane.kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: releaseNamespace, name: "mds-mds-scaler-webhook-tls" });
+    const ca = secret.data?.["ca.crt"];
+    expect(ca).toBeDefined();
+    for (const w of [...(validating.webhooks ?? []), ...(mutating.webhooks ?? [])]) {
+      expect(w.clientConfig.caBundle).toBe(ca);
+      expect(w.failurePolicy).toBe("Fail");
+    }
+  });
+});
+
+describe("ModelDeploymentScaler admission", () => {
+  it("defaults through the mutating webhook: the inferred type and zero-means-default", async () => {
+    await createScaler("defaults", {
+      targetRef: { name: "not-yet-created" },
+      roles: [{ name: "server", maxReplicas: 4 }],
+      algorithm: { proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: 8 }] } },
+      behavior: { scaleUp: { maxStepReplicas: 0 } },
+    });
+    const stored = (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "defaults" })) as { spec: Record<string, unknown> };
+    expect(stored.spec).toMatchObject({
+      mode: "Shadow",
+      algorithm: { type: "Proportional", proportional: { tolerance: "0.1", roleTargets: [{ name: "server", target: "8" }] } },
+      behavior: { scaleUp: { maxStepReplicas: 4, maxStepPercent: 100 }, scaleDown: { stabilizationWindowSeconds: 300 } },
+      roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
+    });
+  });
+
+  it("refuses a bad spec with every problem, the target-dependent ones included", async () => {
+    await createTarget("tooling", [
+      { name: "server", kind: "Server", replicas: 2 },
+      { name: "tool", kind: "Server", replicas: 1, command: ["serve"] },
+    ]);
+    const message = await refusal(() =>
+      createScaler("bad", {
+        targetRef: { name: "tooling" },
+        roles: [{ name: "server", minReplicas: 8, maxReplicas: 4 }, { name: "ghost", maxReplicas: 2 }],
+        algorithm: { proportional: { metric: "QueueDepth", roleTargets: [{ name: "nobody", target: "8" }] } },
+      }),
+    );
+    expect(message).toContain("(7 problems)");
+    for (const part of [
+      "spec.roles[0].minReplicas = 8: must be at most maxReplicas (4)",
+      'roleTargets[0].name = \\"nobody\\"',
+      'spec.roles[1].name = \\"ghost\\": is not a role of ModelDeployment',
+      "has a custom command",
+      'has no entry for target role \\"tool\\"',
+    ]) {
+      expect(message).toContain(part);
+    }
+  });
+});
+
+describe("the binding fence", () => {
+  it("lets the controller bind and commit, and refuses a user's count edit on the bound target with what to do", async () => {
+    await createTarget("llm", [{ name: "server", kind: "Server", replicas: 2 }]);
+    world.startStatusMirror(ns, "llm");
+    world.setQueue((ready) => 8 * Math.min(ready + 1, 3)); // wants 3 replicas
+    await createScaler("llm", activeSpec("llm"));
+    const committed = await eventually("a commit to 3 replicas", async () => {
+      const t = await getTarget("llm");
+      return t.spec.roles[0]?.replicas === 3 && t.metadata.annotations?.[decisionAnnotation] !== undefined ? t : undefined;
+    }, 60_000);
+    expect(JSON.parse(committed.metadata.annotations?.[bindingAnnotation] ?? "{}")).toMatchObject({ scalerName: "llm", term: 1 });
+
+    const message = await refusal(() =>
+      alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }] }, jsonPatch),
+    );
+    expect(message).toContain('is bound to ModelDeploymentScaler \\"llm\\"');
+    expect(message).toContain("set the scaler to mode Shadow, set suspend: true, or delete it");
+    expect(message).toContain("ignoreDifferences");
+    expect((await getTarget("llm")).spec.roles[0]?.replicas).toBe(3);
+
+    // Other fields stay editable.
+    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "add", path: "/metadata/labels", value: { team: "inference" } }] }, jsonPatch);
+  }, 90_000);
+
+  it("refuses a GitOps-style full update that restores the counts from Git", async () => {
+    const live = await getTarget("llm");
+    // What a sync without ignoreDifferences sends: the manifest from Git, replacing the live object.
+    const fromGit = { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name: "llm", namespace: ns, resourceVersion: live.metadata.resourceVersion }, spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 2 }] } };
+    const message = await refusal(() => alice.replaceNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: fromGit }));
+    expect(message).toContain("while that scaler still exists");
+    expect(message).toContain("RespectIgnoreDifferences=true");
+    // The same sync keeping the scaler's annotations, as with a merge: still refused for the counts.
+    const merged = { ...fromGit, metadata: { ...fromGit.metadata, annotations: live.metadata.annotations } };
+    expect(await refusal(() => alice.replaceNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: merged }))).toContain("it changes replicas (server 3→2)");
+    const after = await getTarget("llm");
+    expect(after.spec.roles[0]?.replicas).toBe(3);
+    expect(after.metadata.annotations?.[bindingAnnotation]).toBe(live.metadata.annotations?.[bindingAnnotation]);
+  });
+
+  it("refuses a binding annotation installed by hand on an unbound target", async () => {
+    await createTarget("free", [{ name: "server", kind: "Server", replicas: 1 }]);
+    const binding = JSON.stringify({ scalerName: "mine", scalerUID: "made-up", term: 1 });
+    const message = await refusal(() =>
+      alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "free", body: [{ op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: binding } }] }, jsonPatch),
+    );
+    expect(message).toContain("cannot be installed by hand");
+    // Counts on an unbound target are the user's.
+    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "free", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 4 }] }, jsonPatch);
+    expect((await getTarget("free")).spec.roles[0]?.replicas).toBe(4);
+  });
+
+  it("accepts the same count edit once the scaler is deleted and its finalizer released the binding", async () => {
+    await admin.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "llm" });
+    await eventually("the binding to be released", async () => ((await getTarget("llm")).metadata.annotations?.[bindingAnnotation] === undefined ? true : undefined));
+    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }] }, jsonPatch);
+    const target = await getTarget("llm");
+    expect(target.spec.roles[0]?.replicas).toBe(5);
+    // The decision stays: its term keeps the next binding's term above it.
+    expect(target.metadata.annotations?.[decisionAnnotation]).toBeDefined();
+  });
+
+  it("allows orphan recovery only when the named scaler is gone or was recreated with another UID", async () => {
+    // An orphan: the controller stops watching this namespace's scaler before it can release.
+    await createTarget("orphan", [{ name: "server", kind: "Server", replicas: 2 }]);
+    world.startStatusMirror(ns, "orphan");
+    await createScaler("orphan", activeSpec("orphan"));
+    const bound = await eventually("the orphan target to be bound", async () => {
+      const t = await getTarget("orphan");
+      return t.metadata.annotations?.[bindingAnnotation] !== undefined ? t : undefined;
+    });
+    const removeBinding = [{ op: "remove", path: `/metadata/annotations/${bindingAnnotation.replace("/", "~1")}` }];
+    const patchAsAlice = (body: object[]) => alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "orphan", body }, jsonPatch);
+
+    // The scaler exists with the same UID: refused.
+    expect(await refusal(() => patchAsAlice(removeBinding))).toContain("while that scaler still exists");
+
+    // Orphan the binding: restart the controller watching another namespace (its
+    // webhooks still serve every namespace), then delete the scaler past its finalizer.
+    await running.stop();
+    running = await restartController({ watchNamespace: "elsewhere" });
+    await admin.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "orphan", body: [{ op: "remove", path: "/metadata/finalizers" }] }, jsonPatch);
+    await admin.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "orphan" });
+
+    // The scaler is absent: recovery is allowed, but not together with a count change.
+    expect(await refusal(() => patchAsAlice([...removeBinding, { op: "replace", path: "/spec/roles/0/replicas", value: 7 }]))).toContain("must leave replica counts");
+    // A new scaler of the same name has another UID: the binding is still an orphan, and removing it alone passes.
+    await createScaler("orphan", { ...activeSpec("orphan"), mode: "Shadow" });
+    await patchAsAlice(removeBinding);
+    const recovered = await getTarget("orphan");
+    expect(recovered.metadata.annotations?.[bindingAnnotation]).toBeUndefined();
+    expect(recovered.spec.roles[0]?.replicas).toBe(bound.spec.roles[0]?.replicas);
+  }, 90_000);
+});
+
+let restarts = 0;
+async function restartController(opts: { watchNamespace?: string } = {}): Promise<RunningController> {
+  restarts += 1;
+  const port = Number(new URL((await controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: configurationName })).webhooks?.[0]?.clientConfig.url ?? "").port);
+  const extra = opts.watchNamespace === undefined ? [] : [`--namespace=${opts.watchNamespace}`];
+  const next = await startController({ config: productConfig({ webhookPort: port, podName: `replica-r${restarts}`, extra }), kubeConfig: await controllerKubeConfig(controlPlane), source: world.source });
+  await waitForProductWebhooks(controlPlane.kubeConfig, ns);
+  return next;
+}
