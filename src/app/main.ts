@@ -235,7 +235,6 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
           },
         });
   if (elector === undefined) leaderGauge.set(1);
-  elector?.start();
   const leading = (): boolean => elector === undefined || elector.isLeader;
 
   let passed = false;
@@ -244,8 +243,17 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
     // A follower is ready once its webhooks serve; the leader also after its first pass.
     notReadyReason: () => (leading() && !passed ? "the first pass has not completed" : undefined),
   });
-  const { server, port } = await listen(app, config.metricsAddress);
+  let listening: Awaited<ReturnType<typeof listen>>;
+  try {
+    listening = await listen(app, config.metricsAddress);
+  } catch (error) {
+    identity.stop();
+    await webhooks?.stop();
+    throw error;
+  }
+  const { server, port } = listening;
   logger.info("serving /metrics, /healthz and /readyz", { address: config.metricsAddress, port });
+  elector?.start();
 
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -308,7 +316,18 @@ export async function runController(argv: readonly string[], env: Readonly<Recor
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
-  const running = await startController({ config, kubeConfig: kubeConfigFrom(config, env), logger });
+  let running: RunningController;
+  try {
+    running = await startController({ config, kubeConfig: kubeConfigFrom(config, env), logger });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(error.message + "\n");
+      return 2;
+    }
+    // The Deployment restarts the pod; the log says what failed (certificate, Secret, listen).
+    logger.error("start failed", { error });
+    return 1;
+  }
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);

@@ -17,8 +17,8 @@ export class TcpBalancer {
   ) {}
 
   static async start(backends: readonly number[]): Promise<TcpBalancer> {
-    let balancer: TcpBalancer | undefined;
-    const server = createServer((client) => balancer?.accept(client));
+    const holder: { balancer?: TcpBalancer } = {};
+    const server = createServer((client) => holder.balancer?.accept(client));
     const port = await new Promise<number>((resolve, reject) => {
       server.once("error", reject);
       server.listen(0, "127.0.0.1", () => {
@@ -26,8 +26,8 @@ export class TcpBalancer {
         resolve(typeof address === "object" && address !== null ? address.port : 0);
       });
     });
-    balancer = new TcpBalancer(server, port, [...backends]);
-    return balancer;
+    holder.balancer = new TcpBalancer(server, port, [...backends]);
+    return holder.balancer;
   }
 
   setBackends(ports: readonly number[]): void {
