@@ -5,7 +5,7 @@
  * the duration of passes that planned scalers (p50/p99), scalers per pass, and
  * the process's peak RSS.
  */
-import { Controller } from "../src/app/controller.js";
+import { createLogger } from "../src/adapters/telemetry/logger.js";
 import { Testbed } from "../test/support/testbed.js";
 
 const scalerCount = Number(process.env["MDS_BENCH_SCALERS"] ?? 100);
@@ -32,9 +32,15 @@ try {
     bed.load.set(ns, name, 1 + (i % 3));
   }
   // Drive the controller by hand so each pass is timed on its own.
-  const running = bed.startController({ namespace: ns, tickMs: 60_000_000 });
-  await running.stop();
-  const controller: Controller = running.controller;
+  const phases: { sampleMs: number; reconcileMs: number }[] = [];
+  const logger = createLogger({
+    level: "debug",
+    write: (line) => {
+      const record = JSON.parse(line) as { msg: string; sampleMs?: number; reconcileMs?: number };
+      if (record.msg === "pass" && record.sampleMs !== undefined && record.reconcileMs !== undefined) phases.push({ sampleMs: record.sampleMs, reconcileMs: record.reconcileMs });
+    },
+  });
+  const { controller, stop: stopWatch } = await bed.controller({ namespace: ns, logger });
   const passes: { ms: number; scalers: number }[] = [];
   let peakRssBytes = process.memoryUsage().rss;
   const endMs = Date.now() + durationSeconds * 1000;
@@ -46,6 +52,7 @@ try {
     peakRssBytes = Math.max(peakRssBytes, process.memoryUsage().rss);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+  await stopWatch();
   const sorted = passes.map((p) => p.ms).sort((a, b) => a - b);
   const planned = passes.reduce((n, p) => n + p.scalers, 0);
   const scalers = await bed.custom.listNamespacedCustomObject({ group: "worker.gpustack.ai", version: "v1", namespace: ns, plural: "modeldeploymentscalers" });
@@ -57,6 +64,7 @@ try {
       `scalers: ${scalerCount} (Active and bound after the run: ${bound})`,
       `passes that planned: ${passes.length}, scalers planned: ${planned} (mean ${(planned / Math.max(1, passes.length)).toFixed(1)} per pass)`,
       `pass duration p50: ${quantile(sorted, 0.5).toFixed(1)} ms, p99: ${quantile(sorted, 0.99).toFixed(1)} ms, max: ${(sorted.at(-1) ?? Number.NaN).toFixed(1)} ms`,
+      `of which sampling (PromQL) p50: ${quantile(phases.map((p) => p.sampleMs).sort((a, b) => a - b), 0.5).toFixed(0)} ms, reconciling (API calls, planning) p50: ${quantile(phases.map((p) => p.reconcileMs).sort((a, b) => a - b), 0.5).toFixed(0)} ms`,
       `peak RSS of this process (controller, fleet simulator, reconciler, harness): ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
       `heap used at the end: ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`,
     ].join("\n") + "\n",

@@ -26,7 +26,8 @@ export const finalizer = "worker.gpustack.ai/mds-scaler";
 /** The Kubernetes calls the controller needs (implemented by `KubeResources`). */
 export interface ScalerStore {
   listScalers(namespace: string): Promise<unknown[]>;
-  getTarget(namespace: string, name: string): Promise<unknown | undefined>;
+  /** `fresh` reads the API server itself rather than a watch cache (after a conflict). */
+  getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown | undefined>;
   patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
   patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
   writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown>;
@@ -72,6 +73,8 @@ export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; pani
 }
 
 const maxConflictRetries = 3;
+/** Scalers reconciled at once within a pass. */
+const reconcileConcurrency = 8;
 
 export class Controller {
   private readonly memory = new Map<string, Memory>();
@@ -138,6 +141,7 @@ export class Controller {
         return { key: scalerKey(s), namespace: namespaceOf(s), deployment: s.spec.targetRef.name, roles: s.spec.roles.map((r) => r.name), intervalSeconds: spec.sampling.intervalSeconds, ...windowsOf(spec) };
       });
     let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();
+    const sampleStartedMs = this.deps.nowMs();
     try {
       samples = requests.length > 0 ? await this.deps.source.sample(requests) : new Map();
     } catch (error) {
@@ -146,18 +150,30 @@ export class Controller {
       logger.warn("sampling failed; signals are Missing this pass", { error });
     }
 
+    // Scalers touch different objects, so their API round trips overlap; the bound keeps the API server calm.
     const passed: string[] = [];
-    for (const scaler of scalers) {
-      const key = scalerKey(scaler);
-      try {
-        await this.reconcile(scaler, samples.get(key), nowMs);
-        passed.push(key);
-      } catch (error) {
-        metrics.errors.inc({ kind: error instanceof ConflictError ? "conflict" : "reconcile" });
-        logger.error("pass failed", { scaler: key, error });
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < scalers.length) {
+        const scaler = scalers[next++] as Scaler;
+        const key = scalerKey(scaler);
+        try {
+          await this.reconcile(scaler, samples.get(key), nowMs);
+          passed.push(key);
+        } catch (error) {
+          metrics.errors.inc({ kind: error instanceof ConflictError ? "conflict" : "reconcile" });
+          logger.error("pass failed", { scaler: key, error });
+        }
       }
-    }
-    return passed;
+    };
+    const reconcileStartedMs = this.deps.nowMs();
+    await Promise.all(Array.from({ length: Math.min(reconcileConcurrency, scalers.length) }, worker));
+    logger.debug("pass", {
+      scalers: scalers.length,
+      sampleMs: reconcileStartedMs - sampleStartedMs,
+      reconcileMs: this.deps.nowMs() - reconcileStartedMs,
+    });
+    return passed.sort();
   }
 
   private async reconcile(scaler: Scaler, samples: ReadonlyMap<string, RoleSamples> | undefined, nowMs: number): Promise<void> {
@@ -185,7 +201,7 @@ export class Controller {
     const spec = withInferredAlgorithm(scaler.spec);
     let attempt = 0;
     for (;;) {
-      const target = await this.readTarget(namespace, spec.targetRef.name);
+      const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
       const outcome = decideBinding(
         {
           name,
@@ -233,8 +249,8 @@ export class Controller {
     }
   }
 
-  private async readTarget(namespace: string, name: string): Promise<ModelDeployment | undefined> {
-    const raw = await this.deps.store.getTarget(namespace, name);
+  private async readTarget(namespace: string, name: string, fresh: boolean): Promise<ModelDeployment | undefined> {
+    const raw = await this.deps.store.getTarget(namespace, name, { fresh });
     if (raw === undefined) return undefined;
     const parsed = ModelDeploymentSchema.safeParse(raw);
     if (!parsed.success) {

@@ -9,7 +9,9 @@ import { hostname } from "node:os";
 import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { Gauge, Histogram } from "prom-client";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
-import { callOptions, KubeResources } from "../adapters/kubernetes/resources.js";
+import { callOptions } from "../adapters/kubernetes/call-options.js";
+import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { WatchedResources } from "../adapters/kubernetes/watch.js";
 import { ensureCertificateSecret, patchCaBundles, readCertificateDir, serviceHosts, watchCertificateDir } from "../adapters/webhook/certificates.js";
 import { createHandlers } from "../adapters/webhook/handlers.js";
 import { startWebhookServer, webhookApp, type RunningWebhookServer, type ServingCertificate } from "../adapters/webhook/server.js";
@@ -181,10 +183,13 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
   const nowMs = opts.nowMs ?? (() => Date.now());
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const metrics = new ScalerMetrics();
-  const store = new KubeResources(opts.kubeConfig, {
+  const resources = new KubeResources(opts.kubeConfig, {
     timeoutMs: config.kubeTimeoutMs,
     targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
   });
+  // Passes read watch caches; commits and conflict re-reads go to the API server.
+  const store = new WatchedResources({ kubeConfig: opts.kubeConfig, resources, namespace: config.watchNamespace, logger });
+  await store.start();
   const client = timedClient(new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }), metrics);
   const source =
     opts.source ??
@@ -294,6 +299,7 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
       await elector?.stop({ release: stopOpts.releaseLease !== false });
       identity.stop();
       await webhooks?.stop();
+      await store.stop();
       await closeServer(server);
     },
   };

@@ -35,7 +35,11 @@ function answer(name: string): Promise<unknown | undefined> {
 
 beforeAll(async () => {
   const app = webhookApp({
-    handlers: createHandlers({ lookups, controllerIdentity: () => "system:serviceaccount:mds-system:mds-scaler", lookupTimeoutMs: 50 }),
+    handlers: createHandlers({
+      lookups,
+      controllerIdentity: () => "system:serviceaccount:mds-system:mds-scaler",
+      lookupTimeoutMs: 50,
+    }),
     logger: createLogger({ level: "error", write: () => undefined }),
     answerTimeoutMs: 200,
   });
@@ -47,10 +51,23 @@ afterAll(async () => {
   await server?.close();
 });
 
-function post(path: string, body: Buffer | string, contentType = "application/json"): Promise<{ status: number; text: string }> {
+function post(
+  path: string,
+  body: Buffer | string,
+  contentType = "application/json",
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: "127.0.0.1", port: server.port, path, method: "POST", agent, headers: { "content-type": contentType, "content-length": Buffer.byteLength(body) }, servername: "localhost", timeout: 10_000 },
+      {
+        host: "127.0.0.1",
+        port: server.port,
+        path,
+        method: "POST",
+        agent,
+        headers: { "content-type": contentType, "content-length": Buffer.byteLength(body) },
+        servername: "localhost",
+        timeout: 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -86,24 +103,54 @@ function expectWellFormed(status: number, text: string, path: string, sentUid: u
 
 const paths = fc.constantFrom(...Object.values(webhookPaths), "/validate/other", "/");
 const names = fc.constantFrom("llm", "hang-1", "fail-1", "missing-1", "");
-const userInfo = fc.record({ username: fc.oneof(fc.constant("system:serviceaccount:mds-system:mds-scaler"), fc.string()), groups: fc.array(fc.string(), { maxLength: 3 }) }, { requiredKeys: [] });
-const annotations = fc.dictionary(fc.constantFrom(bindingAnnotation, "modeldeployment.gpustack.ai/scaler-decision", "x"), fc.oneof(fc.string(), fc.json()), { maxKeys: 3 });
+const userInfo = fc.record(
+  {
+    username: fc.oneof(fc.constant("system:serviceaccount:mds-system:mds-scaler"), fc.string()),
+    groups: fc.array(fc.string(), { maxLength: 3 }),
+  },
+  { requiredKeys: [] },
+);
+const annotations = fc.dictionary(
+  fc.constantFrom(bindingAnnotation, "modeldeployment.gpustack.ai/scaler-decision", "x"),
+  fc.oneof(fc.string(), fc.json()),
+  { maxKeys: 3 },
+);
 const objectish = fc.oneof(
   fc.anything(),
-  fc.record({
-    apiVersion: fc.constantFrom("worker.gpustack.ai/v1", "v1"),
-    kind: fc.constantFrom("ModelDeployment", "ModelDeploymentScaler"),
-    metadata: fc.record({ name: names, namespace: fc.constantFrom("team", ""), uid: fc.string(), annotations }, { requiredKeys: [] }),
-    spec: fc.oneof(
-      fc.anything(),
-      fc.record({
-        targetRef: fc.record({ name: names }),
-        roles: fc.array(fc.record({ name: fc.constantFrom("server", "prefill"), replicas: fc.oneof(fc.integer({ min: -2, max: 2000 }), fc.string()), minReplicas: fc.integer(), maxReplicas: fc.integer() }, { requiredKeys: [] }), { maxLength: 3 }),
-        mode: fc.constantFrom("Active", "Shadow", 5),
-        algorithm: fc.anything(),
-      }, { requiredKeys: [] }),
-    ),
-  }, { requiredKeys: [] }),
+  fc.record(
+    {
+      apiVersion: fc.constantFrom("worker.gpustack.ai/v1", "v1"),
+      kind: fc.constantFrom("ModelDeployment", "ModelDeploymentScaler"),
+      metadata: fc.record(
+        { name: names, namespace: fc.constantFrom("team", ""), uid: fc.string(), annotations },
+        { requiredKeys: [] },
+      ),
+      spec: fc.oneof(
+        fc.anything(),
+        fc.record(
+          {
+            targetRef: fc.record({ name: names }),
+            roles: fc.array(
+              fc.record(
+                {
+                  name: fc.constantFrom("server", "prefill"),
+                  replicas: fc.oneof(fc.integer({ min: -2, max: 2000 }), fc.string()),
+                  minReplicas: fc.integer(),
+                  maxReplicas: fc.integer(),
+                },
+                { requiredKeys: [] },
+              ),
+              { maxLength: 3 },
+            ),
+            mode: fc.constantFrom("Active", "Shadow", 5),
+            algorithm: fc.anything(),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+    },
+    { requiredKeys: [] },
+  ),
 );
 const review = fc.record(
   {
@@ -132,11 +179,25 @@ const review = fc.record(
 );
 
 const body = fc.oneof(
-  { weight: 5, arbitrary: review.map((r) => ({ text: JSON.stringify(r), uid: (r.request as { uid?: unknown } | undefined)?.uid })) },
+  {
+    weight: 5,
+    arbitrary: review.map((r) => ({ text: JSON.stringify(r), uid: (r.request as { uid?: unknown } | undefined)?.uid })),
+  },
   { weight: 1, arbitrary: fc.json().map((text) => ({ text, uid: undefined as unknown })) },
   { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((text) => ({ text, uid: undefined as unknown })) },
-  { weight: 1, arbitrary: review.map((r) => ({ text: JSON.stringify(r).slice(0, Math.max(1, JSON.stringify(r).length >> 1)), uid: undefined as unknown })) },
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ text: Buffer.from(bytes).toString("latin1"), uid: undefined as unknown })) },
+  {
+    weight: 1,
+    arbitrary: review.map((r) => ({
+      text: JSON.stringify(r).slice(0, Math.max(1, JSON.stringify(r).length >> 1)),
+      uid: undefined as unknown,
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .uint8Array({ maxLength: 300 })
+      .map((bytes) => ({ text: Buffer.from(bytes).toString("latin1"), uid: undefined as unknown })),
+  },
 );
 
 describe("the webhook server under random and malformed reviews", () => {
@@ -154,18 +215,35 @@ describe("the webhook server under random and malformed reviews", () => {
   }, 120_000);
 
   it("answers an oversized body with a review and stays up", async () => {
-    const big = JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "u", pad: "x".repeat(8 * 1024 * 1024) } });
+    const big = JSON.stringify({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: { uid: "u", pad: "x".repeat(8 * 1024 * 1024) },
+    });
     const { status, text } = await post(webhookPaths.validateTarget, big);
     expectWellFormed(status, text, webhookPaths.validateTarget, undefined);
     expect(JSON.parse(text).response.allowed).toBe(false);
   }, 30_000);
 
   it("admits a 3 MiB object, the API server's own limit", async () => {
-    const object = { apiVersion: "worker.gpustack.ai/v1", kind: "ModelDeployment", metadata: { name: "llm", namespace: "team", labels: { pad: "y".repeat(3 * 1024 * 1024) } }, spec: { roles: [] } };
+    const object = {
+      apiVersion: "worker.gpustack.ai/v1",
+      kind: "ModelDeployment",
+      metadata: { name: "llm", namespace: "team", labels: { pad: "y".repeat(3 * 1024 * 1024) } },
+      spec: { roles: [] },
+    };
     const reviewText = JSON.stringify({
       apiVersion: "admission.k8s.io/v1",
       kind: "AdmissionReview",
-      request: { uid: "big", kind: { group: "worker.gpustack.ai", version: "v1", kind: "ModelDeployment" }, resource: { group: "worker.gpustack.ai", version: "v1", resource: "modeldeployments" }, operation: "UPDATE", userInfo: { username: "alice" }, object, oldObject: object },
+      request: {
+        uid: "big",
+        kind: { group: "worker.gpustack.ai", version: "v1", kind: "ModelDeployment" },
+        resource: { group: "worker.gpustack.ai", version: "v1", resource: "modeldeployments" },
+        operation: "UPDATE",
+        userInfo: { username: "alice" },
+        object,
+        oldObject: object,
+      },
     });
     const { status, text } = await post(webhookPaths.validateTarget, reviewText);
     expectWellFormed(status, text, webhookPaths.validateTarget, "big");
@@ -176,7 +254,16 @@ describe("the webhook server under random and malformed reviews", () => {
     const reviewText = JSON.stringify({
       apiVersion: "admission.k8s.io/v1",
       kind: "AdmissionReview",
-      request: { uid: "slow", kind: { group: "worker.gpustack.ai", version: "v1", kind: "ModelDeploymentScaler" }, resource: { group: "worker.gpustack.ai", version: "v1", resource: "modeldeploymentscalers" }, namespace: "team", name: "s", operation: "CREATE", userInfo: { username: "alice" }, object: { spec: { targetRef: { name: "hang-1" } } } },
+      request: {
+        uid: "slow",
+        kind: { group: "worker.gpustack.ai", version: "v1", kind: "ModelDeploymentScaler" },
+        resource: { group: "worker.gpustack.ai", version: "v1", resource: "modeldeploymentscalers" },
+        namespace: "team",
+        name: "s",
+        operation: "CREATE",
+        userInfo: { username: "alice" },
+        object: { spec: { targetRef: { name: "hang-1" } } },
+      },
     });
     const { text } = await post(webhookPaths.validateScaler, reviewText);
     const response = JSON.parse(text).response;

@@ -9,7 +9,10 @@ function apply(root: Record<string, unknown>, ops: readonly JsonPatchOp[]): Reco
   const copy = structuredClone(root);
   for (const op of ops) {
     if (op.op === "remove" || op.op === "test") throw new Error(`unexpected ${op.op}`);
-    const keys = op.path.split("/").slice(1).map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
+    const keys = op.path
+      .split("/")
+      .slice(1)
+      .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
     const last = keys.pop() ?? "";
     let parent: Record<string, unknown> = copy;
     for (const k of keys) parent = parent[k] as Record<string, unknown>;
@@ -27,7 +30,12 @@ const spec = {
 
 describe("scalerDefaultingPatch", () => {
   it("turns the spec into its defaulted form, and is empty once applied", () => {
-    const object = { apiVersion: "worker.gpustack.ai/v1", kind: "ModelDeploymentScaler", metadata: { name: "x" }, spec };
+    const object = {
+      apiVersion: "worker.gpustack.ai/v1",
+      kind: "ModelDeploymentScaler",
+      metadata: { name: "x" },
+      spec,
+    };
     const patched = apply(object, scalerDefaultingPatch(object));
     const expected = defaultScalerSpec(spec);
     if (!expected.ok) throw new Error("fixture does not default");
@@ -52,7 +60,11 @@ describe("the AdmissionReview envelope", () => {
   it.each([
     ["not JSON", "{", ""],
     ["JSON without a request", '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}', ""],
-    ["an old API version keeps its uid in the refusal", '{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"u1"}}', "u1"],
+    [
+      "an old API version keeps its uid in the refusal",
+      '{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"u1"}}',
+      "u1",
+    ],
   ])("refuses %s", (_why, body, uid) => {
     const decoded = decodeReview(body);
     expect(decoded.ok).toBe(false);

@@ -48,7 +48,7 @@ describe("controller end to end", () => {
     const ns = await bed.namespace("load-step");
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 1 }]);
     await bed.createScaler(ns, "chat", tokenThroughputSpec("chat"));
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     const timeline = new Timeline(bed, ns, "chat");
 
     // Bound and Active before any load: the binding annotation is installed under term 1.
@@ -102,7 +102,7 @@ describe("controller end to end", () => {
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 1 }]);
     await bed.createScaler(ns, "chat", { ...tokenThroughputSpec("chat"), mode: "Shadow" });
     const before = await bed.getTarget(ns, "chat");
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     bed.load.set(ns, "chat", 5);
     const recommended = await eventually("a Shadow recommendation above the live count", async () => {
       const s = await bed.getScaler(ns, "chat");
@@ -124,7 +124,7 @@ describe("controller end to end", () => {
     const ns = await bed.namespace("two-scalers");
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 2 }]);
     await bed.createScaler(ns, "first", { ...tokenThroughputSpec("chat"), roles: [{ name: "server", minReplicas: 2, maxReplicas: 4 }] });
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     await eventually("the first scaler to bind", async () => (condition(await bed.getScaler(ns, "first"), "Bound")?.status === "True" ? true : undefined), 60_000);
     await bed.createScaler(ns, "second", { ...tokenThroughputSpec("chat"), roles: [{ name: "server", minReplicas: 2, maxReplicas: 4 }] });
     const second = await eventually("the second scaler to report AlreadyBound", async () => {
@@ -138,7 +138,7 @@ describe("controller end to end", () => {
     // A finalizer releases the binding on deletion; the target keeps serving at its counts.
     await running.stop();
     await bed.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "first" });
-    const onlySecond = bed.startController({ namespace: ns });
+    const onlySecond = await bed.startController({ namespace: ns });
     const rebound = await eventually("the second scaler to take the released target", async () => {
       const t = await bed.getTarget(ns, "chat");
       const b = JSON.parse(t.metadata.annotations?.[bindingAnnotation] ?? "{}") as { scalerName?: string; term?: number };
@@ -166,7 +166,7 @@ describe("controller end to end", () => {
     // Just before the first replica commit lands, someone else edits the target.
     const wrapStore = (store: ScalerStore): ScalerStore => ({
       listScalers: (n) => store.listScalers(n),
-      getTarget: (n, name) => store.getTarget(n, name),
+      getTarget: (n, name, options) => store.getTarget(n, name, options),
       patchScaler: (n, name, ops) => store.patchScaler(n, name, ops),
       writeScalerStatus: (n, name, status) => store.writeScalerStatus(n, name, status),
       async patchTarget(n: string, name: string, ops: readonly JsonPatchOp[]) {
@@ -177,7 +177,7 @@ describe("controller end to end", () => {
         return store.patchTarget(n, name, ops);
       },
     });
-    const running = bed.startController({ namespace: ns, wrapStore });
+    const running = await bed.startController({ namespace: ns, wrapStore });
     bed.load.set(ns, "chat", 5);
     const grown = await eventually("the scale-up to land", async () => {
       const t = await bed.getTarget(ns, "chat");
@@ -205,7 +205,7 @@ describe("controller end to end", () => {
     const ns = await bed.namespace("quota");
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 1 }]);
     await bed.createScaler(ns, "chat", { ...tokenThroughputSpec("chat"), rebalance: { policy: "Disabled" } });
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     await eventually("the scaler to bind", async () => (condition(await bed.getScaler(ns, "chat"), "Active")?.status === "True" ? true : undefined), 60_000);
     bed.reconciler.withholdQuota(ns, "chat");
     bed.load.set(ns, "chat", 5);
@@ -231,7 +231,7 @@ describe("controller end to end", () => {
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 3 }]);
     bed.reconciler.abortRetirements(ns, "chat", true);
     await bed.createScaler(ns, "chat", { ...tokenThroughputSpec("chat"), behavior: { scaleDown: { stabilizationWindowSeconds: 10, cooldownAfterAbortSeconds: 600 } } });
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     const timeline = new Timeline(bed, ns, "chat");
     // Idle engines recommend one replica: the scaler shrinks to 2, the retirement aborts, 3 comes back.
     await eventually("a scale-down commit", async () => (replicasOf(await bed.getTarget(ns, "chat"), "server") === 2 ? true : undefined), 120_000, 500);
@@ -255,7 +255,7 @@ describe("controller end to end", () => {
     const ns = await bed.namespace("prometheus-down");
     await bed.createDeployment(ns, "chat", [{ name: "server", kind: "Server", replicas: 2 }]);
     await bed.createScaler(ns, "chat", { ...tokenThroughputSpec("chat"), behavior: { scaleDown: { stabilizationWindowSeconds: 10 } } });
-    const running = bed.startController({ namespace: ns });
+    const running = await bed.startController({ namespace: ns });
     await eventually("fresh signals", async () => ((await bed.getScaler(ns, "chat")).status?.roles?.[0]?.signalState === "Idle" ? true : undefined), 90_000);
     await bed.prometheus.pause();
     const blind = await eventually("MetricsReady=False", async () => {

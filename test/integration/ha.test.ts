@@ -12,13 +12,29 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, loadYaml, PatchStrategy, setHeaderOptions, Watch, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  loadYaml,
+  PatchStrategy,
+  setHeaderOptions,
+  Watch,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { freeLoopbackPort } from "../harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
-import { configurationName, controllerKubeConfig, installWebhookConfigurations, releaseNamespace, tlsSecretName, waitForProductWebhooks } from "../support/product-webhooks.js";
+import {
+  configurationName,
+  controllerKubeConfig,
+  installWebhookConfigurations,
+  releaseNamespace,
+  tlsSecretName,
+  waitForProductWebhooks,
+} from "../support/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 
@@ -90,15 +106,24 @@ async function startReplica(name: string): Promise<Replica> {
     child.stderr?.on("data", (chunk: Buffer) => {
       replica.output = (replica.output + chunk.toString()).slice(-20_000);
     });
-    child.once("exit", (code, signal) => reject(new Error(`replica ${name} exited (${code ?? signal}) before serving:\n${replica.output}`)));
+    child.once("exit", (code, signal) =>
+      reject(new Error(`replica ${name} exited (${code ?? signal}) before serving:\n${replica.output}`)),
+    );
   });
   replicas.push(replica);
-  await Promise.race([started, new Promise((_, reject) => setTimeout(() => reject(new Error(`replica ${name} did not start in 60 s:\n${replica.output}`)), 60_000))]);
+  await Promise.race([
+    started,
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`replica ${name} did not start in 60 s:\n${replica.output}`)), 60_000),
+    ),
+  ]);
   return replica;
 }
 
 async function metric(replica: Replica, name: string): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, { signal: AbortSignal.timeout(2_000) });
+  const response = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, {
+    signal: AbortSignal.timeout(2_000),
+  });
   const text = await response.text();
   return text
     .split("\n")
@@ -106,12 +131,20 @@ async function metric(replica: Replica, name: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
 }
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 100): Promise<T> {
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${replicas.map((r) => `--- ${r.name}:\n${r.output.slice(-3_000)}`).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}\n${replicas.map((r) => `--- ${r.name}:\n${r.output.slice(-3_000)}`).join("\n")}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -130,7 +163,10 @@ async function watchCommits(name: string): Promise<{ commits: Commit[]; stop: ()
   const controller = await watch.watch(
     `/apis/${group}/${version}/namespaces/${ns}/modeldeployments`,
     { fieldSelector: `metadata.name=${name}` },
-    (_phase, object: { metadata?: { annotations?: Record<string, string> }; spec?: { roles?: { replicas: number }[] } }) => {
+    (
+      _phase,
+      object: { metadata?: { annotations?: Record<string, string> }; spec?: { roles?: { replicas: number }[] } },
+    ) => {
       const text = object.metadata?.annotations?.[decisionAnnotation];
       if (text === undefined) return;
       const decision = JSON.parse(text) as Omit<Commit, "replicas">;
@@ -143,7 +179,18 @@ async function watchCommits(name: string): Promise<{ commits: Commit[]; stop: ()
 }
 
 async function createPair(name: string): Promise<void> {
-  await admin.createNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", body: { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name }, spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] } } });
+  await admin.createNamespacedCustomObject({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeployments",
+    body: {
+      apiVersion: `${group}/${version}`,
+      kind: "ModelDeployment",
+      metadata: { name },
+      spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
+    },
+  });
   world.startStatusMirror(ns, name);
   await admin.createNamespacedCustomObject({
     group,
@@ -159,14 +206,23 @@ async function createPair(name: string): Promise<void> {
         mode: "Active",
         sampling: { intervalSeconds: 5 },
         roles: [{ name: "server", minReplicas: 1, maxReplicas: 16 }],
-        algorithm: { type: "Proportional", proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] } },
+        algorithm: {
+          type: "Proportional",
+          proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] },
+        },
       },
     },
   });
 }
 
 async function scalerLastCommit(name: string): Promise<string | undefined> {
-  const scaler = (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name })) as { status?: { lastCommit?: { decisionID: string } } };
+  const scaler = (await admin.getNamespacedCustomObject({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeploymentscalers",
+    name,
+  })) as { status?: { lastCommit?: { decisionID: string } } };
   return scaler.status?.lastCommit?.decisionID;
 }
 
@@ -180,7 +236,14 @@ function expectUnbrokenSequence(commits: readonly Commit[]): void {
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(loadYaml<V1CustomResourceDefinition>(readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8")));
+  await controlPlane.applyCrd(
+    loadYaml<V1CustomResourceDefinition>(
+      readFileSync(
+        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
+        "utf8",
+      ),
+    ),
+  );
   await controlPlane.applyCrd(await loadModelDeploymentCrd());
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });
@@ -205,7 +268,11 @@ describe("two replicas with a short lease", () => {
   it("a killed leader is replaced within the lease duration, and commits continue from status with none lost or repeated", async () => {
     const a = await startReplica("replica-a");
     const lease = controlPlane.kubeConfig.makeApiClient(CoordinationV1Api);
-    await eventually("replica-a to lead", async () => ((await metric(a, "mds_leader")) === 1 ? true : undefined), 20_000);
+    await eventually(
+      "replica-a to lead",
+      async () => ((await metric(a, "mds_leader")) === 1 ? true : undefined),
+      20_000,
+    );
     const b = await startReplica("replica-b");
     balancer.setBackends([a.webhookPort, b.webhookPort]);
     await waitForProductWebhooks(controlPlane.kubeConfig, ns);
@@ -219,30 +286,61 @@ describe("two replicas with a short lease", () => {
       async () => {
         const counted = await metric(a, "mds_commits_total");
         const last = watched.commits[watched.commits.length - 1];
-        return counted >= 3 && counted === watched.commits.length && last !== undefined && (await scalerLastCommit("llm")) === last.decisionID ? counted : undefined;
+        return counted >= 3 &&
+          counted === watched.commits.length &&
+          last !== undefined &&
+          (await scalerLastCommit("llm")) === last.decisionID
+          ? counted
+          : undefined;
       },
       60_000,
       50,
     );
     a.child.kill("SIGKILL");
     const killedAt = Date.now();
-    await eventually("replica-b to take over", async () => ((await metric(b, "mds_leader")) === 1 ? true : undefined), 30_000, 50);
+    await eventually(
+      "replica-b to take over",
+      async () => ((await metric(b, "mds_leader")) === 1 ? true : undefined),
+      30_000,
+      50,
+    );
     const takeoverMs = Date.now() - killedAt;
     const held = await lease.readNamespacedLease({ namespace: releaseNamespace, name: leaseName });
     expect(held.spec?.holderIdentity).toBe("replica-b");
-    console.info(`takeover after SIGKILL of the leader: ${takeoverMs} ms (lease ${leaseDurationSeconds} s, retry ${leaseRetryMs} ms)`);
+    console.info(
+      `takeover after SIGKILL of the leader: ${takeoverMs} ms (lease ${leaseDurationSeconds} s, retry ${leaseRetryMs} ms)`,
+    );
     // The follower waits a lease duration from its last sight of a renewal, then one retry period at most.
     expect(takeoverMs).toBeLessThanOrEqual(leaseDurationSeconds * 1000 + 2 * leaseRetryMs + 1_000);
 
-    await eventually(`the target to reach ${maxReplicas} replicas`, async () => (watched.commits.length >= maxReplicas - 1 ? true : undefined), 90_000, 100);
-    await eventually("the scaler status to record the last commit", async () => ((await scalerLastCommit("llm")) === watched.commits[watched.commits.length - 1]?.decisionID ? true : undefined), 20_000);
+    await eventually(
+      `the target to reach ${maxReplicas} replicas`,
+      async () => (watched.commits.length >= maxReplicas - 1 ? true : undefined),
+      90_000,
+      100,
+    );
+    await eventually(
+      "the scaler status to record the last commit",
+      async () =>
+        (await scalerLastCommit("llm")) === watched.commits[watched.commits.length - 1]?.decisionID ? true : undefined,
+      20_000,
+    );
     watched.stop();
 
     expectUnbrokenSequence(watched.commits);
     // Every commit on the target is counted by exactly one replica.
     expect(commitsBeforeKill + (await metric(b, "mds_commits_total"))).toBe(watched.commits.length);
-    const target = (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm" })) as { metadata: { annotations: Record<string, string> } };
-    expect(JSON.parse(target.metadata.annotations[bindingAnnotation] ?? "{}")).toMatchObject({ scalerName: "llm", term: 1 });
+    const target = (await admin.getNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeployments",
+      name: "llm",
+    })) as { metadata: { annotations: Record<string, string> } };
+    expect(JSON.parse(target.metadata.annotations[bindingAnnotation] ?? "{}")).toMatchObject({
+      scalerName: "llm",
+      term: 1,
+    });
   }, 240_000);
 
   it("with no webhook server answering, writes fail and change nothing; the scaler retries and recovers", async () => {
@@ -256,7 +354,13 @@ describe("two replicas with a short lease", () => {
     const errorsBefore = await metric(b, "mds_errors_total");
     // Spec and annotations: the status mirror may still write status, which no webhook guards.
     const fenced = async (): Promise<string> => {
-      const t = (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm2" })) as { metadata: { annotations?: unknown }; spec: unknown };
+      const t = (await admin.getNamespacedCustomObject({
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeployments",
+        name: "llm2",
+      })) as { metadata: { annotations?: unknown }; spec: unknown };
       return JSON.stringify([t.spec, t.metadata.annotations]);
     };
     const before = await fenced();
@@ -264,7 +368,14 @@ describe("two replicas with a short lease", () => {
     let refusal = "";
     try {
       await admin.patchNamespacedCustomObject(
-        { group, version, namespace: ns, plural: "modeldeployments", name: "llm2", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 1 }] },
+        {
+          group,
+          version,
+          namespace: ns,
+          plural: "modeldeployments",
+          name: "llm2",
+          body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 1 }],
+        },
         setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
       );
     } catch (error) {
@@ -272,12 +383,22 @@ describe("two replicas with a short lease", () => {
     }
     expect(refusal).toContain("failed calling webhook");
     // The leader keeps trying to commit and fails, for at least one sampling interval.
-    await eventually("the leader's commit to fail", async () => ((await metric(b, "mds_errors_total")) > errorsBefore ? true : undefined), 30_000, 200);
+    await eventually(
+      "the leader's commit to fail",
+      async () => ((await metric(b, "mds_errors_total")) > errorsBefore ? true : undefined),
+      30_000,
+      200,
+    );
     expect(await fenced()).toBe(before);
     const commitsWhileDown = watched.commits.length;
 
     balancer.up();
-    await eventually(`llm2 to reach ${maxReplicas} replicas after recovery`, async () => (watched.commits.length >= maxReplicas - 1 ? true : undefined), 90_000, 100);
+    await eventually(
+      `llm2 to reach ${maxReplicas} replicas after recovery`,
+      async () => (watched.commits.length >= maxReplicas - 1 ? true : undefined),
+      90_000,
+      100,
+    );
     watched.stop();
     expect(watched.commits.length).toBeGreaterThan(commitsWhileDown);
     expectUnbrokenSequence(watched.commits);

@@ -8,14 +8,29 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaderElector, microTime } from "../../src/adapters/kubernetes/leader.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { TcpBalancer } from "../support/tcp-balancer.js";
 
 const namespace = "mds-system";
 const logger = createLogger({ level: "error", write: () => undefined });
 let controlPlane: ControlPlane;
 const electors: LeaderElector[] = [];
 
-function elector(identity: string, name: string, kubeConfig: KubeConfig = controlPlane.kubeConfig, leaseDurationSeconds = 2): LeaderElector {
-  const e = new LeaderElector({ kubeConfig, namespace, name, identity, leaseDurationSeconds, retryPeriodMs: 200, timeoutMs: 1_000, logger });
+function elector(
+  identity: string,
+  name: string,
+  kubeConfig: KubeConfig = controlPlane.kubeConfig,
+  leaseDurationSeconds = 2,
+): LeaderElector {
+  const e = new LeaderElector({
+    kubeConfig,
+    namespace,
+    name,
+    identity,
+    leaseDurationSeconds,
+    retryPeriodMs: 200,
+    timeoutMs: 1_000,
+    logger,
+  });
   electors.push(e);
   return e;
 }
@@ -53,46 +68,63 @@ describe("LeaderElector", () => {
     // Several rounds: b keeps following while a renews.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect([a.isLeader, b.isLeader]).toEqual([true, false]);
-    const lease = await controlPlane.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: "graceful" });
+    const lease = await controlPlane.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: "graceful" });
     expect(lease.spec?.holderIdentity).toBe("a");
 
     await a.stop();
     const handoverMs = await until("b to lead after a released", () => b.isLeader, 10_000);
     expect(handoverMs).toBeLessThan(2_000);
-    const after = await controlPlane.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: "graceful" });
+    const after = await controlPlane.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: "graceful" });
     expect(after.spec?.holderIdentity).toBe("b");
     expect(after.spec?.leaseTransitions).toBe(1);
   });
 
   it("a leader that cannot reach the API server steps down before another replica takes over", async () => {
-    // A kubeconfig whose server refuses connections, swapped in after a won election.
-    const dead = new KubeConfig();
-    dead.loadFromOptions({
-      clusters: [{ name: "dead", server: "https://127.0.0.1:1", skipTLSVerify: true }],
-      users: [{ name: "dead", token: "x" }],
-      contexts: [{ name: "dead", cluster: "dead", user: "dead" }],
-      currentContext: "dead",
+    // The partitioned replica reaches the API server through a forwarder the test can cut.
+    const forwarder = await TcpBalancer.start([Number(new URL(controlPlane.serverUrl).port)]);
+    const admin = controlPlane.kubeConfig;
+    const cluster = admin.getCurrentCluster();
+    const user = admin.getCurrentUser();
+    if (cluster === null || user === null) throw new Error("the admin kubeconfig has no current cluster or user");
+    const viaForwarder = new KubeConfig();
+    viaForwarder.loadFromOptions({
+      clusters: [{ ...cluster, server: `https://127.0.0.1:${forwarder.port}` }],
+      users: [user],
+      contexts: [{ name: "forwarded", cluster: cluster.name, user: user.name }],
+      currentContext: "forwarded",
     });
-    const cut = elector("cut", "partition");
-    cut.start();
-    await until("cut to lead", () => cut.isLeader, 10_000);
-    await cut.stop({ release: false });
-    // The same identity, now partitioned: it believes it leads until the renew deadline.
-    let steppedDownAt = 0;
-    const partitioned = new LeaderElector({ kubeConfig: dead, namespace, name: "partition", identity: "cut", leaseDurationSeconds: 2, retryPeriodMs: 200, timeoutMs: 300, logger, onStoppedLeading: () => (steppedDownAt = Date.now()) });
-    electors.push(partitioned);
-    (partitioned as unknown as { leading: boolean; lastRenewMs: number }).leading = true;
-    (partitioned as unknown as { lastRenewMs: number }).lastRenewMs = Date.now();
-    const partitionedAt = Date.now();
-    partitioned.start();
-    const other = elector("other", "partition");
-    let tookOverAt = 0;
-    other.start();
-    await until("other to take over", () => other.isLeader, 10_000);
-    tookOverAt = Date.now();
-    await until("the partitioned leader to step down", () => !partitioned.isLeader, 10_000);
-    expect(steppedDownAt).toBeGreaterThan(0);
-    expect(steppedDownAt).toBeLessThan(tookOverAt);
-    expect(steppedDownAt - partitionedAt).toBeLessThan(2_000);
+    try {
+      let steppedDownAt = 0;
+      const partitioned = new LeaderElector({
+        kubeConfig: viaForwarder,
+        namespace,
+        name: "partition",
+        identity: "cut",
+        leaseDurationSeconds: 2,
+        retryPeriodMs: 200,
+        timeoutMs: 300,
+        logger,
+        onStoppedLeading: () => (steppedDownAt = Date.now()),
+      });
+      electors.push(partitioned);
+      partitioned.start();
+      await until("the soon partitioned replica to lead", () => partitioned.isLeader, 10_000);
+      const other = elector("other", "partition");
+      other.start();
+      forwarder.down();
+      const cutAt = Date.now();
+      await until("other to take over", () => other.isLeader, 10_000);
+      const tookOverAt = Date.now();
+      expect(steppedDownAt).toBeGreaterThan(0);
+      // Never two leaders: the cut-off one gave up first, within its renew deadline (2/3 of 2 s) plus a round.
+      expect(steppedDownAt).toBeLessThan(tookOverAt);
+      expect(steppedDownAt - cutAt).toBeLessThan(partitioned.renewDeadlineMs + 1_000);
+    } finally {
+      await forwarder.close();
+    }
   });
 });

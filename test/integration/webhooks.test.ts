@@ -7,14 +7,30 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, loadYaml, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  loadYaml,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, type RunningController } from "../../src/app/main.js";
+import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { freeLoopbackPort } from "../harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
-import { configurationName, controllerKubeConfig, installWebhookConfigurations, productConfig, releaseNamespace, waitForProductWebhooks } from "../support/product-webhooks.js";
+import {
+  configurationName,
+  controllerKubeConfig,
+  installWebhookConfigurations,
+  productConfig,
+  releaseNamespace,
+  waitForProductWebhooks,
+} from "../support/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 
 const group = "worker.gpustack.ai";
@@ -36,15 +52,38 @@ interface Target {
 const jsonPatch = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
 
 async function getTarget(name: string): Promise<Target> {
-  return (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name })) as Target;
+  return (await admin.getNamespacedCustomObject({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeployments",
+    name,
+  })) as Target;
 }
 
 async function createTarget(name: string, roles: Record<string, unknown>[]): Promise<void> {
-  await admin.createNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", body: { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name }, spec: { roles: roles.map((r) => ({ instanceType: "h100", ...r })) } } });
+  await admin.createNamespacedCustomObject({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeployments",
+    body: {
+      apiVersion: `${group}/${version}`,
+      kind: "ModelDeployment",
+      metadata: { name },
+      spec: { roles: roles.map((r) => ({ instanceType: "h100", ...r })) },
+    },
+  });
 }
 
 async function createScaler(name: string, spec: Record<string, unknown>): Promise<void> {
-  await admin.createNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", body: { apiVersion: `${group}/${version}`, kind: "ModelDeploymentScaler", metadata: { name }, spec } });
+  await admin.createNamespacedCustomObject({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeploymentscalers",
+    body: { apiVersion: `${group}/${version}`, kind: "ModelDeploymentScaler", metadata: { name }, spec },
+  });
 }
 
 /** The API server's refusal text for a failed call, or a failure when the call succeeded. */
@@ -73,24 +112,35 @@ const activeSpec = (target: string) => ({
   mode: "Active",
   sampling: { intervalSeconds: 5 },
   roles: [{ name: "server", minReplicas: 1, maxReplicas: 8 }],
-  algorithm: { type: "Proportional", proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] } },
+  algorithm: {
+    type: "Proportional",
+    proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] },
+  },
 });
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
-  const scalerCrd = loadYaml<V1CustomResourceDefinition>(readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8"));
+  const scalerCrd = loadYaml<V1CustomResourceDefinition>(
+    readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8"),
+  );
   await controlPlane.applyCrd(scalerCrd);
   await controlPlane.applyCrd(await loadModelDeploymentCrd());
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });
   admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  alice = (await controlPlane.kubeConfigFor({ user: "alice", groups: ["system:masters"] })).makeApiClient(CustomObjectsApi);
+  alice = (await controlPlane.kubeConfigFor({ user: "alice", groups: ["system:masters"] })).makeApiClient(
+    CustomObjectsApi,
+  );
 
   const port = await freeLoopbackPort();
   await installWebhookConfigurations(controlPlane.kubeConfig, port);
   const controllerKc: KubeConfig = await controllerKubeConfig(controlPlane);
   world = new QueueWorld(controlPlane.kubeConfig);
-  running = await startController({ config: productConfig({ webhookPort: port, podName: "replica-a" }), kubeConfig: controllerKc, source: world.source });
+  running = await startController({
+    config: productConfig({ webhookPort: port, podName: "replica-a" }),
+    kubeConfig: controllerKc,
+    source: world.source,
+  });
   await waitForProductWebhooks(controlPlane.kubeConfig, ns);
 }, 180_000);
 
@@ -105,13 +155,23 @@ describe("certificates", () => {
     const api = controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
     const validating = await api.readValidatingWebhookConfiguration({ name: configurationName });
     const mutating = await api.readMutatingWebhookConfiguration({ name: configurationName });
-    const secret = await controlPlane.kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: releaseNamespace, name: "mds-mds-scaler-webhook-tls" });
+    const secret = await controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: releaseNamespace, name: "mds-mds-scaler-webhook-tls" });
     const ca = secret.data?.["ca.crt"];
     expect(ca).toBeDefined();
     for (const w of [...(validating.webhooks ?? []), ...(mutating.webhooks ?? [])]) {
       expect(w.clientConfig.caBundle).toBe(ca);
       expect(w.failurePolicy).toBe("Fail");
     }
+  });
+});
+
+describe("controller identity", () => {
+  it("is learned from the API server without any RBAC grant (SelfSubjectReview)", async () => {
+    expect(
+      await whoAmI(await controlPlane.kubeConfigFor({ user: "system:serviceaccount:elsewhere:no-grants" }), 5_000),
+    ).toBe("system:serviceaccount:elsewhere:no-grants");
   });
 });
 
@@ -123,11 +183,23 @@ describe("ModelDeploymentScaler admission", () => {
       algorithm: { proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: 8 }] } },
       behavior: { scaleUp: { maxStepReplicas: 0 } },
     });
-    const stored = (await admin.getNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "defaults" })) as { spec: Record<string, unknown> };
+    const stored = (await admin.getNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeploymentscalers",
+      name: "defaults",
+    })) as { spec: Record<string, unknown> };
     expect(stored.spec).toMatchObject({
       mode: "Shadow",
-      algorithm: { type: "Proportional", proportional: { tolerance: "0.1", roleTargets: [{ name: "server", target: "8" }] } },
-      behavior: { scaleUp: { maxStepReplicas: 4, maxStepPercent: 100 }, scaleDown: { stabilizationWindowSeconds: 300 } },
+      algorithm: {
+        type: "Proportional",
+        proportional: { tolerance: "0.1", roleTargets: [{ name: "server", target: "8" }] },
+      },
+      behavior: {
+        scaleUp: { maxStepReplicas: 4, maxStepPercent: 100 },
+        scaleDown: { stabilizationWindowSeconds: 300 },
+      },
       roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
     });
   });
@@ -140,7 +212,10 @@ describe("ModelDeploymentScaler admission", () => {
     const message = await refusal(() =>
       createScaler("bad", {
         targetRef: { name: "tooling" },
-        roles: [{ name: "server", minReplicas: 8, maxReplicas: 4 }, { name: "ghost", maxReplicas: 2 }],
+        roles: [
+          { name: "server", minReplicas: 8, maxReplicas: 4 },
+          { name: "ghost", maxReplicas: 2 },
+        ],
         algorithm: { proportional: { metric: "QueueDepth", roleTargets: [{ name: "nobody", target: "8" }] } },
       }),
     );
@@ -163,14 +238,33 @@ describe("the binding fence", () => {
     world.startStatusMirror(ns, "llm");
     world.setQueue((ready) => 8 * Math.min(ready + 1, 3)); // wants 3 replicas
     await createScaler("llm", activeSpec("llm"));
-    const committed = await eventually("a commit to 3 replicas", async () => {
-      const t = await getTarget("llm");
-      return t.spec.roles[0]?.replicas === 3 && t.metadata.annotations?.[decisionAnnotation] !== undefined ? t : undefined;
-    }, 60_000);
-    expect(JSON.parse(committed.metadata.annotations?.[bindingAnnotation] ?? "{}")).toMatchObject({ scalerName: "llm", term: 1 });
+    const committed = await eventually(
+      "a commit to 3 replicas",
+      async () => {
+        const t = await getTarget("llm");
+        return t.spec.roles[0]?.replicas === 3 && t.metadata.annotations?.[decisionAnnotation] !== undefined
+          ? t
+          : undefined;
+      },
+      60_000,
+    );
+    expect(JSON.parse(committed.metadata.annotations?.[bindingAnnotation] ?? "{}")).toMatchObject({
+      scalerName: "llm",
+      term: 1,
+    });
 
     const message = await refusal(() =>
-      alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }] }, jsonPatch),
+      alice.patchNamespacedCustomObject(
+        {
+          group,
+          version,
+          namespace: ns,
+          plural: "modeldeployments",
+          name: "llm",
+          body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }],
+        },
+        jsonPatch,
+      ),
     );
     expect(message).toContain('is bound to ModelDeploymentScaler \\"llm\\"');
     expect(message).toContain("set the scaler to mode Shadow, set suspend: true, or delete it");
@@ -178,19 +272,51 @@ describe("the binding fence", () => {
     expect((await getTarget("llm")).spec.roles[0]?.replicas).toBe(3);
 
     // Other fields stay editable.
-    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "add", path: "/metadata/labels", value: { team: "inference" } }] }, jsonPatch);
+    await alice.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeployments",
+        name: "llm",
+        body: [{ op: "add", path: "/metadata/labels", value: { team: "inference" } }],
+      },
+      jsonPatch,
+    );
   }, 90_000);
 
   it("refuses a GitOps-style full update that restores the counts from Git", async () => {
     const live = await getTarget("llm");
     // What a sync without ignoreDifferences sends: the manifest from Git, replacing the live object.
-    const fromGit = { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name: "llm", namespace: ns, resourceVersion: live.metadata.resourceVersion }, spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 2 }] } };
-    const message = await refusal(() => alice.replaceNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: fromGit }));
+    const fromGit = {
+      apiVersion: `${group}/${version}`,
+      kind: "ModelDeployment",
+      metadata: { name: "llm", namespace: ns } as Record<string, unknown>,
+      spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 2 }] },
+    };
+    /** A replace at the live resourceVersion; a conflict (the status mirror wrote meanwhile) is retried. */
+    const replaceFromGit = async (body: typeof fromGit): Promise<string> => {
+      for (;;) {
+        const resourceVersion = (await getTarget("llm")).metadata.resourceVersion;
+        const message = await refusal(() =>
+          alice.replaceNamespacedCustomObject({
+            group,
+            version,
+            namespace: ns,
+            plural: "modeldeployments",
+            name: "llm",
+            body: { ...body, metadata: { ...body.metadata, resourceVersion } },
+          }),
+        );
+        if (!message.includes('"code":409')) return message;
+      }
+    };
+    const message = await replaceFromGit(fromGit);
     expect(message).toContain("while that scaler still exists");
     expect(message).toContain("RespectIgnoreDifferences=true");
     // The same sync keeping the scaler's annotations, as with a merge: still refused for the counts.
     const merged = { ...fromGit, metadata: { ...fromGit.metadata, annotations: live.metadata.annotations } };
-    expect(await refusal(() => alice.replaceNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: merged }))).toContain("it changes replicas (server 3→2)");
+    expect(await replaceFromGit(merged)).toContain("it changes replicas (server 3→2)");
     const after = await getTarget("llm");
     expect(after.spec.roles[0]?.replicas).toBe(3);
     expect(after.metadata.annotations?.[bindingAnnotation]).toBe(live.metadata.annotations?.[bindingAnnotation]);
@@ -200,18 +326,56 @@ describe("the binding fence", () => {
     await createTarget("free", [{ name: "server", kind: "Server", replicas: 1 }]);
     const binding = JSON.stringify({ scalerName: "mine", scalerUID: "made-up", term: 1 });
     const message = await refusal(() =>
-      alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "free", body: [{ op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: binding } }] }, jsonPatch),
+      alice.patchNamespacedCustomObject(
+        {
+          group,
+          version,
+          namespace: ns,
+          plural: "modeldeployments",
+          name: "free",
+          body: [{ op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: binding } }],
+        },
+        jsonPatch,
+      ),
     );
     expect(message).toContain("cannot be installed by hand");
     // Counts on an unbound target are the user's.
-    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "free", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 4 }] }, jsonPatch);
+    await alice.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeployments",
+        name: "free",
+        body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 4 }],
+      },
+      jsonPatch,
+    );
     expect((await getTarget("free")).spec.roles[0]?.replicas).toBe(4);
   });
 
   it("accepts the same count edit once the scaler is deleted and its finalizer released the binding", async () => {
-    await admin.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "llm" });
-    await eventually("the binding to be released", async () => ((await getTarget("llm")).metadata.annotations?.[bindingAnnotation] === undefined ? true : undefined));
-    await alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "llm", body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }] }, jsonPatch);
+    await admin.deleteNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeploymentscalers",
+      name: "llm",
+    });
+    await eventually("the binding to be released", async () =>
+      (await getTarget("llm")).metadata.annotations?.[bindingAnnotation] === undefined ? true : undefined,
+    );
+    await alice.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeployments",
+        name: "llm",
+        body: [{ op: "replace", path: "/spec/roles/0/replicas", value: 5 }],
+      },
+      jsonPatch,
+    );
     const target = await getTarget("llm");
     expect(target.spec.roles[0]?.replicas).toBe(5);
     // The decision stays: its term keeps the next binding's term above it.
@@ -228,7 +392,11 @@ describe("the binding fence", () => {
       return t.metadata.annotations?.[bindingAnnotation] !== undefined ? t : undefined;
     });
     const removeBinding = [{ op: "remove", path: `/metadata/annotations/${bindingAnnotation.replace("/", "~1")}` }];
-    const patchAsAlice = (body: object[]) => alice.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeployments", name: "orphan", body }, jsonPatch);
+    const patchAsAlice = (body: object[]) =>
+      alice.patchNamespacedCustomObject(
+        { group, version, namespace: ns, plural: "modeldeployments", name: "orphan", body },
+        jsonPatch,
+      );
 
     // The scaler exists with the same UID: refused.
     expect(await refusal(() => patchAsAlice(removeBinding))).toContain("while that scaler still exists");
@@ -237,11 +405,31 @@ describe("the binding fence", () => {
     // webhooks still serve every namespace), then delete the scaler past its finalizer.
     await running.stop();
     running = await restartController({ watchNamespace: "elsewhere" });
-    await admin.patchNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "orphan", body: [{ op: "remove", path: "/metadata/finalizers" }] }, jsonPatch);
-    await admin.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: "modeldeploymentscalers", name: "orphan" });
+    await admin.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeploymentscalers",
+        name: "orphan",
+        body: [{ op: "remove", path: "/metadata/finalizers" }],
+      },
+      jsonPatch,
+    );
+    await admin.deleteNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeploymentscalers",
+      name: "orphan",
+    });
 
     // The scaler is absent: recovery is allowed, but not together with a count change.
-    expect(await refusal(() => patchAsAlice([...removeBinding, { op: "replace", path: "/spec/roles/0/replicas", value: 7 }]))).toContain("must leave replica counts");
+    expect(
+      await refusal(() =>
+        patchAsAlice([...removeBinding, { op: "replace", path: "/spec/roles/0/replicas", value: 7 }]),
+      ),
+    ).toContain("must leave replica counts");
     // A new scaler of the same name has another UID: the binding is still an orphan, and removing it alone passes.
     await createScaler("orphan", { ...activeSpec("orphan"), mode: "Shadow" });
     await patchAsAlice(removeBinding);
@@ -254,9 +442,21 @@ describe("the binding fence", () => {
 let restarts = 0;
 async function restartController(opts: { watchNamespace?: string } = {}): Promise<RunningController> {
   restarts += 1;
-  const port = Number(new URL((await controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: configurationName })).webhooks?.[0]?.clientConfig.url ?? "").port);
+  const port = Number(
+    new URL(
+      (
+        await controlPlane.kubeConfig
+          .makeApiClient(AdmissionregistrationV1Api)
+          .readValidatingWebhookConfiguration({ name: configurationName })
+      ).webhooks?.[0]?.clientConfig.url ?? "",
+    ).port,
+  );
   const extra = opts.watchNamespace === undefined ? [] : [`--namespace=${opts.watchNamespace}`];
-  const next = await startController({ config: productConfig({ webhookPort: port, podName: `replica-r${restarts}`, extra }), kubeConfig: await controllerKubeConfig(controlPlane), source: world.source });
+  const next = await startController({
+    config: productConfig({ webhookPort: port, podName: `replica-r${restarts}`, extra }),
+    kubeConfig: await controllerKubeConfig(controlPlane),
+    source: world.source,
+  });
   await waitForProductWebhooks(controlPlane.kubeConfig, ns);
   return next;
 }

@@ -34,12 +34,18 @@ interface Rendered {
 }
 
 /** The chart's webhook configurations, pointed at `https://127.0.0.1:<port>`. */
-export function chartWebhookConfigurations(port: number): { validating: V1ValidatingWebhookConfiguration; mutating: V1MutatingWebhookConfiguration } {
+export function chartWebhookConfigurations(port: number): {
+  validating: V1ValidatingWebhookConfiguration;
+  mutating: V1MutatingWebhookConfiguration;
+} {
   const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   const objects = parseAllDocuments(result.stdout)
     .map((d) => d.toJS() as Rendered | null)
-    .filter((o): o is Rendered => o !== null && (o.kind === "ValidatingWebhookConfiguration" || o.kind === "MutatingWebhookConfiguration"));
+    .filter(
+      (o): o is Rendered =>
+        o !== null && (o.kind === "ValidatingWebhookConfiguration" || o.kind === "MutatingWebhookConfiguration"),
+    );
   for (const o of objects) {
     for (const w of o.webhooks) {
       w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? "/"}` };
@@ -47,8 +53,12 @@ export function chartWebhookConfigurations(port: number): { validating: V1Valida
   }
   const validating = objects.find((o) => o.kind === "ValidatingWebhookConfiguration");
   const mutating = objects.find((o) => o.kind === "MutatingWebhookConfiguration");
-  if (validating === undefined || mutating === undefined) throw new Error("the chart rendered no webhook configurations");
-  return { validating: validating as unknown as V1ValidatingWebhookConfiguration, mutating: mutating as unknown as V1MutatingWebhookConfiguration };
+  if (validating === undefined || mutating === undefined)
+    throw new Error("the chart rendered no webhook configurations");
+  return {
+    validating: validating as unknown as V1ValidatingWebhookConfiguration,
+    mutating: mutating as unknown as V1MutatingWebhookConfiguration,
+  };
 }
 
 /** Creates both configurations (without a CA bundle: until the controller patches one in, every matching write fails). */
@@ -73,11 +83,21 @@ export async function controllerKubeConfig(controlPlane: ControlPlane): Promise<
     .catch((error: unknown) => {
       if (!String(error).includes("409") && !String(error).includes("AlreadyExists")) throw error;
     });
-  return controlPlane.kubeConfigFor({ user: controllerUser, groups: ["system:serviceaccounts", `system:serviceaccounts:${releaseNamespace}`] });
+  return controlPlane.kubeConfigFor({
+    user: controllerUser,
+    groups: ["system:serviceaccounts", `system:serviceaccounts:${releaseNamespace}`],
+  });
 }
 
 /** Controller settings as the chart passes them, on loopback ports. */
-export function productConfig(opts: { webhookPort: number; podName: string; leaseName?: string; leaseDurationSeconds?: number; prometheusUrl?: string; extra?: readonly string[] }): Config {
+export function productConfig(opts: {
+  webhookPort: number;
+  podName: string;
+  leaseName?: string;
+  leaseDurationSeconds?: number;
+  prometheusUrl?: string;
+  extra?: readonly string[];
+}): Config {
   return loadConfig(
     [
       `--prometheus-url=${opts.prometheusUrl ?? "http://127.0.0.1:9"}`,
@@ -86,7 +106,13 @@ export function productConfig(opts: { webhookPort: number; podName: string; leas
       "--tick-ms=200",
       "--log-level=warn",
       "--webhook-cert-hosts=127.0.0.1,localhost",
-      ...(opts.leaseName === undefined ? [] : [`--lease-name=${opts.leaseName}`, `--lease-duration-seconds=${opts.leaseDurationSeconds ?? 3}`, "--lease-retry-ms=300"]),
+      ...(opts.leaseName === undefined
+        ? []
+        : [
+            `--lease-name=${opts.leaseName}`,
+            `--lease-duration-seconds=${opts.leaseDurationSeconds ?? 3}`,
+            "--lease-retry-ms=300",
+          ]),
       ...(opts.extra ?? []),
     ],
     {
@@ -104,7 +130,11 @@ export function productConfig(opts: { webhookPort: number; podName: string; leas
  * Waits until the API server calls the product's validating webhook: a
  * dry-run create of an invalid scaler is refused with the webhook's words.
  */
-export async function waitForProductWebhooks(kubeConfig: KubeConfig, namespace: string, timeoutMs = 30_000): Promise<void> {
+export async function waitForProductWebhooks(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  timeoutMs = 30_000,
+): Promise<void> {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const deadline = Date.now() + timeoutMs;
   let last = "";
@@ -120,7 +150,11 @@ export async function waitForProductWebhooks(kubeConfig: KubeConfig, namespace: 
           apiVersion: "worker.gpustack.ai/v1",
           kind: "ModelDeploymentScaler",
           metadata: { name: "probe" },
-          spec: { targetRef: { name: "probe" }, roles: [{ name: "server", minReplicas: 3, maxReplicas: 2 }], algorithm: { type: "TokenThroughput" } },
+          spec: {
+            targetRef: { name: "probe" },
+            roles: [{ name: "server", minReplicas: 3, maxReplicas: 2 }],
+            algorithm: { type: "TokenThroughput" },
+          },
         },
       });
       last = "the invalid probe was admitted";
@@ -128,7 +162,8 @@ export async function waitForProductWebhooks(kubeConfig: KubeConfig, namespace: 
       last = String((error as { body?: unknown }).body ?? error);
       if (last.includes("must be at most maxReplicas")) return;
     }
-    if (Date.now() > deadline) throw new Error(`the product's webhooks did not take effect within ${timeoutMs} ms; last answer: ${last}`);
+    if (Date.now() > deadline)
+      throw new Error(`the product's webhooks did not take effect within ${timeoutMs} ms; last answer: ${last}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

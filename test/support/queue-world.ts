@@ -36,7 +36,13 @@ export class QueueWorld {
 
   private async target(namespace: string, name: string): Promise<TargetShape | undefined> {
     try {
-      return (await this.custom.getNamespacedCustomObject({ group, version, namespace, plural: "modeldeployments", name })) as TargetShape;
+      return (await this.custom.getNamespacedCustomObject({
+        group,
+        version,
+        namespace,
+        plural: "modeldeployments",
+        name,
+      })) as TargetShape;
     } catch {
       return undefined;
     }
@@ -73,10 +79,18 @@ export class QueueWorld {
     const mirror = async (): Promise<void> => {
       const target = await this.target(namespace, name);
       const roles = target?.spec?.roles ?? [];
-      const status = roles.map((r) => ({ name: r.name, desired: r.replicas, ready: r.replicas, quotaReserved: r.replicas }));
+      const status = roles.map((r) => ({
+        name: r.name,
+        desired: r.replicas,
+        ready: r.replicas,
+        quotaReserved: r.replicas,
+      }));
       const current = JSON.stringify(target?.status?.roles ?? []);
       if (target === undefined || JSON.stringify(status) === current) return;
-      await this.custom.patchNamespacedCustomObjectStatus({ group, version, namespace, plural: "modeldeployments", name, body: { status: { roles: status } } }, mergePatch);
+      await this.custom.patchNamespacedCustomObjectStatus(
+        { group, version, namespace, plural: "modeldeployments", name, body: { status: { roles: status } } },
+        mergePatch,
+      );
     };
     const tick = (): void => {
       mirror()

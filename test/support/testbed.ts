@@ -11,6 +11,7 @@ import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition 
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { createLogger, type Logger } from "../../src/adapters/telemetry/logger.js";
 import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
+import { WatchedResources } from "../../src/adapters/kubernetes/watch.js";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { Controller, type ScalerStore } from "../../src/app/controller.js";
@@ -140,23 +141,8 @@ export class Testbed {
    * A controller wired to this testbed, ticking every `tickMs` until the bed
    * stops. `wrapStore` lets a test interpose on Kubernetes writes.
    */
-  startController(opts: { namespace?: string; tickMs?: number; wrapStore?: (store: ScalerStore) => ScalerStore; logger?: Logger } = {}): RunningTestController {
-    const metrics = new ScalerMetrics({ defaultMetrics: false });
-    const base = new KubeResources(this.controlPlane.kubeConfig, { timeoutMs: 10_000 });
-    const store = opts.wrapStore?.(base) ?? base;
-    const source = new PrometheusSignalSource(new PrometheusClient({ endpoint: this.prometheus.url, timeoutMs: 3_000 }), {
-      labels: { namespace: "namespace", pod: "pod", deployment: "app_kubernetes_io_instance", role: "app_kubernetes_io_component" },
-      metricNameSeparator: ":",
-      queryTimeoutMs: 3_000,
-    });
-    const controller = new Controller({
-      store,
-      source: promqlSignals(source, () => Date.now()),
-      metrics,
-      logger: opts.logger ?? createLogger({ level: "warn" }),
-      nowMs: () => Date.now(),
-      namespace: opts.namespace ?? "",
-    });
+  async startController(opts: ControllerOptions & { tickMs?: number } = {}): Promise<RunningTestController> {
+    const { controller, metrics, stop: stopWatch } = await this.controller(opts);
     let stopped = false;
     const loop = (async () => {
       while (!stopped) {
@@ -167,9 +153,34 @@ export class Testbed {
     const stop = async (): Promise<void> => {
       stopped = true;
       await loop;
+      await stopWatch();
     };
     this.loops.push(stop);
     return { controller, metrics, stop };
+  }
+
+  /** A controller wired to this testbed that ticks only when the caller says so. */
+  async controller(opts: ControllerOptions = {}): Promise<{ controller: Controller; metrics: ScalerMetrics; stop: () => Promise<void> }> {
+    const metrics = new ScalerMetrics({ defaultMetrics: false });
+    const logger = opts.logger ?? createLogger({ level: "warn" });
+    const resources = new KubeResources(this.controlPlane.kubeConfig, { timeoutMs: 10_000 });
+    const watched = new WatchedResources({ kubeConfig: this.controlPlane.kubeConfig, resources, namespace: opts.namespace ?? "", logger });
+    await watched.start();
+    const store = opts.wrapStore?.(watched) ?? watched;
+    const source = new PrometheusSignalSource(new PrometheusClient({ endpoint: this.prometheus.url, timeoutMs: 3_000 }), {
+      labels: { namespace: "namespace", pod: "pod", deployment: "app_kubernetes_io_instance", role: "app_kubernetes_io_component" },
+      metricNameSeparator: ":",
+      queryTimeoutMs: 3_000,
+    });
+    const controller = new Controller({
+      store,
+      source: promqlSignals(source, () => Date.now()),
+      metrics,
+      logger,
+      nowMs: () => Date.now(),
+      namespace: opts.namespace ?? "",
+    });
+    return { controller, metrics, stop: () => watched.stop() };
   }
 
   async stop(): Promise<void> {
@@ -180,6 +191,13 @@ export class Testbed {
     await this.fleetServer.stop();
     await this.controlPlane.stop();
   }
+}
+
+export interface ControllerOptions {
+  readonly namespace?: string;
+  /** Lets a test interpose on Kubernetes calls. */
+  readonly wrapStore?: (store: ScalerStore) => ScalerStore;
+  readonly logger?: Logger;
 }
 
 export interface RunningTestController {

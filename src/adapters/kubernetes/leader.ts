@@ -10,9 +10,15 @@
  * steps down before anyone else may take over. Stopping releases the Lease,
  * so a rollout hands over at once instead of after a lease duration.
  */
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
+import {
+  ApiException,
+  CoordinationV1Api,
+  type KubeConfig,
+  type V1Lease,
+  type V1LeaseSpec,
+} from "@kubernetes/client-node";
 import type { Logger } from "../telemetry/logger.js";
-import { callOptions } from "./resources.js";
+import { callOptions } from "./call-options.js";
 
 export interface LeaderElectorOptions {
   readonly kubeConfig: KubeConfig;
@@ -56,7 +62,8 @@ export class LeaderElector {
   private lastRenewMs = 0;
   /** The Lease record last seen and when this replica saw it change. */
   private observed: { key: string; atMs: number } | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** Ends the wait between rounds early (on stop). */
+  private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private transitions = 0;
@@ -86,7 +93,11 @@ export class LeaderElector {
         await this.round();
         if (this.stopped) break;
         await new Promise<void>((resolve) => {
-          this.timer = setTimeout(resolve, this.opts.retryPeriodMs);
+          const timer = setTimeout(resolve, this.opts.retryPeriodMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
         });
       }
     };
@@ -96,7 +107,7 @@ export class LeaderElector {
   /** Stops competing; a leader releases the Lease unless `release` is false. */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.wake?.();
     await this.running;
     if (this.leading && opts.release !== false) await this.release();
     this.setLeading(false);
@@ -137,7 +148,10 @@ export class LeaderElector {
 
   private async read(): Promise<V1Lease | undefined> {
     try {
-      return await this.api.readNamespacedLease({ namespace: this.opts.namespace, name: this.opts.name }, callOptions(this.opts.timeoutMs));
+      return await this.api.readNamespacedLease(
+        { namespace: this.opts.namespace, name: this.opts.name },
+        callOptions(this.opts.timeoutMs),
+      );
     } catch (error) {
       if (statusCode(error) === 404) return undefined;
       throw new Error(`read Lease ${this.opts.namespace}/${this.opts.name}`, { cause: error });
@@ -158,7 +172,15 @@ export class LeaderElector {
   private async create(now: number): Promise<void> {
     try {
       await this.api.createNamespacedLease(
-        { namespace: this.opts.namespace, body: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: this.opts.name, namespace: this.opts.namespace }, spec: this.spec(now, now, 0) } },
+        {
+          namespace: this.opts.namespace,
+          body: {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name: this.opts.name, namespace: this.opts.namespace },
+            spec: this.spec(now, now, 0),
+          },
+        },
         callOptions(this.opts.timeoutMs),
       );
       this.lastRenewMs = now;
@@ -173,11 +195,19 @@ export class LeaderElector {
     const acquireMs = takeover ? now : (timeOf(lease.spec?.acquireTime) ?? now);
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (takeover ? 1 : 0);
     await this.api.replaceNamespacedLease(
-      { namespace: this.opts.namespace, name: this.opts.name, body: { ...lease, spec: this.spec(now, acquireMs, transitions) } },
+      {
+        namespace: this.opts.namespace,
+        name: this.opts.name,
+        body: { ...lease, spec: this.spec(now, acquireMs, transitions) },
+      },
       callOptions(this.opts.timeoutMs),
     );
     this.lastRenewMs = now;
-    if (takeover) this.opts.logger.info("acquired the lease", { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity });
+    if (takeover)
+      this.opts.logger.info("acquired the lease", {
+        lease: `${this.opts.namespace}/${this.opts.name}`,
+        identity: this.opts.identity,
+      });
     this.setLeading(true);
   }
 
@@ -190,7 +220,16 @@ export class LeaderElector {
         {
           namespace: this.opts.namespace,
           name: this.opts.name,
-          body: { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(now) as unknown as Date, acquireTime: microTime(timeOf(lease.spec.acquireTime) ?? now) as unknown as Date } },
+          body: {
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: "",
+              leaseDurationSeconds: 1,
+              renewTime: microTime(now) as unknown as Date,
+              acquireTime: microTime(timeOf(lease.spec.acquireTime) ?? now) as unknown as Date,
+            },
+          },
         },
         callOptions(this.opts.timeoutMs),
       );

@@ -3,7 +3,10 @@
  * Every call has a timeout; failures are wrapped with the object they concern,
  * and a stale-resourceVersion answer is a `ConflictError` the caller re-plans on.
  */
-import { ApiException, CustomObjectsApi, KubeConfig, Observable, type ConfigurationOptions } from "@kubernetes/client-node";
+import { ApiException, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { callOptions } from "./call-options.js";
+
+export { callOptions };
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 
 export class ConflictError extends Error {
@@ -23,23 +26,6 @@ export interface KubeResourcesOptions {
   /** Upper bound of one API call. */
   readonly timeoutMs: number;
   readonly targetResource?: ResourceRef;
-}
-
-/** Per-call options: an abort signal for the timeout and, for patches, the content type. */
-export function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
-  return {
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
-          if (contentType !== undefined) context.setHeaderParam("Content-Type", contentType);
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context) => new Observable(Promise.resolve(context)),
-      },
-    ],
-    middlewareMergeStrategy: "append",
-  };
 }
 
 function statusCode(error: unknown): number | undefined {
@@ -70,13 +56,22 @@ export class KubeResources {
 
   /** Lists scalers in one namespace, or in all when `namespace` is empty. */
   async listScalers(namespace: string): Promise<unknown[]> {
-    const r = scalerResource;
+    return (await this.list(scalerResource, namespace)).items ?? [];
+  }
+
+  /** Lists targets in one namespace, or in all when `namespace` is empty. */
+  async listTargets(namespace: string): Promise<unknown[]> {
+    return (await this.list(this.targetResource, namespace)).items ?? [];
+  }
+
+  /** The whole list object, with the resourceVersion a watch continues from. */
+  async list(r: ResourceRef, namespace: string): Promise<{ items?: unknown[]; metadata?: { resourceVersion?: string } }> {
     const list = await this.call(`list ${r.plural}`, () =>
       namespace === ""
         ? this.api.listClusterCustomObject({ group: r.group, version: r.version, plural: r.plural }, callOptions(this.opts.timeoutMs))
         : this.api.listNamespacedCustomObject({ group: r.group, version: r.version, namespace, plural: r.plural }, callOptions(this.opts.timeoutMs)),
     );
-    return (list as { items?: unknown[] }).items ?? [];
+    return list as { items?: unknown[]; metadata?: { resourceVersion?: string } };
   }
 
   async getScaler(namespace: string, name: string): Promise<unknown | undefined> {

@@ -12,9 +12,15 @@
 import { X509Certificate, createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AdmissionregistrationV1Api, ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Secret,
+} from "@kubernetes/client-node";
 import forge from "node-forge";
-import { callOptions } from "../kubernetes/resources.js";
+import { callOptions } from "../kubernetes/call-options.js";
 import type { ServingCertificate } from "./server.js";
 
 export interface GeneratedCertificate extends ServingCertificate {
@@ -77,10 +83,17 @@ export function generateCertificate(hosts: readonly string[], nowMs: number): Ge
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
     { name: "extKeyUsage", serverAuth: true },
     // The API server checks the names here, never the common name.
-    { name: "subjectAltName", altNames: hosts.map((h) => (ipPattern.test(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
+    {
+      name: "subjectAltName",
+      altNames: hosts.map((h) => (ipPattern.test(h) ? { type: 7, ip: h } : { type: 2, value: h })),
+    },
   ]);
   serving.sign(caPrivate, forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(serving), keyPem: servingKey.privatePem, caPem: forge.pki.certificateToPem(ca) };
+  return {
+    certPem: forge.pki.certificateToPem(serving),
+    keyPem: servingKey.privatePem,
+    caPem: forge.pki.certificateToPem(ca),
+  };
 }
 
 /** The DNS names a Service `name.namespace.svc` is reached by, plus `extra`. */
@@ -89,14 +102,19 @@ export function serviceHosts(service: string, extra: readonly string[]): string[
   if (service !== "") {
     const [name = "", namespace] = service.split(".");
     hosts.push(name);
-    if (namespace !== undefined) hosts.push(`${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`);
+    if (namespace !== undefined)
+      hosts.push(`${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`);
   }
   for (const h of extra) if (h !== "" && !hosts.includes(h)) hosts.push(h);
   return hosts;
 }
 
 /** Why a stored certificate cannot be reused, or undefined when it can. */
-export function unusableReason(stored: GeneratedCertificate, hosts: readonly string[], nowMs: number): string | undefined {
+export function unusableReason(
+  stored: GeneratedCertificate,
+  hosts: readonly string[],
+  nowMs: number,
+): string | undefined {
   try {
     const cert = new X509Certificate(stored.certPem);
     const ca = new X509Certificate(stored.caPem);
@@ -112,10 +130,10 @@ export function unusableReason(stored: GeneratedCertificate, hosts: readonly str
   }
 }
 
-
 function fromSecret(secret: V1Secret): GeneratedCertificate | undefined {
   const data = secret.data ?? {};
-  const decode = (key: string): string | undefined => (data[key] === undefined ? undefined : Buffer.from(data[key], "base64").toString("utf8"));
+  const decode = (key: string): string | undefined =>
+    data[key] === undefined ? undefined : Buffer.from(data[key], "base64").toString("utf8");
   const certPem = decode("tls.crt");
   const keyPem = decode("tls.key");
   const caPem = decode("ca.crt");
@@ -128,7 +146,12 @@ function secretBody(namespace: string, name: string, cert: GeneratedCertificate,
     apiVersion: "v1",
     kind: "Secret",
     type: "kubernetes.io/tls",
-    metadata: { name, namespace, ...(resourceVersion === undefined ? {} : { resourceVersion }), labels: { "app.kubernetes.io/component": "webhook-certificate" } },
+    metadata: {
+      name,
+      namespace,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      labels: { "app.kubernetes.io/component": "webhook-certificate" },
+    },
     data: { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem), "ca.crt": b64(cert.caPem) },
   };
 }
@@ -157,7 +180,10 @@ export async function ensureCertificateSecret(opts: CertificateSecretOptions): P
   for (let attempt = 0; attempt < 3; attempt++) {
     let existing: V1Secret | undefined;
     try {
-      existing = await core.readNamespacedSecret({ namespace: opts.namespace, name: opts.secretName }, callOptions(opts.timeoutMs));
+      existing = await core.readNamespacedSecret(
+        { namespace: opts.namespace, name: opts.secretName },
+        callOptions(opts.timeoutMs),
+      );
     } catch (error) {
       if (code(error) !== 404) throw new Error(`read ${what}`, { cause: error });
     }
@@ -165,8 +191,20 @@ export async function ensureCertificateSecret(opts: CertificateSecretOptions): P
     if (stored !== undefined && unusableReason(stored, opts.hosts, opts.nowMs) === undefined) return stored;
     const fresh = generateCertificate(opts.hosts, opts.nowMs);
     try {
-      if (existing === undefined) await core.createNamespacedSecret({ namespace: opts.namespace, body: secretBody(opts.namespace, opts.secretName, fresh) }, callOptions(opts.timeoutMs));
-      else await core.replaceNamespacedSecret({ namespace: opts.namespace, name: opts.secretName, body: secretBody(opts.namespace, opts.secretName, fresh, existing.metadata?.resourceVersion) }, callOptions(opts.timeoutMs));
+      if (existing === undefined)
+        await core.createNamespacedSecret(
+          { namespace: opts.namespace, body: secretBody(opts.namespace, opts.secretName, fresh) },
+          callOptions(opts.timeoutMs),
+        );
+      else
+        await core.replaceNamespacedSecret(
+          {
+            namespace: opts.namespace,
+            name: opts.secretName,
+            body: secretBody(opts.namespace, opts.secretName, fresh, existing.metadata?.resourceVersion),
+          },
+          callOptions(opts.timeoutMs),
+        );
       return fresh;
     } catch (error) {
       // Another replica wrote first: read again and use its certificate.
@@ -203,7 +241,11 @@ export async function patchCaBundles(opts: CaBundleTargets): Promise<void> {
     try {
       const current = await api.readValidatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs));
       const patch = ops(current.webhooks ?? []);
-      if (patch.length > 0) await api.patchValidatingWebhookConfiguration({ name, body: patch }, callOptions(opts.timeoutMs, "application/json-patch+json"));
+      if (patch.length > 0)
+        await api.patchValidatingWebhookConfiguration(
+          { name, body: patch },
+          callOptions(opts.timeoutMs, "application/json-patch+json"),
+        );
     } catch (error) {
       throw new Error(`patch the CA bundle into ValidatingWebhookConfiguration ${name}`, { cause: error });
     }
@@ -213,7 +255,11 @@ export async function patchCaBundles(opts: CaBundleTargets): Promise<void> {
     try {
       const current = await api.readMutatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs));
       const patch = ops(current.webhooks ?? []);
-      if (patch.length > 0) await api.patchMutatingWebhookConfiguration({ name, body: patch }, callOptions(opts.timeoutMs, "application/json-patch+json"));
+      if (patch.length > 0)
+        await api.patchMutatingWebhookConfiguration(
+          { name, body: patch },
+          callOptions(opts.timeoutMs, "application/json-patch+json"),
+        );
     } catch (error) {
       throw new Error(`patch the CA bundle into MutatingWebhookConfiguration ${name}`, { cause: error });
     }
@@ -223,7 +269,10 @@ export async function patchCaBundles(opts: CaBundleTargets): Promise<void> {
 /** Reads `tls.crt` and `tls.key` from a directory (cert-manager's Secret, mounted). */
 export async function readCertificateDir(dirPath: string): Promise<ServingCertificate> {
   try {
-    const [certPem, keyPem] = await Promise.all([readFile(join(dirPath, "tls.crt"), "utf8"), readFile(join(dirPath, "tls.key"), "utf8")]);
+    const [certPem, keyPem] = await Promise.all([
+      readFile(join(dirPath, "tls.crt"), "utf8"),
+      readFile(join(dirPath, "tls.key"), "utf8"),
+    ]);
     return { certPem, keyPem };
   } catch (error) {
     throw new Error(`read the webhook certificate from ${dirPath}`, { cause: error });
@@ -234,17 +283,20 @@ export async function readCertificateDir(dirPath: string): Promise<ServingCertif
  * Re-reads a certificate directory every `intervalMs` and hands a changed
  * certificate to `apply` (cert-manager renews before expiry). Returns a stop function.
  */
-export function watchCertificateDir(dirPath: string, current: ServingCertificate, intervalMs: number, apply: (next: ServingCertificate) => void, onError: (error: unknown) => void): () => void {
+export function watchCertificateDir(
+  dirPath: string,
+  current: ServingCertificate,
+  intervalMs: number,
+  apply: (next: ServingCertificate) => void,
+  onError: (error: unknown) => void,
+): () => void {
   let last = current;
   const timer = setInterval(() => {
-    readCertificateDir(dirPath).then(
-      (next) => {
-        if (next.certPem === last.certPem && next.keyPem === last.keyPem) return;
-        last = next;
-        apply(next);
-      },
-      onError,
-    );
+    readCertificateDir(dirPath).then((next) => {
+      if (next.certPem === last.certPem && next.keyPem === last.keyPem) return;
+      last = next;
+      apply(next);
+    }, onError);
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -53,7 +53,8 @@ function only(operations: readonly string[], request: AdmissionRequest): boolean
 }
 
 export function createHandlers(opts: HandlerOptions): Record<keyof typeof webhookPaths, Handler> {
-  const lookup = <T>(what: string, work: () => Promise<T>): Promise<T> => withTimeout(what, opts.lookupTimeoutMs, work());
+  const lookup = <T>(what: string, work: () => Promise<T>): Promise<T> =>
+    withTimeout(what, opts.lookupTimeoutMs, work());
 
   const mutateScaler: Handler = async (request) => {
     if (!only(["CREATE", "UPDATE"], request)) return allowed();
@@ -62,27 +63,43 @@ export function createHandlers(opts: HandlerOptions): Record<keyof typeof webhoo
 
   const validateScaler: Handler = async (request) => {
     if (!only(["CREATE", "UPDATE"], request)) return allowed();
-    const old = request.operation === "UPDATE" && typeof request.oldObject === "object" && request.oldObject !== null ? request.oldObject : undefined;
+    const old =
+      request.operation === "UPDATE" && typeof request.oldObject === "object" && request.oldObject !== null
+        ? request.oldObject
+        : undefined;
     // Metadata-only updates (finalizers, labels, deletion) pass: the spec was
     // admitted when written, and refusing them could block a finalizer forever.
     const oldSpec = old === undefined ? undefined : valueAt(old, ["spec"]);
-    if (typeof oldSpec === "object" && oldSpec !== null && sameJson(oldSpec, valueAt(request.object, ["spec"]))) return allowed();
+    if (typeof oldSpec === "object" && oldSpec !== null && sameJson(oldSpec, valueAt(request.object, ["spec"])))
+      return allowed();
     const warnings: string[] = [];
     const targetName = valueAt(request.object, ["spec", "targetRef", "name"]);
     let target;
     if (typeof targetName === "string" && targetName !== "" && request.namespace !== undefined) {
-      const raw = await lookup(`get ModelDeployment ${request.namespace}/${targetName}`, () => opts.lookups.getTarget(request.namespace ?? "", targetName));
+      const raw = await lookup(`get ModelDeployment ${request.namespace}/${targetName}`, () =>
+        opts.lookups.getTarget(request.namespace ?? "", targetName),
+      );
       if (raw !== undefined) {
         const parsed = parseTarget(raw);
         if (parsed.ok) target = parsed.value;
-        else warnings.push(`target ${targetName} does not have the ModelDeployment shape; target checks skipped: ${parsed.problems.map(formatProblem).join("; ")}`);
+        else
+          warnings.push(
+            `target ${targetName} does not have the ModelDeployment shape; target checks skipped: ${parsed.problems.map(formatProblem).join("; ")}`,
+          );
       }
     }
-    const result = validateScalerObject(request.object, { ...(old === undefined ? {} : { old }), ...(target === undefined ? {} : { target }) });
+    const result = validateScalerObject(request.object, {
+      ...(old === undefined ? {} : { old }),
+      ...(target === undefined ? {} : { target }),
+    });
     warnings.push(...result.warnings.map(formatProblem));
     if (result.ok) return allowed({ warnings });
     const problems = result.problems.map(formatProblem);
-    return denied(422, `ModelDeploymentScaler ${request.namespace ?? ""}/${request.name ?? ""} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${problems.join("; ")}`, warnings);
+    return denied(
+      422,
+      `ModelDeploymentScaler ${request.namespace ?? ""}/${request.name ?? ""} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${problems.join("; ")}`,
+      warnings,
+    );
   };
 
   const validateTarget: Handler = async (request) => {
@@ -93,9 +110,12 @@ export function createHandlers(opts: HandlerOptions): Record<keyof typeof webhoo
     const scalerName = fenceScalerToLookUp(update);
     let scalerLookup: ScalerLookup | undefined;
     if (scalerName !== undefined) {
-      const raw = await lookup(`get ModelDeploymentScaler ${request.namespace ?? ""}/${scalerName}`, () => opts.lookups.getScaler(request.namespace ?? "", scalerName));
+      const raw = await lookup(`get ModelDeploymentScaler ${request.namespace ?? ""}/${scalerName}`, () =>
+        opts.lookups.getScaler(request.namespace ?? "", scalerName),
+      );
       const uid = valueAt(raw, ["metadata", "uid"]);
-      scalerLookup = raw === undefined ? { state: "absent" } : { state: "present", uid: typeof uid === "string" ? uid : "" };
+      scalerLookup =
+        raw === undefined ? { state: "absent" } : { state: "present", uid: typeof uid === "string" ? uid : "" };
     }
     const verdict = admitTargetUpdate({ ...update, ...(scalerLookup === undefined ? {} : { scalerLookup }) });
     return verdict.allowed ? allowed() : denied(403, verdict.message);

@@ -33,7 +33,9 @@ const AdmissionReviewSchema = z.looseObject({
 
 export type AdmissionRequest = z.output<typeof AdmissionRequestSchema>;
 
-export type DecodedReview = { readonly ok: true; readonly request: AdmissionRequest } | { readonly ok: false; readonly uid: string; readonly reason: string };
+export type DecodedReview =
+  | { readonly ok: true; readonly request: AdmissionRequest }
+  | { readonly ok: false; readonly uid: string; readonly reason: string };
 
 /** The request's uid when one can be found, so even a refusal of a malformed review names it. */
 function uidOf(raw: unknown): string {
@@ -48,12 +50,20 @@ export function decodeReview(body: string): DecodedReview {
   try {
     raw = JSON.parse(body);
   } catch (error) {
-    return { ok: false, uid: "", reason: `the body is not JSON (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      ok: false,
+      uid: "",
+      reason: `the body is not JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
   const parsed = AdmissionReviewSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "<root>"}: ${i.message}`);
-    return { ok: false, uid: uidOf(raw), reason: `not an ${admissionApiVersion} AdmissionReview request (${issues.join("; ")})` };
+    return {
+      ok: false,
+      uid: uidOf(raw),
+      reason: `not an ${admissionApiVersion} AdmissionReview request (${issues.join("; ")})`,
+    };
   }
   return { ok: true, request: parsed.data.request };
 }
@@ -75,7 +85,13 @@ export function allowed(extra: Pick<Verdict, "patch" | "warnings"> = {}): Verdic
 
 export function denied(code: 400 | 403 | 422 | 500, message: string, warnings?: readonly string[]): Verdict {
   const reason = code === 403 ? "Forbidden" : code === 422 ? "Invalid" : code === 400 ? "BadRequest" : "InternalError";
-  return { allowed: false, code, reason, message, ...(warnings === undefined || warnings.length === 0 ? {} : { warnings }) };
+  return {
+    allowed: false,
+    code,
+    reason,
+    message,
+    ...(warnings === undefined || warnings.length === 0 ? {} : { warnings }),
+  };
 }
 
 /** Kubernetes shows at most this much of a warning; longer ones are cut here, not by the API server. */
@@ -98,17 +114,35 @@ export interface ReviewResponseBody {
 
 /** Encodes a verdict as the AdmissionReview the API server expects (uid echoed). */
 export function encodeReview(uid: string, verdict: Verdict): ReviewResponseBody {
-  const message = verdict.message === undefined ? undefined : verdict.message.length > messageMaxChars ? `${verdict.message.slice(0, messageMaxChars - 3)}...` : verdict.message;
-  const patch = verdict.allowed && verdict.patch !== undefined && verdict.patch.length > 0 ? Buffer.from(JSON.stringify(verdict.patch)).toString("base64") : undefined;
+  const message =
+    verdict.message === undefined
+      ? undefined
+      : verdict.message.length > messageMaxChars
+        ? `${verdict.message.slice(0, messageMaxChars - 3)}...`
+        : verdict.message;
+  const patch =
+    verdict.allowed && verdict.patch !== undefined && verdict.patch.length > 0
+      ? Buffer.from(JSON.stringify(verdict.patch)).toString("base64")
+      : undefined;
   return {
     apiVersion: admissionApiVersion,
     kind: "AdmissionReview",
     response: {
       uid,
       allowed: verdict.allowed,
-      ...(verdict.allowed ? {} : { status: { code: verdict.code ?? 403, reason: verdict.reason ?? "Forbidden", message: message ?? "refused" } }),
+      ...(verdict.allowed
+        ? {}
+        : {
+            status: { code: verdict.code ?? 403, reason: verdict.reason ?? "Forbidden", message: message ?? "refused" },
+          }),
       ...(patch === undefined ? {} : { patchType: "JSONPatch" as const, patch }),
-      ...(verdict.warnings === undefined || verdict.warnings.length === 0 ? {} : { warnings: verdict.warnings.map((w) => (w.length > warningMaxChars ? `${w.slice(0, warningMaxChars - 3)}...` : w)) }),
+      ...(verdict.warnings === undefined || verdict.warnings.length === 0
+        ? {}
+        : {
+            warnings: verdict.warnings.map((w) =>
+              w.length > warningMaxChars ? `${w.slice(0, warningMaxChars - 3)}...` : w,
+            ),
+          }),
     },
   };
 }

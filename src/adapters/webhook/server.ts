@@ -37,10 +37,19 @@ async function decide(handler: Handler, body: string, timeoutMs: number): Promis
   if (!decoded.ok) return { uid: decoded.uid, verdict: denied(400, `malformed admission review: ${decoded.reason}`) };
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Verdict>((resolve) => {
-    timer = setTimeout(() => resolve(denied(500, `internal error: no verdict within ${timeoutMs} ms; the write was not admitted, retry it`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        resolve(denied(500, `internal error: no verdict within ${timeoutMs} ms; the write was not admitted, retry it`)),
+      timeoutMs,
+    );
   });
   try {
-    const verdict = await Promise.race([handler(decoded.request).catch((error: unknown) => denied(500, `internal error: ${errorText(error)}; the write was not admitted, retry it`)), late]);
+    const verdict = await Promise.race([
+      handler(decoded.request).catch((error: unknown) =>
+        denied(500, `internal error: ${errorText(error)}; the write was not admitted, retry it`),
+      ),
+      late,
+    ]);
     return { uid: decoded.request.uid, verdict };
   } finally {
     clearTimeout(timer);
@@ -51,20 +60,33 @@ export function webhookApp(opts: WebhookAppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   // Any content type is read as text: decoding is ours, so every body gets a review back.
-  app.use(express.text({ type: () => true, limit: opts.bodyLimitBytes ?? defaultBodyLimitBytes, defaultCharset: "utf-8" }));
+  app.use(
+    express.text({ type: () => true, limit: opts.bodyLimitBytes ?? defaultBodyLimitBytes, defaultCharset: "utf-8" }),
+  );
   for (const [name, path] of Object.entries(webhookPaths) as [keyof typeof webhookPaths, string][]) {
     const handler = opts.handlers[name];
     app.post(path, async (req, res) => {
       const started = process.hrtime.bigint();
       const body = typeof req.body === "string" ? req.body : "";
       const { uid, verdict } = await decide(handler, body, opts.answerTimeoutMs);
-      if (!verdict.allowed && verdict.code === 500) opts.logger.warn("admission failed internally", { webhook: name, uid, message: verdict.message });
+      if (!verdict.allowed && verdict.code === 500)
+        opts.logger.warn("admission failed internally", { webhook: name, uid, message: verdict.message });
       opts.observe?.(name, verdict, Number(process.hrtime.bigint() - started) / 1e9);
       res.status(200).json(encodeReview(uid, verdict));
     });
   }
   app.use((req, res) => {
-    res.status(404).json(encodeReview("", denied(400, `no admission webhook at ${req.method} ${req.path}; paths: ${Object.values(webhookPaths).join(", ")}`)));
+    res
+      .status(404)
+      .json(
+        encodeReview(
+          "",
+          denied(
+            400,
+            `no admission webhook at ${req.method} ${req.path}; paths: ${Object.values(webhookPaths).join(", ")}`,
+          ),
+        ),
+      );
   });
   // Body errors (too large, bad charset, aborted) still get a review.
   app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
@@ -72,7 +94,10 @@ export function webhookApp(opts: WebhookAppOptions): express.Express {
       next(error);
       return;
     }
-    const status = typeof error === "object" && error !== null && typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
+    const status =
+      typeof error === "object" && error !== null && typeof (error as { status?: unknown }).status === "number"
+        ? (error as { status: number }).status
+        : 500;
     const code = status >= 400 && status < 500 ? 400 : 500;
     res.status(200).json(encodeReview("", denied(code, `cannot read the admission review: ${errorText(error)}`)));
   });
@@ -93,7 +118,11 @@ export interface RunningWebhookServer {
 }
 
 /** Listens on "host:port" over HTTPS; resolves once bound. */
-export async function startWebhookServer(app: express.Express, address: string, tls: ServingCertificate): Promise<RunningWebhookServer> {
+export async function startWebhookServer(
+  app: express.Express,
+  address: string,
+  tls: ServingCertificate,
+): Promise<RunningWebhookServer> {
   const index = address.lastIndexOf(":");
   const host = address.slice(0, index);
   const portNumber = Number(address.slice(index + 1));

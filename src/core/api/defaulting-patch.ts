@@ -29,7 +29,9 @@ export function additivePatch(before: unknown, after: unknown, path: string): Js
   if (isRecord(before) && isRecord(after)) {
     return Object.entries(after).flatMap(([key, value]) => {
       const child = `${path}/${pointerKey(key)}`;
-      return Object.hasOwn(before, key) ? additivePatch(before[key], value, child) : [{ op: "add" as const, path: child, value }];
+      return Object.hasOwn(before, key)
+        ? additivePatch(before[key], value, child)
+        : [{ op: "add" as const, path: child, value }];
     });
   }
   if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {

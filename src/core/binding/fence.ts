@@ -20,7 +20,12 @@
  * Pure: the webhook adapter looks up the named scaler beforehand
  * (`fenceScalerToLookUp`) and passes what it found.
  */
-import { bindingAnnotation, decisionAnnotation, type BindingPayload, type DecisionPayload } from "../api/model-deployment.js";
+import {
+  bindingAnnotation,
+  decisionAnnotation,
+  type BindingPayload,
+  type DecisionPayload,
+} from "../api/model-deployment.js";
 import { parseBindingAnnotation, parseDecisionAnnotation, type ParsedAnnotation } from "./binding.js";
 
 export interface FenceUserInfo {
@@ -79,7 +84,8 @@ function viewOf(object: unknown): View {
     for (const role of list) {
       const r = record(role);
       // A role without a numeric count is still compared: the marker cannot equal a count.
-      if (typeof r["name"] === "string") replicas.set(r["name"], typeof r["replicas"] === "number" ? r["replicas"] : Number.NaN);
+      if (typeof r["name"] === "string")
+        replicas.set(r["name"], typeof r["replicas"] === "number" ? r["replicas"] : Number.NaN);
     }
   }
   const namespace = typeof metadata["namespace"] === "string" ? metadata["namespace"] : "";
@@ -129,11 +135,14 @@ function deny(message: string): FenceVerdict {
  * The scaler name the adapter must look up before calling `admitTargetUpdate`:
  * set only when a user removes a valid binding (orphan recovery).
  */
-export function fenceScalerToLookUp(update: Pick<TargetUpdate, "old" | "new" | "userInfo" | "controllerIdentity">): string | undefined {
+export function fenceScalerToLookUp(
+  update: Pick<TargetUpdate, "old" | "new" | "userInfo" | "controllerIdentity">,
+): string | undefined {
   if (update.old === undefined || update.userInfo.username === update.controllerIdentity) return undefined;
   const old = viewOf(update.old);
   const next = viewOf(update.new);
-  if (old.binding.state === "valid" && next.annotations[bindingAnnotation] === undefined) return old.binding.value.scalerName;
+  if (old.binding.state === "valid" && next.annotations[bindingAnnotation] === undefined)
+    return old.binding.value.scalerName;
   return undefined;
 }
 
@@ -143,7 +152,13 @@ export function admitTargetUpdate(update: TargetUpdate): FenceVerdict {
   const isController = update.controllerIdentity !== "" && update.userInfo.username === update.controllerIdentity;
   if (update.old === undefined) return admitCreate(next);
   const old = viewOf(update.old);
-  const ctx: Context = { old, next, isController, user: update.userInfo.username ?? "<unknown user>", lookup: update.scalerLookup };
+  const ctx: Context = {
+    old,
+    next,
+    isController,
+    user: update.userInfo.username ?? "<unknown user>",
+    lookup: update.scalerLookup,
+  };
   switch (old.binding.state) {
     case "valid":
       return admitBound(ctx, old.binding.value);
@@ -179,7 +194,9 @@ function admitBound(ctx: Context, binding: BindingPayload): FenceVerdict {
   if (!annotationChanged(ctx, bindingAnnotation)) return admitUnderBinding(ctx, binding);
   if (next.binding.state === "absent") return admitRelease(ctx, binding);
   if (next.binding.state === "invalid") {
-    return deny(`annotation ${bindingAnnotation} must be valid JSON naming a scaler and a term; ${describeBinding(binding)} owns this target. ${gitOpsHint}`);
+    return deny(
+      `annotation ${bindingAnnotation} must be valid JSON naming a scaler and a term; ${describeBinding(binding)} owns this target. ${gitOpsHint}`,
+    );
   }
   const renewed = next.binding.value;
   if (!ctx.isController) return refusedToUser(ctx, binding, `it rewrites annotation ${bindingAnnotation}`);
@@ -188,7 +205,8 @@ function admitBound(ctx: Context, binding: BindingPayload): FenceVerdict {
       `ModelDeployment ${next.namespacedName} is bound to ${describeBinding(binding)}; ModelDeploymentScaler ${JSON.stringify(renewed.scalerName)} cannot take the binding over (AlreadyBound). Delete the owner, or set it to Shadow or suspend it, to release the target first.`,
     );
   }
-  if (renewed.term < binding.term) return deny(`the binding term cannot move backwards (${binding.term} → ${renewed.term})`);
+  if (renewed.term < binding.term)
+    return deny(`the binding term cannot move backwards (${binding.term} → ${renewed.term})`);
   if (changedCounts(ctx.old, next).length > 0 || annotationChanged(ctx, decisionAnnotation)) {
     return deny("a binding renewal cannot change replica counts or the decision annotation in the same write");
   }
@@ -201,7 +219,10 @@ function admitUnderBinding(ctx: Context, binding: BindingPayload): FenceVerdict 
   const decisionChanged = annotationChanged(ctx, decisionAnnotation);
   if (counts.length === 0 && !decisionChanged) return allow;
   if (!ctx.isController) {
-    const what = [counts.length > 0 ? `it changes replicas (${describeCounts(counts)})` : "", decisionChanged ? `it changes annotation ${decisionAnnotation}` : ""].filter((s) => s !== "");
+    const what = [
+      counts.length > 0 ? `it changes replicas (${describeCounts(counts)})` : "",
+      decisionChanged ? `it changes annotation ${decisionAnnotation}` : "",
+    ].filter((s) => s !== "");
     return refusedToUser(ctx, binding, what.join(" and "));
   }
   return admitCommit(ctx, binding, counts);
@@ -211,14 +232,20 @@ function admitUnderBinding(ctx: Context, binding: BindingPayload): FenceVerdict 
 function admitCommit(ctx: Context, binding: BindingPayload, counts: readonly CountChange[]): FenceVerdict {
   const { old, next } = ctx;
   if (next.decision.state !== "valid") {
-    return deny(`a commit must write a valid ${decisionAnnotation} together with the counts${counts.length > 0 ? ` (${describeCounts(counts)})` : ""}`);
+    return deny(
+      `a commit must write a valid ${decisionAnnotation} together with the counts${counts.length > 0 ? ` (${describeCounts(counts)})` : ""}`,
+    );
   }
   const decision = next.decision.value;
   if (old.decision.state === "valid" && old.decision.value.decisionID === decision.decisionID) {
-    return deny(`replica counts changed (${describeCounts(counts)}) without a new decision: a commit writes the vector and its decision together`);
+    return deny(
+      `replica counts changed (${describeCounts(counts)}) without a new decision: a commit writes the vector and its decision together`,
+    );
   }
   if (decision.term !== binding.term) {
-    return deny(`decision ${decision.decisionID} has term ${decision.term}, but the binding's term is ${binding.term}: commits are written under the binding's term`);
+    return deny(
+      `decision ${decision.decisionID} has term ${decision.term}, but the binding's term is ${binding.term}: commits are written under the binding's term`,
+    );
   }
   if (old.decision.state === "valid" && decision.term < old.decision.value.term) {
     return deny(`the decision term cannot move backwards (${old.decision.value.term} → ${decision.term})`);
@@ -226,7 +253,10 @@ function admitCommit(ctx: Context, binding: BindingPayload, counts: readonly Cou
   const mismatched = Object.entries(decision.vector).filter(([role, replicas]) => next.replicas.get(role) !== replicas);
   const unlisted = counts.filter((c) => decision.vector[c.role] === undefined).map((c) => c.role);
   if (mismatched.length > 0 || unlisted.length > 0) {
-    const parts = [...mismatched.map(([role, r]) => `${role}: decision ${r}, spec ${next.replicas.get(role) ?? "<missing role>"}`), ...unlisted.map((role) => `${role}: changed but not in the decision`)];
+    const parts = [
+      ...mismatched.map(([role, r]) => `${role}: decision ${r}, spec ${next.replicas.get(role) ?? "<missing role>"}`),
+      ...unlisted.map((role) => `${role}: changed but not in the decision`),
+    ];
     return deny(`the written counts do not match decision ${decision.decisionID}'s vector (${parts.join("; ")})`);
   }
   return allow;
@@ -237,7 +267,9 @@ function admitRelease(ctx: Context, binding: BindingPayload): FenceVerdict {
   const counts = changedCounts(ctx.old, ctx.next);
   const decisionChanged = annotationChanged(ctx, decisionAnnotation);
   if (ctx.isController) {
-    return counts.length === 0 && !decisionChanged ? allow : deny("a release removes the binding only: replica counts and the decision annotation stay");
+    return counts.length === 0 && !decisionChanged
+      ? allow
+      : deny("a release removes the binding only: replica counts and the decision annotation stay");
   }
   if (ctx.lookup === undefined) {
     // Programmer error in the adapter; refuse rather than guess.
@@ -265,7 +297,9 @@ function refusedToUser(ctx: Context, binding: BindingPayload, what: string): Fen
 /** The binding annotation cannot be parsed: unclaimed, so counts are free; the annotation may only be removed. */
 function admitUnclaimed(ctx: Context): FenceVerdict {
   if (annotationChanged(ctx, bindingAnnotation) && ctx.next.annotations[bindingAnnotation] !== undefined) {
-    return deny(`annotation ${bindingAnnotation} cannot be parsed and leaves the target unclaimed; remove it (do not rewrite it) to let a scaler bind again`);
+    return deny(
+      `annotation ${bindingAnnotation} cannot be parsed and leaves the target unclaimed; remove it (do not rewrite it) to let a scaler bind again`,
+    );
   }
   return admitDecisionUnbound(ctx);
 }
@@ -278,10 +312,13 @@ function admitUnbound(ctx: Context): FenceVerdict {
       `ModelDeployment ${next.namespacedName} is not bound, and annotation ${bindingAnnotation} cannot be installed by hand (the write by ${ctx.user}): only an Active ModelDeploymentScaler binds a target. Create or activate the scaler instead. ${gitOpsHint}`,
     );
   }
-  if (next.binding.state === "invalid") return deny(`annotation ${bindingAnnotation} must be valid JSON naming a scaler and a term`);
+  if (next.binding.state === "invalid")
+    return deny(`annotation ${bindingAnnotation} must be valid JSON naming a scaler and a term`);
   const seenTerm = ctx.old.decision.state === "valid" ? ctx.old.decision.value.term : 0;
   if (next.binding.value.term <= seenTerm) {
-    return deny(`a new binding must start above the target's last decision term ${seenTerm} (got ${next.binding.value.term}): terms never move backwards`);
+    return deny(
+      `a new binding must start above the target's last decision term ${seenTerm} (got ${next.binding.value.term}): terms never move backwards`,
+    );
   }
   if (changedCounts(ctx.old, next).length > 0 || annotationChanged(ctx, decisionAnnotation)) {
     return deny("acquiring a binding cannot change replica counts or the decision annotation in the same write");
@@ -291,7 +328,8 @@ function admitUnbound(ctx: Context): FenceVerdict {
 
 /** Without a binding, counts are free; the decision annotation may be removed but never installed or rewritten. */
 function admitDecisionUnbound(ctx: Context): FenceVerdict {
-  if (!annotationChanged(ctx, decisionAnnotation) || ctx.next.annotations[decisionAnnotation] === undefined) return allow;
+  if (!annotationChanged(ctx, decisionAnnotation) || ctx.next.annotations[decisionAnnotation] === undefined)
+    return allow;
   return deny(
     `ModelDeployment ${ctx.next.namespacedName} is not bound, and annotation ${decisionAnnotation} cannot be installed or rewritten (the write by ${ctx.user}): a decision is written only by the bound scaler's commit. Leave it as it is or remove it. ${gitOpsHint}`,
   );

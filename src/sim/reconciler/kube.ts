@@ -8,14 +8,13 @@ import {
   ApiException,
   CustomObjectsApi,
   makeInformer,
-  Observable,
-  type ConfigurationOptions,
   type Informer,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
   type ObjectCache,
 } from "@kubernetes/client-node";
+import { callOptions } from "../../adapters/kubernetes/call-options.js";
 
 export interface ModelDeploymentResource {
   readonly group: string;
@@ -39,23 +38,6 @@ export class KubeCallError extends Error {
   ) {
     super(message, options);
   }
-}
-
-/** Per-call options: an abort signal for the timeout and, optionally, the request's content type. */
-function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
-  return {
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
-          if (contentType !== undefined) context.setHeaderParam("Content-Type", contentType);
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context) => new Observable(Promise.resolve(context)),
-      },
-    ],
-    middlewareMergeStrategy: "append",
-  };
 }
 
 function describeFailure(error: unknown): { message: string; statusCode: number | undefined } {
