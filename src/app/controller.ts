@@ -222,7 +222,7 @@ export class Controller {
           metrics.forget(namespace, name);
           return;
         }
-        const result = this.planPass(scaler, spec, outcome, target, samples, memory.status, nowMs);
+        const { result, observations } = this.planPass(scaler, spec, outcome, target, samples, memory.status, nowMs);
         if (result.commit !== undefined && target !== undefined && outcome.commit) {
           const ops = commitPatch(patchTargetOf(target), result.commit.decision);
           await store.patchTarget(namespace, spec.targetRef.name, ops);
@@ -237,7 +237,7 @@ export class Controller {
         if (result.statusChanged || !sameConditions(previous, result.status)) {
           await store.writeScalerStatus(namespace, name, result.status);
         }
-        metrics.report(this.reportOf(scaler, spec, result, outcome));
+        metrics.report(this.reportOf(scaler, spec, result, outcome, target, observations));
         return;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) throw error;
@@ -288,11 +288,11 @@ export class Controller {
     samples: ReadonlyMap<string, RoleSamples> | undefined,
     previous: ScalerStatus | undefined,
     nowMs: number,
-  ): PlanResult {
+  ): { result: PlanResult; observations: Readonly<Record<string, RoleObservation>> } {
     const base = outcome.clearTargetState ? clearedStatus(previous) : previous;
-    const conditionsOnly = (): PlanResult => {
+    const conditionsOnly = (): { result: PlanResult; observations: Readonly<Record<string, RoleObservation>> } => {
       const status = withBindingConditions(base ?? {}, outcome, scaler.metadata.generation ?? 0, nowMs);
-      return { status, statusChanged: !sameConditions(base, status) };
+      return { result: { status, statusChanged: !sameConditions(base, status) }, observations: {} };
     };
     if (!outcome.plan || target === undefined) return conditionsOnly();
 
@@ -317,10 +317,17 @@ export class Controller {
       nowMs,
     );
     const commit = outcome.commit ? result.commit : undefined;
-    return { status, statusChanged: result.statusChanged || !sameConditions(base, status), ...(commit !== undefined ? { commit } : {}) };
+    return { result: { status, statusChanged: result.statusChanged || !sameConditions(base, status), ...(commit !== undefined ? { commit } : {}) }, observations };
   }
 
-  private reportOf(scaler: Scaler, spec: ScalerSpec, result: PlanResult, outcome: BindingOutcome): ScalerReport {
+  private reportOf(
+    scaler: Scaler,
+    spec: ScalerSpec,
+    result: PlanResult,
+    outcome: BindingOutcome,
+    target: ModelDeployment | undefined,
+    observations: Readonly<Record<string, RoleObservation>>,
+  ): ScalerReport {
     return {
       namespace: namespaceOf(scaler),
       scaler: scaler.metadata.name,
@@ -328,7 +335,7 @@ export class Controller {
       mode: spec.mode,
       ...(outcome.term !== undefined ? { bindingTerm: outcome.term } : {}),
       conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
-      roles: roleReports(spec, result.status),
+      roles: roleReports(spec, result.status, Object.fromEntries((target?.spec.roles ?? []).map((r) => [r.name, r.kind])), observations),
     };
   }
 }

@@ -4,6 +4,7 @@
  */
 import { quantityValue } from "../core/api/quantity.js";
 import type { ScalerSpec, ScalerStatus } from "../core/api/scaler.js";
+import type { RoleObservation } from "../core/signals/types.js";
 import type { RoleReport } from "../adapters/telemetry/metrics.js";
 
 function num(text: string | undefined): number | undefined {
@@ -12,14 +13,19 @@ function num(text: string | undefined): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-type Defined<T> = { [K in keyof T as undefined extends T[K] ? K : K]: Exclude<T[K], undefined> };
+type Defined<T> = { [K in keyof T]: Exclude<T[K], undefined> };
 
 /** Drops undefined fields: an unknown figure exports no series. */
-function defined<T extends object>(record: T): Partial<Defined<T>> & Pick<Defined<T>, never> {
+function defined<T extends object>(record: T): Partial<Defined<T>> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<Defined<T>>;
 }
 
-export function roleReports(spec: ScalerSpec, status: ScalerStatus, kinds: Readonly<Record<string, string>> = {}): RoleReport[] {
+export function roleReports(
+  spec: ScalerSpec,
+  status: ScalerStatus,
+  kinds: Readonly<Record<string, string>> = {},
+  observations: Readonly<Record<string, RoleObservation>> = {},
+): RoleReport[] {
   const tt = spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput;
   const predictive = spec.algorithm.predictive;
   const committed = status.lastCommit?.vector ?? {};
@@ -40,20 +46,22 @@ export function roleReports(spec: ScalerSpec, status: ScalerStatus, kinds: Reado
     const trend = num(predictor?.trend);
     const prompt = num(role.promptTokensPerSecond);
     const generation = num(role.generationTokensPerSecond);
-    const stable = kind === "Prefill" ? prompt : kind === "Decode" ? generation : prompt !== undefined && generation !== undefined ? prompt + generation : undefined;
+    const byKind = (p: number | undefined, g: number | undefined): number | undefined =>
+      kind === "Prefill" ? p : kind === "Decode" ? g : p !== undefined && g !== undefined ? p + g : undefined;
+    const stable = byKind(prompt, generation);
+    const observed = observations[role.name];
+    const panic = byKind(observed?.panicPromptTokensPerSecond, observed?.panicGenerationTokensPerSecond);
     return {
       role: role.name,
       currentReplicas: role.currentReplicas,
       readyReplicas: role.readyReplicas,
       signalState: role.signalState,
       ...defined({
-      role: role.name,
-      currentReplicas: role.currentReplicas,
-      readyReplicas: role.readyReplicas,
       rawRecommendedReplicas: role.rawRecommendedReplicas,
       constrainedReplicas: role.constrainedReplicas,
       committedReplicas: committed[role.name],
       stableDemandTokensPerSecond: stable,
+      panicDemandTokensPerSecond: panic,
       forecastDemandTokensPerSecond: predictive !== undefined && level !== undefined && trend !== undefined ? Math.max(0, level + trend * predictive.horizonSeconds) : undefined,
       capacityPerReplicaTokensPerSecond: capacity === undefined ? undefined : quantityValue(capacity),
       ttftMilliseconds: num(role.ttftMilliseconds),
@@ -63,7 +71,6 @@ export function roleReports(spec: ScalerSpec, status: ScalerStatus, kinds: Reado
       runningRequests: role.runningRequests,
       waitingRequests: role.waitingRequests,
       kvCacheUsage: num(role.kvCacheUsage),
-      signalState: role.signalState,
       reason: role.reason,
       panic: role.reason === undefined ? undefined : role.reason === "Panic",
       predictorLevelTokensPerSecond: predictive !== undefined ? level : undefined,
