@@ -1,6 +1,7 @@
-import { ApiException, CustomObjectsApi, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { CustomObjectsApi, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendJson, startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { rejection } from "../support/rejection.js";
 
 // Proves the test control plane: a real kube-apiserver and etcd, built by
 // tools/kube-bin/build.sh. Missing binaries fail this file with that hint.
@@ -48,19 +49,6 @@ const widgetCrd: V1CustomResourceDefinition = {
 
 function widget(name: string, size: number): Widget {
   return { apiVersion: `${group}/${version}`, kind: "Widget", metadata: { name }, spec: { size } };
-}
-
-/** The HTTP code and Status message of a rejected call. */
-async function rejection(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await call;
-  } catch (error) {
-    if (!(error instanceof ApiException)) throw error;
-    const body: unknown = typeof error.body === "string" ? JSON.parse(error.body) : error.body;
-    const message = (body as { message?: unknown } | undefined)?.message;
-    return { code: error.code, message: typeof message === "string" ? message : JSON.stringify(body) };
-  }
-  throw new Error("expected the API server to reject the call");
 }
 
 describe("test control plane (kube-apiserver + etcd)", () => {

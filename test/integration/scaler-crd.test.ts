@@ -5,12 +5,13 @@
  * a retargeting update and an unquoted fractional quantity.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { ApiException, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { defaultScaler } from "../../src/core/api/defaulting.js";
 import { renderCrd } from "../../tools/crd.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { rejection } from "../support/rejection.js";
 
 const group = "worker.gpustack.ai";
 const version = "v1";
@@ -19,18 +20,6 @@ const namespace = "default";
 const examples = "test/fixtures/spec-examples";
 
 type Scaler = { metadata: Record<string, unknown>; spec: Record<string, unknown> } & Record<string, unknown>;
-
-async function rejection(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await call;
-  } catch (error) {
-    if (!(error instanceof ApiException)) throw error;
-    const body: unknown = typeof error.body === "string" ? JSON.parse(error.body) : error.body;
-    const message = (body as { message?: unknown } | undefined)?.message;
-    return { code: error.code, message: typeof message === "string" ? message : JSON.stringify(body) };
-  }
-  throw new Error("expected the API server to reject the call");
-}
 
 describe("the ModelDeploymentScaler CRD on a real API server", () => {
   let controlPlane: ControlPlane;
