@@ -44,7 +44,15 @@ export default tseslint.config(
   {
     files: ["src/core/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ioModules.map((group) => ({ group: [group], message: "src/core is pure: no I/O, clock or environment" })) }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: ioModules.map((group) => ({
+            group: [group],
+            message: "src/core is pure: no I/O, clock or environment",
+          })),
+        },
+      ],
       "no-restricted-globals": [
         "error",
         { name: "process", message: "src/core never reads the environment; pass values in" },
@@ -61,7 +69,10 @@ export default tseslint.config(
       ],
       "no-restricted-syntax": [
         "error",
-        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "src/core never reads the clock; take `now` as an argument" },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: "src/core never reads the clock; take `now` as an argument",
+        },
       ],
     },
   },

@@ -27,7 +27,10 @@ try {
       mode: "Active",
       sampling: { intervalSeconds: 15 },
       roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
-      algorithm: { type: "TokenThroughput", tokenThroughput: { serverTargetTokensPerSecond: "1000", stableWindowSeconds: 30, panicWindowSeconds: 10 } },
+      algorithm: {
+        type: "TokenThroughput",
+        tokenThroughput: { serverTargetTokensPerSecond: "1000", stableWindowSeconds: 30, panicWindowSeconds: 10 },
+      },
     });
     bed.load.set(ns, name, 1 + (i % 3));
   }
@@ -37,7 +40,8 @@ try {
     level: "debug",
     write: (line) => {
       const record = JSON.parse(line) as { msg: string; sampleMs?: number; reconcileMs?: number };
-      if (record.msg === "pass" && record.sampleMs !== undefined && record.reconcileMs !== undefined) phases.push({ sampleMs: record.sampleMs, reconcileMs: record.reconcileMs });
+      if (record.msg === "pass" && record.sampleMs !== undefined && record.reconcileMs !== undefined)
+        phases.push({ sampleMs: record.sampleMs, reconcileMs: record.reconcileMs });
     },
   });
   const { controller, stop: stopWatch } = await bed.controller({ namespace: ns, logger });
@@ -55,16 +59,27 @@ try {
   await stopWatch();
   const sorted = passes.map((p) => p.ms).sort((a, b) => a - b);
   const planned = passes.reduce((n, p) => n + p.scalers, 0);
-  const scalers = await bed.custom.listNamespacedCustomObject({ group: "worker.gpustack.ai", version: "v1", namespace: ns, plural: "modeldeploymentscalers" });
-  const bound = ((scalers as { items: { status?: { conditions?: { type: string; status: string }[] } }[] }).items ?? []).filter((s) =>
-    s.status?.conditions?.some((c) => c.type === "Active" && c.status === "True"),
-  ).length;
+  const scalers = await bed.custom.listNamespacedCustomObject({
+    group: "worker.gpustack.ai",
+    version: "v1",
+    namespace: ns,
+    plural: "modeldeploymentscalers",
+  });
+  const bound = (
+    (scalers as { items: { status?: { conditions?: { type: string; status: string }[] } }[] }).items ?? []
+  ).filter((s) => s.status?.conditions?.some((c) => c.type === "Active" && c.status === "True")).length;
   process.stdout.write(
     [
       `scalers: ${scalerCount} (Active and bound after the run: ${bound})`,
       `passes that planned: ${passes.length}, scalers planned: ${planned} (mean ${(planned / Math.max(1, passes.length)).toFixed(1)} per pass)`,
       `pass duration p50: ${quantile(sorted, 0.5).toFixed(1)} ms, p99: ${quantile(sorted, 0.99).toFixed(1)} ms, max: ${(sorted.at(-1) ?? Number.NaN).toFixed(1)} ms`,
-      `of which sampling (PromQL) p50: ${quantile(phases.map((p) => p.sampleMs).sort((a, b) => a - b), 0.5).toFixed(0)} ms, reconciling (API calls, planning) p50: ${quantile(phases.map((p) => p.reconcileMs).sort((a, b) => a - b), 0.5).toFixed(0)} ms`,
+      `of which sampling (PromQL) p50: ${quantile(
+        phases.map((p) => p.sampleMs).sort((a, b) => a - b),
+        0.5,
+      ).toFixed(0)} ms, reconciling (API calls, planning) p50: ${quantile(
+        phases.map((p) => p.reconcileMs).sort((a, b) => a - b),
+        0.5,
+      ).toFixed(0)} ms`,
       `peak RSS of this process (controller, fleet simulator, reconciler, harness): ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
       `heap used at the end: ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`,
     ].join("\n") + "\n",

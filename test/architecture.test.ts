@@ -41,26 +41,34 @@ describe("src/core purity", () => {
     expect(files.length).toBeGreaterThan(3);
   });
 
-  it.each(files.map((file) => [relative(root, file), file] as const))("%s imports only core files and pure packages", (_name, file) => {
-    const text = readFileSync(file, "utf8");
-    const offending: string[] = [];
-    for (const match of text.matchAll(importPattern)) {
-      const specifier = match[1] ?? match[2] ?? "";
-      if (specifier.startsWith(".")) {
-        const resolved = join(file, "..", specifier);
-        if (!resolved.startsWith(coreDir)) offending.push(`${specifier} (outside src/core)`);
-      } else if (!allowedPackages.has(specifier)) {
-        offending.push(specifier);
+  it.each(files.map((file) => [relative(root, file), file] as const))(
+    "%s imports only core files and pure packages",
+    (_name, file) => {
+      const text = readFileSync(file, "utf8");
+      const offending: string[] = [];
+      for (const match of text.matchAll(importPattern)) {
+        const specifier = match[1] ?? match[2] ?? "";
+        if (specifier.startsWith(".")) {
+          const resolved = join(file, "..", specifier);
+          if (!resolved.startsWith(coreDir)) offending.push(`${specifier} (outside src/core)`);
+        } else if (!allowedPackages.has(specifier)) {
+          offending.push(specifier);
+        }
       }
-    }
-    expect(offending).toEqual([]);
-  });
+      expect(offending).toEqual([]);
+    },
+  );
 
-  it.each(files.map((file) => [relative(root, file), file] as const))("%s never reads the clock or the environment", (_name, file) => {
-    const code = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
-    const found = forbiddenCalls.filter(([pattern]) => pattern.test(code)).map(([pattern, why]) => `${pattern.source} ${why}`);
-    expect(found).toEqual([]);
-  });
+  it.each(files.map((file) => [relative(root, file), file] as const))(
+    "%s never reads the clock or the environment",
+    (_name, file) => {
+      const code = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      const found = forbiddenCalls
+        .filter(([pattern]) => pattern.test(code))
+        .map(([pattern, why]) => `${pattern.source} ${why}`);
+      expect(found).toEqual([]);
+    },
+  );
 });
 
 describe("the lint rule guarding src/core", () => {

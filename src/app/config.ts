@@ -13,33 +13,129 @@ interface Setting {
 
 /** Each setting once: its flag, its variable, its schema (with the default). */
 const settings = {
-  prometheusUrl: { flag: "--prometheus-url", env: "MDS_PROMETHEUS_URL", help: "Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090." },
-  prometheusTimeoutMs: { flag: "--prometheus-timeout-ms", env: "MDS_PROMETHEUS_TIMEOUT_MS", help: "Timeout of one PromQL query, milliseconds." },
-  metricSeparator: { flag: "--metric-separator", env: "MDS_METRIC_SEPARATOR", help: "Separator after the engine prefix: ':' (vllm:...) or '_' (vllm_...)." },
-  namespaceLabel: { flag: "--label-namespace", env: "MDS_LABEL_NAMESPACE", help: "Prometheus label holding the pod's namespace." },
+  prometheusUrl: {
+    flag: "--prometheus-url",
+    env: "MDS_PROMETHEUS_URL",
+    help: "Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090.",
+  },
+  prometheusTimeoutMs: {
+    flag: "--prometheus-timeout-ms",
+    env: "MDS_PROMETHEUS_TIMEOUT_MS",
+    help: "Timeout of one PromQL query, milliseconds.",
+  },
+  metricSeparator: {
+    flag: "--metric-separator",
+    env: "MDS_METRIC_SEPARATOR",
+    help: "Separator after the engine prefix: ':' (vllm:...) or '_' (vllm_...).",
+  },
+  namespaceLabel: {
+    flag: "--label-namespace",
+    env: "MDS_LABEL_NAMESPACE",
+    help: "Prometheus label holding the pod's namespace.",
+  },
   podLabel: { flag: "--label-pod", env: "MDS_LABEL_POD", help: "Prometheus label holding the pod name." },
-  deploymentLabel: { flag: "--label-deployment", env: "MDS_LABEL_DEPLOYMENT", help: "Prometheus label holding the ModelDeployment name." },
+  deploymentLabel: {
+    flag: "--label-deployment",
+    env: "MDS_LABEL_DEPLOYMENT",
+    help: "Prometheus label holding the ModelDeployment name.",
+  },
   roleLabel: { flag: "--label-role", env: "MDS_LABEL_ROLE", help: "Prometheus label holding the role name." },
   watchNamespace: { flag: "--namespace", env: "MDS_NAMESPACE", help: "Namespace to watch; empty watches all." },
-  kubeconfig: { flag: "--kubeconfig", env: "KUBECONFIG", help: "Kubeconfig path; in-cluster configuration when empty." },
-  kubeTimeoutMs: { flag: "--kube-timeout-ms", env: "MDS_KUBE_TIMEOUT_MS", help: "Timeout of one Kubernetes API call, milliseconds." },
-  targetApiVersion: { flag: "--target-api-version", env: "MDS_TARGET_API_VERSION", help: "API version of ModelDeployment objects." },
-  metricsAddress: { flag: "--metrics-address", env: "MDS_METRICS_ADDRESS", help: "host:port serving /metrics, /healthz and /readyz." },
-  webhookAddress: { flag: "--webhook-address", env: "MDS_WEBHOOK_ADDRESS", help: "host:port of the HTTPS admission and external metrics server; empty disables it." },
-  tickMs: { flag: "--tick-ms", env: "MDS_TICK_MS", help: "How often the controller looks for due scalers, milliseconds." },
-  podName: { flag: "--pod-name", env: "MDS_POD_NAME", help: "This replica's identity in the leader Lease; empty uses the host name." },
-  podNamespace: { flag: "--pod-namespace", env: "MDS_POD_NAMESPACE", help: "Namespace of the leader Lease and the webhook certificate Secret." },
-  leaseName: { flag: "--lease-name", env: "MDS_LEASE_NAME", help: "coordination.k8s.io Lease the replicas elect a leader with; empty: this replica always leads." },
-  leaseDurationSeconds: { flag: "--lease-duration-seconds", env: "MDS_LEASE_DURATION_SECONDS", help: "Seconds a silent leader keeps the Lease before another replica takes over." },
-  leaseRetryMs: { flag: "--lease-retry-ms", env: "MDS_LEASE_RETRY_MS", help: "How often the leader renews and the others check the Lease, milliseconds." },
-  controllerIdentity: { flag: "--controller-identity", env: "MDS_CONTROLLER_IDENTITY", help: "Username of the controller's own API requests, trusted by the binding fence; empty asks the API server (SelfSubjectReview)." },
-  webhookService: { flag: "--webhook-service", env: "MDS_WEBHOOK_SERVICE", help: "Service name.namespace.svc the API server calls the webhooks at; the generated certificate covers it." },
-  webhookCertHosts: { flag: "--webhook-cert-hosts", env: "MDS_WEBHOOK_CERT_HOSTS", help: "Extra comma-separated DNS names or IP addresses for the generated certificate." },
-  webhookTlsSecret: { flag: "--webhook-tls-secret", env: "MDS_WEBHOOK_TLS_SECRET", help: "Secret (in the pod namespace) holding the generated webhook certificate shared by all replicas." },
-  webhookCertDir: { flag: "--webhook-cert-dir", env: "MDS_WEBHOOK_CERT_DIR", help: "Directory with tls.crt and tls.key (cert-manager); replaces the generated certificate." },
-  validatingWebhookConfiguration: { flag: "--validating-webhook-configuration", env: "MDS_VALIDATING_WEBHOOK_CONFIGURATION", help: "ValidatingWebhookConfiguration that receives the generated CA bundle; empty skips it." },
-  mutatingWebhookConfiguration: { flag: "--mutating-webhook-configuration", env: "MDS_MUTATING_WEBHOOK_CONFIGURATION", help: "MutatingWebhookConfiguration that receives the generated CA bundle; empty skips it." },
-  webhookTimeoutMs: { flag: "--webhook-timeout-ms", env: "MDS_WEBHOOK_TIMEOUT_MS", help: "Deadline of one admission answer, milliseconds; keep it below the configurations' timeoutSeconds." },
+  kubeconfig: {
+    flag: "--kubeconfig",
+    env: "KUBECONFIG",
+    help: "Kubeconfig path; in-cluster configuration when empty.",
+  },
+  kubeTimeoutMs: {
+    flag: "--kube-timeout-ms",
+    env: "MDS_KUBE_TIMEOUT_MS",
+    help: "Timeout of one Kubernetes API call, milliseconds.",
+  },
+  targetApiVersion: {
+    flag: "--target-api-version",
+    env: "MDS_TARGET_API_VERSION",
+    help: "API version of ModelDeployment objects.",
+  },
+  metricsAddress: {
+    flag: "--metrics-address",
+    env: "MDS_METRICS_ADDRESS",
+    help: "host:port serving /metrics, /healthz and /readyz.",
+  },
+  webhookAddress: {
+    flag: "--webhook-address",
+    env: "MDS_WEBHOOK_ADDRESS",
+    help: "host:port of the HTTPS admission and external metrics server; empty disables it.",
+  },
+  tickMs: {
+    flag: "--tick-ms",
+    env: "MDS_TICK_MS",
+    help: "How often the controller looks for due scalers, milliseconds.",
+  },
+  podName: {
+    flag: "--pod-name",
+    env: "MDS_POD_NAME",
+    help: "This replica's identity in the leader Lease; empty uses the host name.",
+  },
+  podNamespace: {
+    flag: "--pod-namespace",
+    env: "MDS_POD_NAMESPACE",
+    help: "Namespace of the leader Lease and the webhook certificate Secret.",
+  },
+  leaseName: {
+    flag: "--lease-name",
+    env: "MDS_LEASE_NAME",
+    help: "coordination.k8s.io Lease the replicas elect a leader with; empty: this replica always leads.",
+  },
+  leaseDurationSeconds: {
+    flag: "--lease-duration-seconds",
+    env: "MDS_LEASE_DURATION_SECONDS",
+    help: "Seconds a silent leader keeps the Lease before another replica takes over.",
+  },
+  leaseRetryMs: {
+    flag: "--lease-retry-ms",
+    env: "MDS_LEASE_RETRY_MS",
+    help: "How often the leader renews and the others check the Lease, milliseconds.",
+  },
+  controllerIdentity: {
+    flag: "--controller-identity",
+    env: "MDS_CONTROLLER_IDENTITY",
+    help: "Username of the controller's own API requests, trusted by the binding fence; empty asks the API server (SelfSubjectReview).",
+  },
+  webhookService: {
+    flag: "--webhook-service",
+    env: "MDS_WEBHOOK_SERVICE",
+    help: "Service name.namespace.svc the API server calls the webhooks at; the generated certificate covers it.",
+  },
+  webhookCertHosts: {
+    flag: "--webhook-cert-hosts",
+    env: "MDS_WEBHOOK_CERT_HOSTS",
+    help: "Extra comma-separated DNS names or IP addresses for the generated certificate.",
+  },
+  webhookTlsSecret: {
+    flag: "--webhook-tls-secret",
+    env: "MDS_WEBHOOK_TLS_SECRET",
+    help: "Secret (in the pod namespace) holding the generated webhook certificate shared by all replicas.",
+  },
+  webhookCertDir: {
+    flag: "--webhook-cert-dir",
+    env: "MDS_WEBHOOK_CERT_DIR",
+    help: "Directory with tls.crt and tls.key (cert-manager); replaces the generated certificate.",
+  },
+  validatingWebhookConfiguration: {
+    flag: "--validating-webhook-configuration",
+    env: "MDS_VALIDATING_WEBHOOK_CONFIGURATION",
+    help: "ValidatingWebhookConfiguration that receives the generated CA bundle; empty skips it.",
+  },
+  mutatingWebhookConfiguration: {
+    flag: "--mutating-webhook-configuration",
+    env: "MDS_MUTATING_WEBHOOK_CONFIGURATION",
+    help: "MutatingWebhookConfiguration that receives the generated CA bundle; empty skips it.",
+  },
+  webhookTimeoutMs: {
+    flag: "--webhook-timeout-ms",
+    env: "MDS_WEBHOOK_TIMEOUT_MS",
+    help: "Deadline of one admission answer, milliseconds; keep it below the configurations' timeoutSeconds.",
+  },
   logLevel: { flag: "--log-level", env: "MDS_LOG_LEVEL", help: "debug, info, warn or error." },
 } as const satisfies Record<string, Setting>;
 
@@ -60,7 +156,10 @@ export const ConfigSchema = z.object({
   watchNamespace: z.string().default(""),
   kubeconfig: z.string().default(""),
   kubeTimeoutMs: positiveInt(100, 120_000).default(10_000),
-  targetApiVersion: z.string().regex(/^v\d+((alpha|beta)\d+)?$/, "must be a version such as v1 or v1alpha1").default("v1"),
+  targetApiVersion: z
+    .string()
+    .regex(/^v\d+((alpha|beta)\d+)?$/, "must be a version such as v1 or v1alpha1")
+    .default("v1"),
   metricsAddress: address.default(":8080"),
   webhookAddress: z.union([z.literal(""), address]).default(""),
   tickMs: positiveInt(100, 60_000).default(1_000),
@@ -101,10 +200,14 @@ export function loadConfig(argv: readonly string[], env: Readonly<Record<string,
     const value = env[s.env];
     if (value !== undefined && value !== "") raw[name] = value;
   }
-  const byFlag = new Map<string, SettingName>(Object.entries(settings).map(([name, s]) => [s.flag, name as SettingName]));
+  const byFlag = new Map<string, SettingName>(
+    Object.entries(settings).map(([name, s]) => [s.flag, name as SettingName]),
+  );
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
-    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined];
     const name = byFlag.get(flag);
     if (name === undefined) {
       problems.push(`${arg}: unknown flag (known: ${[...byFlag.keys()].join(", ")})`);
@@ -133,7 +236,10 @@ export function describeSettings(): string {
   return Object.entries(settings)
     .map(([name, s]) => {
       const field = shape[name as SettingName];
-      const def = "def" in field && field.def !== undefined && "defaultValue" in field.def ? ` (default ${JSON.stringify(field.def.defaultValue)})` : "";
+      const def =
+        "def" in field && field.def !== undefined && "defaultValue" in field.def
+          ? ` (default ${JSON.stringify(field.def.defaultValue)})`
+          : "";
       return `  ${s.flag.padEnd(26)} ${s.env.padEnd(28)} ${s.help}${def}`;
     })
     .join("\n");

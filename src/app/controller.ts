@@ -9,7 +9,14 @@
  * the object's status.
  */
 import { ModelDeploymentSchema, type ModelDeployment } from "../core/api/model-deployment.js";
-import { ScalerSchema, withInferredAlgorithm, type Condition, type Scaler, type ScalerSpec, type ScalerStatus } from "../core/api/scaler.js";
+import {
+  ScalerSchema,
+  withInferredAlgorithm,
+  type Condition,
+  type Scaler,
+  type ScalerSpec,
+  type ScalerStatus,
+} from "../core/api/scaler.js";
 import { decideBinding, type BindingOutcome } from "../core/binding/binding.js";
 import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
 import { plan } from "../core/planner/plan.js";
@@ -113,7 +120,10 @@ export class Controller {
       if (!parsed.success) {
         metrics.errors.inc({ kind: "invalid_scaler" });
         const meta = (item as { metadata?: { namespace?: string; name?: string } }).metadata;
-        logger.warn("skipping a scaler that does not validate", { scaler: `${meta?.namespace}/${meta?.name}`, problems: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`) });
+        logger.warn("skipping a scaler that does not validate", {
+          scaler: `${meta?.namespace}/${meta?.name}`,
+          problems: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`),
+        });
         continue;
       }
       const scaler = parsed.data;
@@ -122,7 +132,13 @@ export class Controller {
       const memory = this.memory.get(key);
       const intervalMs = scaler.spec.sampling.intervalSeconds * 1000;
       const deleting = scaler.metadata.deletionTimestamp !== undefined;
-      if (memory !== undefined && memory.uid === scaler.metadata.uid && !deleting && nowMs - memory.lastPassMs < intervalMs) continue;
+      if (
+        memory !== undefined &&
+        memory.uid === scaler.metadata.uid &&
+        !deleting &&
+        nowMs - memory.lastPassMs < intervalMs
+      )
+        continue;
       scalers.push(scaler);
     }
     for (const key of [...this.memory.keys()]) {
@@ -138,7 +154,14 @@ export class Controller {
       .filter((s) => s.metadata.deletionTimestamp === undefined && !s.spec.suspend)
       .map((s) => {
         const spec = withInferredAlgorithm(s.spec);
-        return { key: scalerKey(s), namespace: namespaceOf(s), deployment: s.spec.targetRef.name, roles: s.spec.roles.map((r) => r.name), intervalSeconds: spec.sampling.intervalSeconds, ...windowsOf(spec) };
+        return {
+          key: scalerKey(s),
+          namespace: namespaceOf(s),
+          deployment: s.spec.targetRef.name,
+          roles: s.spec.roles.map((r) => r.name),
+          intervalSeconds: spec.sampling.intervalSeconds,
+          ...windowsOf(spec),
+        };
       });
     let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();
     const sampleStartedMs = this.deps.nowMs();
@@ -176,7 +199,11 @@ export class Controller {
     return passed.sort();
   }
 
-  private async reconcile(scaler: Scaler, samples: ReadonlyMap<string, RoleSamples> | undefined, nowMs: number): Promise<void> {
+  private async reconcile(
+    scaler: Scaler,
+    samples: ReadonlyMap<string, RoleSamples> | undefined,
+    nowMs: number,
+  ): Promise<void> {
     const { store, metrics, logger } = this.deps;
     const key = scalerKey(scaler);
     const namespace = namespaceOf(scaler);
@@ -212,7 +239,13 @@ export class Controller {
           deleting,
           status: memory.status,
         },
-        target === undefined ? undefined : { uid: target.metadata.uid ?? "", name: target.metadata.name, annotations: target.metadata.annotations ?? {} },
+        target === undefined
+          ? undefined
+          : {
+              uid: target.metadata.uid ?? "",
+              name: target.metadata.name,
+              annotations: target.metadata.annotations ?? {},
+            },
       );
       try {
         await this.applyBindingWrite(outcome, target, namespace);
@@ -229,8 +262,14 @@ export class Controller {
           metrics.commits.inc(labelsOf(scaler));
           if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
           if (result.commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
-          if (result.commit.reason === "DonorRelease" || result.commit.reason === "ReceiverAcquire") metrics.rebalanceSteps.inc(labelsOf(scaler));
-          logger.info("committed", { scaler: key, vector: result.commit.vector, decisionID: result.commit.decision.decisionID, reason: result.commit.reason });
+          if (result.commit.reason === "DonorRelease" || result.commit.reason === "ReceiverAcquire")
+            metrics.rebalanceSteps.inc(labelsOf(scaler));
+          logger.info("committed", {
+            scaler: key,
+            vector: result.commit.vector,
+            decisionID: result.commit.decision.decisionID,
+            reason: result.commit.reason,
+          });
         }
         const previous = memory.status;
         memory.status = result.status;
@@ -254,19 +293,33 @@ export class Controller {
     if (raw === undefined) return undefined;
     const parsed = ModelDeploymentSchema.safeParse(raw);
     if (!parsed.success) {
-      throw new Error(`target ${namespace}/${name} does not have the ModelDeployment shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+      throw new Error(
+        `target ${namespace}/${name} does not have the ModelDeployment shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
     }
     return parsed.data;
   }
 
-  private async applyBindingWrite(outcome: BindingOutcome, target: ModelDeployment | undefined, namespace: string): Promise<void> {
+  private async applyBindingWrite(
+    outcome: BindingOutcome,
+    target: ModelDeployment | undefined,
+    namespace: string,
+  ): Promise<void> {
     if (target === undefined || outcome.write.kind === "none") return;
-    const patch = outcome.write.kind === "acquire" ? acquirePatch(patchTargetOf(target), outcome.write.binding) : releasePatch(patchTargetOf(target));
+    const patch =
+      outcome.write.kind === "acquire"
+        ? acquirePatch(patchTargetOf(target), outcome.write.binding)
+        : releasePatch(patchTargetOf(target));
     if (patch.length === 0) return;
-    const updated = ModelDeploymentSchema.safeParse(await this.deps.store.patchTarget(namespace, target.metadata.name, patch));
+    const updated = ModelDeploymentSchema.safeParse(
+      await this.deps.store.patchTarget(namespace, target.metadata.name, patch),
+    );
     if (updated.success) {
       // Later writes in this pass are guarded by the version this write produced.
-      Object.assign(target.metadata, { resourceVersion: updated.data.metadata.resourceVersion, annotations: updated.data.metadata.annotations });
+      Object.assign(target.metadata, {
+        resourceVersion: updated.data.metadata.resourceVersion,
+        annotations: updated.data.metadata.annotations,
+      });
     }
   }
 
@@ -301,7 +354,13 @@ export class Controller {
     for (const role of target.spec.roles) {
       const ready = target.status?.roles?.find((r) => r.name === role.name)?.ready ?? 0;
       const roleSamples = samples?.get(role.name) ?? { pods: [], queryFailed: { reason: "no sample this pass" } };
-      observations[role.name] = observeRole({ kind: role.kind, samples: roleSamples, readyReplicas: ready, nowMs, staleAfterSeconds: staleAfter });
+      observations[role.name] = observeRole({
+        kind: role.kind,
+        samples: roleSamples,
+        readyReplicas: ready,
+        nowMs,
+        staleAfterSeconds: staleAfter,
+      });
     }
     const result = plan({
       scaler: { metadata: scaler.metadata, spec: outcome.commit ? spec : { ...spec, mode: "Shadow" }, status: base },
@@ -311,13 +370,27 @@ export class Controller {
       bindingTerm: outcome.term,
     });
     const status = withBindingConditions(
-      { ...result.status, binding: { targetUID: target.metadata.uid ?? "", targetName: target.metadata.name, ...(outcome.term !== undefined ? { term: outcome.term } : {}) } },
+      {
+        ...result.status,
+        binding: {
+          targetUID: target.metadata.uid ?? "",
+          targetName: target.metadata.name,
+          ...(outcome.term !== undefined ? { term: outcome.term } : {}),
+        },
+      },
       outcome,
       scaler.metadata.generation ?? 0,
       nowMs,
     );
     const commit = outcome.commit ? result.commit : undefined;
-    return { result: { status, statusChanged: result.statusChanged || !sameConditions(base, status), ...(commit !== undefined ? { commit } : {}) }, observations };
+    return {
+      result: {
+        status,
+        statusChanged: result.statusChanged || !sameConditions(base, status),
+        ...(commit !== undefined ? { commit } : {}),
+      },
+      observations,
+    };
   }
 
   private reportOf(
@@ -335,7 +408,12 @@ export class Controller {
       mode: spec.mode,
       ...(outcome.term !== undefined ? { bindingTerm: outcome.term } : {}),
       conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
-      roles: roleReports(spec, result.status, Object.fromEntries((target?.spec.roles ?? []).map((r) => [r.name, r.kind])), observations),
+      roles: roleReports(
+        spec,
+        result.status,
+        Object.fromEntries((target?.spec.roles ?? []).map((r) => [r.name, r.kind])),
+        observations,
+      ),
     };
   }
 }
@@ -367,7 +445,12 @@ function clearedStatus(status: ScalerStatus | undefined): ScalerStatus {
 }
 
 /** Sets `Bound` and `Active` from the binding decision; the transition time moves only with the status. */
-export function withBindingConditions(status: ScalerStatus, outcome: BindingOutcome, generation: number, nowMs: number): ScalerStatus {
+export function withBindingConditions(
+  status: ScalerStatus,
+  outcome: BindingOutcome,
+  generation: number,
+  nowMs: number,
+): ScalerStatus {
   const now = new Date(nowMs).toISOString();
   const conditions = [...(status.conditions ?? [])];
   const set = (type: Condition["type"], c: { status: "True" | "False"; reason: string; message: string }): void => {
@@ -378,7 +461,10 @@ export function withBindingConditions(status: ScalerStatus, outcome: BindingOutc
       status: c.status,
       reason: c.reason,
       message: c.message,
-      observedGeneration: old !== undefined && old.status === c.status && old.reason === c.reason && c.reason === "TargetReplaced" ? (old.observedGeneration ?? generation) : generation,
+      observedGeneration:
+        old !== undefined && old.status === c.status && old.reason === c.reason && c.reason === "TargetReplaced"
+          ? (old.observedGeneration ?? generation)
+          : generation,
       lastTransitionTime: old !== undefined && old.status === c.status ? old.lastTransitionTime : now,
     };
     if (index >= 0) conditions[index] = next;
@@ -396,6 +482,7 @@ function sortConditions(conditions: Condition[]): Condition[] {
 }
 
 function sameConditions(a: ScalerStatus | undefined, b: ScalerStatus | undefined): boolean {
-  const strip = (s: ScalerStatus | undefined) => (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]);
+  const strip = (s: ScalerStatus | undefined) =>
+    (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]);
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }

@@ -12,9 +12,20 @@ import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { WatchedResources } from "../adapters/kubernetes/watch.js";
-import { ensureCertificateSecret, patchCaBundles, readCertificateDir, serviceHosts, watchCertificateDir } from "../adapters/webhook/certificates.js";
+import {
+  ensureCertificateSecret,
+  patchCaBundles,
+  readCertificateDir,
+  serviceHosts,
+  watchCertificateDir,
+} from "../adapters/webhook/certificates.js";
 import { createHandlers } from "../adapters/webhook/handlers.js";
-import { startWebhookServer, webhookApp, type RunningWebhookServer, type ServingCertificate } from "../adapters/webhook/server.js";
+import {
+  startWebhookServer,
+  webhookApp,
+  type RunningWebhookServer,
+  type ServingCertificate,
+} from "../adapters/webhook/server.js";
 import { PrometheusClient, type PrometheusQueryClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../adapters/prometheus/source.js";
 import { listen, opsApp } from "../adapters/http/server.js";
@@ -73,7 +84,10 @@ export async function whoAmI(kubeConfig: KubeConfig, timeoutMs: number): Promise
   try {
     const review = await kubeConfig
       .makeApiClient(AuthenticationV1Api)
-      .createSelfSubjectReview({ body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } }, callOptions(timeoutMs));
+      .createSelfSubjectReview(
+        { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+        callOptions(timeoutMs),
+      );
     const username = review.status?.userInfo?.username ?? "";
     if (username === "") throw new Error("the answer names no user");
     return username;
@@ -83,7 +97,11 @@ export async function whoAmI(kubeConfig: KubeConfig, timeoutMs: number): Promise
 }
 
 /** Resolves the controller identity now, or keeps asking in the background; "" until known (the fence then trusts no one). */
-function controllerIdentitySource(config: Config, kubeConfig: KubeConfig, logger: Logger): { get: () => string; ready: Promise<void>; stop: () => void } {
+function controllerIdentitySource(
+  config: Config,
+  kubeConfig: KubeConfig,
+  logger: Logger,
+): { get: () => string; ready: Promise<void>; stop: () => void } {
   let identity = config.controllerIdentity;
   if (identity !== "") return { get: () => identity, ready: Promise.resolve(), stop: () => undefined };
   let timer: NodeJS.Timeout | undefined;
@@ -104,10 +122,14 @@ function controllerIdentitySource(config: Config, kubeConfig: KubeConfig, logger
     };
     attempt();
   });
-  return { get: () => identity, ready, stop: () => {
-    stopped = true;
-    clearTimeout(timer);
-  } };
+  return {
+    get: () => identity,
+    ready,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 interface Webhooks {
@@ -116,20 +138,43 @@ interface Webhooks {
 }
 
 /** The serving certificate: the mounted directory (cert-manager) or the shared generated one. */
-async function servingCertificate(config: Config, kubeConfig: KubeConfig, logger: Logger, nowMs: number): Promise<{ tls: ServingCertificate; watch?: (apply: (tls: ServingCertificate) => void) => () => void }> {
+async function servingCertificate(
+  config: Config,
+  kubeConfig: KubeConfig,
+  logger: Logger,
+  nowMs: number,
+): Promise<{ tls: ServingCertificate; watch?: (apply: (tls: ServingCertificate) => void) => () => void }> {
   if (config.webhookCertDir !== "") {
     const tls = await readCertificateDir(config.webhookCertDir);
     return {
       tls,
-      watch: (apply) => watchCertificateDir(config.webhookCertDir, tls, 30_000, apply, (error) => logger.warn("re-read the webhook certificate", { error })),
+      watch: (apply) =>
+        watchCertificateDir(config.webhookCertDir, tls, 30_000, apply, (error) =>
+          logger.warn("re-read the webhook certificate", { error }),
+        ),
     };
   }
   if (config.webhookTlsSecret === "") {
-    throw new ConfigError([`--webhook-address is set, but neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir (MDS_WEBHOOK_CERT_DIR) says where its certificate comes from`]);
+    throw new ConfigError([
+      `--webhook-address is set, but neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir (MDS_WEBHOOK_CERT_DIR) says where its certificate comes from`,
+    ]);
   }
-  const hosts = serviceHosts(config.webhookService, config.webhookCertHosts.split(",").map((h) => h.trim()));
-  if (hosts.length === 0) throw new ConfigError(["--webhook-service (MDS_WEBHOOK_SERVICE) or --webhook-cert-hosts must name the host the API server calls"]);
-  const generated = await ensureCertificateSecret({ kubeConfig, namespace: config.podNamespace, secretName: config.webhookTlsSecret, hosts, timeoutMs: config.kubeTimeoutMs, nowMs });
+  const hosts = serviceHosts(
+    config.webhookService,
+    config.webhookCertHosts.split(",").map((h) => h.trim()),
+  );
+  if (hosts.length === 0)
+    throw new ConfigError([
+      "--webhook-service (MDS_WEBHOOK_SERVICE) or --webhook-cert-hosts must name the host the API server calls",
+    ]);
+  const generated = await ensureCertificateSecret({
+    kubeConfig,
+    namespace: config.podNamespace,
+    secretName: config.webhookTlsSecret,
+    hosts,
+    timeoutMs: config.kubeTimeoutMs,
+    nowMs,
+  });
   await patchCaBundles({
     kubeConfig,
     validatingConfiguration: config.validatingWebhookConfiguration,
@@ -137,11 +182,21 @@ async function servingCertificate(config: Config, kubeConfig: KubeConfig, logger
     caPem: generated.caPem,
     timeoutMs: config.kubeTimeoutMs,
   });
-  logger.info("webhook certificate ready and CA bundle patched", { secret: `${config.podNamespace}/${config.webhookTlsSecret}`, hosts });
+  logger.info("webhook certificate ready and CA bundle patched", {
+    secret: `${config.podNamespace}/${config.webhookTlsSecret}`,
+    hosts,
+  });
   return { tls: generated };
 }
 
-async function startWebhooks(opts: { config: Config; kubeConfig: KubeConfig; logger: Logger; metrics: ScalerMetrics; identity: () => string; nowMs: number }): Promise<Webhooks> {
+async function startWebhooks(opts: {
+  config: Config;
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  metrics: ScalerMetrics;
+  identity: () => string;
+  nowMs: number;
+}): Promise<Webhooks> {
   const { config, logger } = opts;
   const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
   const lookups = new KubeResources(opts.kubeConfig, {
@@ -159,7 +214,8 @@ async function startWebhooks(opts: { config: Config; kubeConfig: KubeConfig; log
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
-    observe: (webhook, verdict, seconds) => answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+    observe: (webhook, verdict, seconds) =>
+      answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
   });
   const certificate = await servingCertificate(config, opts.kubeConfig, logger, opts.nowMs);
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);
@@ -178,7 +234,13 @@ async function startWebhooks(opts: { config: Config; kubeConfig: KubeConfig; log
 }
 
 /** Starts the controller with everything it needs; used by the CLI and the end-to-end tests. */
-export async function startController(opts: { config: Config; kubeConfig: KubeConfig; logger?: Logger; nowMs?: () => number; source?: SignalSource }): Promise<RunningController> {
+export async function startController(opts: {
+  config: Config;
+  kubeConfig: KubeConfig;
+  logger?: Logger;
+  nowMs?: () => number;
+  source?: SignalSource;
+}): Promise<RunningController> {
   const { config } = opts;
   const nowMs = opts.nowMs ?? (() => Date.now());
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
@@ -188,28 +250,49 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
     targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
   });
   // Passes read watch caches; commits and conflict re-reads go to the API server.
-  const store = new WatchedResources({ kubeConfig: opts.kubeConfig, resources, namespace: config.watchNamespace, logger });
+  const store = new WatchedResources({
+    kubeConfig: opts.kubeConfig,
+    resources,
+    namespace: config.watchNamespace,
+    logger,
+  });
   await store.start();
-  const client = timedClient(new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }), metrics);
+  const client = timedClient(
+    new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }),
+    metrics,
+  );
   const source =
     opts.source ??
     promqlSignals(
       new PrometheusSignalSource(client, {
-        labels: { namespace: config.namespaceLabel, pod: config.podLabel, deployment: config.deploymentLabel, role: config.roleLabel },
+        labels: {
+          namespace: config.namespaceLabel,
+          pod: config.podLabel,
+          deployment: config.deploymentLabel,
+          role: config.roleLabel,
+        },
         metricNameSeparator: config.metricSeparator,
         queryTimeoutMs: config.prometheusTimeoutMs,
       }),
       nowMs,
     );
   // A fresh controller per leadership: its memory starts from the objects' status.
-  const makeController = (): Controller => new Controller({ store, source, metrics, logger, nowMs, namespace: config.watchNamespace });
+  const makeController = (): Controller =>
+    new Controller({ store, source, metrics, logger, nowMs, namespace: config.watchNamespace });
   let controller = makeController();
 
   const identity = controllerIdentitySource(config, opts.kubeConfig, logger);
   let webhooks: Webhooks | undefined;
   if (config.webhookAddress !== "") {
     try {
-      webhooks = await startWebhooks({ config, kubeConfig: opts.kubeConfig, logger, metrics, identity: identity.get, nowMs: nowMs() });
+      webhooks = await startWebhooks({
+        config,
+        kubeConfig: opts.kubeConfig,
+        logger,
+        metrics,
+        identity: identity.get,
+        nowMs: nowMs(),
+      });
     } catch (error) {
       identity.stop();
       throw error;
@@ -217,7 +300,11 @@ export async function startController(opts: { config: Config; kubeConfig: KubeCo
   }
 
   const identityName = config.podName !== "" ? config.podName : `${hostname()}-${randomBytes(3).toString("hex")}`;
-  const leaderGauge = new Gauge({ name: "mds_leader", help: "1 while this replica holds the leader Lease and runs the control loop.", registers: [metrics.registry] });
+  const leaderGauge = new Gauge({
+    name: "mds_leader",
+    help: "1 while this replica holds the leader Lease and runs the control loop.",
+    registers: [metrics.registry],
+  });
   const elector =
     config.leaseName === ""
       ? undefined
@@ -310,7 +397,11 @@ async function closeServer(server: Server): Promise<void> {
 }
 
 /** `mds-scaler controller [flags]`: returns the exit code. */
-export async function runController(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: { stderr: (text: string) => void }): Promise<number> {
+export async function runController(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: { stderr: (text: string) => void },
+): Promise<number> {
   let config: Config;
   try {
     config = loadConfig(argv, env);

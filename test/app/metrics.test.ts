@@ -20,21 +20,69 @@ const spec = withInferredAlgorithm(
 
 const status = {
   roles: [
-    { name: "prefill", currentReplicas: 2, readyReplicas: 2, signalState: "Fresh" as const, promptTokensPerSecond: "2400", generationTokensPerSecond: "0", rawRecommendedReplicas: 2, constrainedReplicas: 2, reason: "TokenThroughput", ttftMilliseconds: "400" },
-    { name: "decode", currentReplicas: 2, readyReplicas: 2, signalState: "Missing" as const, reason: "WaitingForMetrics" },
+    {
+      name: "prefill",
+      currentReplicas: 2,
+      readyReplicas: 2,
+      signalState: "Fresh" as const,
+      promptTokensPerSecond: "2400",
+      generationTokensPerSecond: "0",
+      rawRecommendedReplicas: 2,
+      constrainedReplicas: 2,
+      reason: "TokenThroughput",
+      ttftMilliseconds: "400",
+    },
+    {
+      name: "decode",
+      currentReplicas: 2,
+      readyReplicas: 2,
+      signalState: "Missing" as const,
+      reason: "WaitingForMetrics",
+    },
   ],
-  lastCommit: { decisionID: "d", term: 1, vector: { prefill: 2, decode: 2 }, baselineVector: { prefill: 1, decode: 2 }, timestamp: "2026-11-29T00:00:00Z", targetGeneration: 2 },
+  lastCommit: {
+    decisionID: "d",
+    term: 1,
+    vector: { prefill: 2, decode: 2 },
+    baselineVector: { prefill: 1, decode: 2 },
+    timestamp: "2026-11-29T00:00:00Z",
+    targetGeneration: 2,
+  },
 };
 
-async function series(metrics: ScalerMetrics, name: string): Promise<{ labels: Record<string, string | number>; value: number }[]> {
+async function series(
+  metrics: ScalerMetrics,
+  name: string,
+): Promise<{ labels: Record<string, string | number>; value: number }[]> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
   return (metric?.values ?? []) as { labels: Record<string, string | number>; value: number }[];
 }
 
 describe("own metrics", () => {
-  const reports = roleReports(spec, status, { prefill: "Prefill", decode: "Decode" }, { prefill: { readyReplicas: 2, sampledReplicas: 2, signalState: "Fresh", panicPromptTokensPerSecond: 3100, panicGenerationTokensPerSecond: 0 } });
+  const reports = roleReports(
+    spec,
+    status,
+    { prefill: "Prefill", decode: "Decode" },
+    {
+      prefill: {
+        readyReplicas: 2,
+        sampledReplicas: 2,
+        signalState: "Fresh",
+        panicPromptTokensPerSecond: 3100,
+        panicGenerationTokensPerSecond: 0,
+      },
+    },
+  );
   const metrics = new ScalerMetrics({ defaultMetrics: false });
-  metrics.report({ namespace: "llm", scaler: "chat", target: "chat", mode: "Active", bindingTerm: 1, conditions: [{ type: "Blocked", status: "False", reason: "Ready" }], roles: reports });
+  metrics.report({
+    namespace: "llm",
+    scaler: "chat",
+    target: "chat",
+    mode: "Active",
+    bindingTerm: 1,
+    conditions: [{ type: "Blocked", status: "False", reason: "Ready" }],
+    roles: reports,
+  });
 
   it("exports demand by window and the capacity it was divided by", async () => {
     const demand = await series(metrics, "mds_role_demand_tokens_per_second");
@@ -42,7 +90,9 @@ describe("own metrics", () => {
       ["stable", 2400],
       ["panic", 3100],
     ]);
-    expect((await series(metrics, "mds_role_capacity_tokens_per_second")).map((s) => [s.labels["role"], s.value])).toEqual([
+    expect(
+      (await series(metrics, "mds_role_capacity_tokens_per_second")).map((s) => [s.labels["role"], s.value]),
+    ).toEqual([
       ["prefill", 2000],
       ["decode", 800],
     ]);
@@ -52,11 +102,20 @@ describe("own metrics", () => {
     const demand = await series(metrics, "mds_role_demand_tokens_per_second");
     expect(demand.filter((s) => s.labels["role"] === "decode")).toEqual([]);
     const state = await series(metrics, "mds_role_signal_state");
-    expect(state.filter((s) => s.labels["role"] === "decode" && s.value === 1).map((s) => s.labels["state"])).toEqual(["Missing"]);
+    expect(state.filter((s) => s.labels["role"] === "decode" && s.value === 1).map((s) => s.labels["state"])).toEqual([
+      "Missing",
+    ]);
   });
 
   it("exports conditions the kube-state-metrics way and the committed vector", async () => {
-    expect((await series(metrics, "mds_scaler_condition")).map((s) => [s.labels["type"], s.labels["status"], s.labels["reason"], s.value])).toEqual([["Blocked", "False", "Ready", 1]]);
+    expect(
+      (await series(metrics, "mds_scaler_condition")).map((s) => [
+        s.labels["type"],
+        s.labels["status"],
+        s.labels["reason"],
+        s.value,
+      ]),
+    ).toEqual([["Blocked", "False", "Ready", 1]]);
     expect((await series(metrics, "mds_role_committed_replicas")).map((s) => s.value)).toEqual([2, 2]);
   });
 
@@ -66,7 +125,9 @@ describe("own metrics", () => {
     m.report({ ...base, roles: reports });
     m.commits.inc({ namespace: "llm", scaler: "chat", target: "chat" });
     m.report({ ...base, roles: reports.filter((r) => r.role === "prefill") });
-    expect(new Set((await series(m, "mds_role_current_replicas")).map((s) => s.labels["role"]))).toEqual(new Set(["prefill"]));
+    expect(new Set((await series(m, "mds_role_current_replicas")).map((s) => s.labels["role"]))).toEqual(
+      new Set(["prefill"]),
+    );
     m.forget("llm", "chat");
     expect(await series(m, "mds_role_current_replicas")).toEqual([]);
     expect(await series(m, "mds_commits_total")).toEqual([]);

@@ -41,18 +41,26 @@ describe("rules/", () => {
   });
 
   it("reads only series the scaler exports or records", async () => {
-    const doc = parse(readFileSync(join(rulesDir, "mds-scaler.rules.yaml"), "utf8")) as { groups: { rules: { expr: string; record?: string }[] }[] };
+    const doc = parse(readFileSync(join(rulesDir, "mds-scaler.rules.yaml"), "utf8")) as {
+      groups: { rules: { expr: string; record?: string }[] }[];
+    };
     const known = await exportedNames();
-    for (const group of doc.groups) for (const rule of group.rules) if (rule.record !== undefined) known.add(rule.record);
-    const referenced = doc.groups.flatMap((g) => g.rules.flatMap((r) => [...r.expr.matchAll(/\b(mds_[a-z_]+|[a-z_]+:mds_[a-z_:]+)\b/g)].map((m) => m[1] ?? "")));
+    for (const group of doc.groups)
+      for (const rule of group.rules) if (rule.record !== undefined) known.add(rule.record);
+    const referenced = doc.groups.flatMap((g) =>
+      g.rules.flatMap((r) => [...r.expr.matchAll(/\b(mds_[a-z_]+|[a-z_]+:mds_[a-z_:]+)\b/g)].map((m) => m[1] ?? "")),
+    );
     expect(referenced.length).toBeGreaterThan(5);
     expect(referenced.filter((name) => !known.has(name))).toEqual([]);
   });
 
   it("gives every alert a summary, a description and a runbook", () => {
-    const doc = parse(readFileSync(join(rulesDir, "mds-scaler.rules.yaml"), "utf8")) as { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] };
+    const doc = parse(readFileSync(join(rulesDir, "mds-scaler.rules.yaml"), "utf8")) as {
+      groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[];
+    };
     const alerts = doc.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
     expect(alerts.map((a) => a.alert)).toContain("MdsScalerBlocked");
-    for (const alert of alerts) expect(Object.keys(alert.annotations ?? {}).sort()).toEqual(["description", "runbook_url", "summary"]);
+    for (const alert of alerts)
+      expect(Object.keys(alert.annotations ?? {}).sort()).toEqual(["description", "runbook_url", "summary"]);
   });
 });

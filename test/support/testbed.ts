@@ -19,7 +19,12 @@ import { promqlSignals } from "../../src/app/main.js";
 import { EngineFleet } from "../../src/sim/engines/fleet.js";
 import { FleetServer } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
-import { EngineFleetPort, defaultFleetDeployment, SimulatedReconciler, type ReconcilerTimings } from "../../src/sim/reconciler/index.js";
+import {
+  EngineFleetPort,
+  defaultFleetDeployment,
+  SimulatedReconciler,
+  type ReconcilerTimings,
+} from "../../src/sim/reconciler/index.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { loadModelDeploymentCrd } from "./crds.js";
@@ -65,7 +70,10 @@ export class Testbed {
   static async start(options: TestbedOptions = {}): Promise<Testbed> {
     const controlPlane = await startControlPlane();
     try {
-      const crdText = readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8");
+      const crdText = readFileSync(
+        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
+        "utf8",
+      );
       await controlPlane.applyCrd(loadYaml<V1CustomResourceDefinition>(crdText));
       await controlPlane.applyCrd(await loadModelDeploymentCrd());
       const fleet = new EngineFleet({ startSeconds: Date.now() / 1000, stepSeconds: 0.05 });
@@ -88,14 +96,23 @@ export class Testbed {
             }),
           }),
         }),
-        timings: { coldStartMs: 1_000, admitMs: 0, withdrawMs: 200, drainMs: 500, deleteMs: 200, settleMs: 200, ...options.timings },
+        timings: {
+          coldStartMs: 1_000,
+          admitMs: 0,
+          withdrawMs: 200,
+          drainMs: 500,
+          deleteMs: 200,
+          settleMs: 200,
+          ...options.timings,
+        },
       });
       // Right after a CRD is created the API server may answer 429 while its storage initialises.
       await eventually("the reconciler to start", async () => (await reconciler.start(), true), 30_000, 500);
       const bed = new Testbed(controlPlane, fleet, fleetServer, prometheus, reconciler, load);
       bed.syncTimer = setInterval(() => {
         // Prometheus discovers pods the way a PodMonitor would: as they come and go.
-        if (bed.prometheus.running) void bed.prometheus.setTargets(bed.fleetServer.fileSdGroups()).catch(() => undefined);
+        if (bed.prometheus.running)
+          void bed.prometheus.setTargets(bed.fleetServer.fileSdGroups()).catch(() => undefined);
       }, 500);
       return bed;
     } catch (error) {
@@ -109,13 +126,22 @@ export class Testbed {
     return name;
   }
 
-  async createDeployment(namespace: string, name: string, roles: readonly { name: string; kind: string; replicas: number; instanceType?: string }[]): Promise<void> {
+  async createDeployment(
+    namespace: string,
+    name: string,
+    roles: readonly { name: string; kind: string; replicas: number; instanceType?: string }[],
+  ): Promise<void> {
     await this.custom.createNamespacedCustomObject({
       group,
       version,
       namespace,
       plural: "modeldeployments",
-      body: { apiVersion: `${group}/${version}`, kind: "ModelDeployment", metadata: { name, namespace }, spec: { roles: roles.map((r) => ({ instanceType: "h100", ...r })) } },
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeployment",
+        metadata: { name, namespace },
+        spec: { roles: roles.map((r) => ({ instanceType: "h100", ...r })) },
+      },
     });
   }
 
@@ -130,11 +156,23 @@ export class Testbed {
   }
 
   async getScaler(namespace: string, name: string): Promise<ScalerObject> {
-    return (await this.custom.getNamespacedCustomObject({ group, version, namespace, plural: "modeldeploymentscalers", name })) as ScalerObject;
+    return (await this.custom.getNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeploymentscalers",
+      name,
+    })) as ScalerObject;
   }
 
   async getTarget(namespace: string, name: string): Promise<TargetObject> {
-    return (await this.custom.getNamespacedCustomObject({ group, version, namespace, plural: "modeldeployments", name })) as TargetObject;
+    return (await this.custom.getNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeployments",
+      name,
+    })) as TargetObject;
   }
 
   /**
@@ -160,18 +198,33 @@ export class Testbed {
   }
 
   /** A controller wired to this testbed that ticks only when the caller says so. */
-  async controller(opts: ControllerOptions = {}): Promise<{ controller: Controller; metrics: ScalerMetrics; stop: () => Promise<void> }> {
+  async controller(
+    opts: ControllerOptions = {},
+  ): Promise<{ controller: Controller; metrics: ScalerMetrics; stop: () => Promise<void> }> {
     const metrics = new ScalerMetrics({ defaultMetrics: false });
     const logger = opts.logger ?? createLogger({ level: "warn" });
     const resources = new KubeResources(this.controlPlane.kubeConfig, { timeoutMs: 10_000 });
-    const watched = new WatchedResources({ kubeConfig: this.controlPlane.kubeConfig, resources, namespace: opts.namespace ?? "", logger });
+    const watched = new WatchedResources({
+      kubeConfig: this.controlPlane.kubeConfig,
+      resources,
+      namespace: opts.namespace ?? "",
+      logger,
+    });
     await watched.start();
     const store = opts.wrapStore?.(watched) ?? watched;
-    const source = new PrometheusSignalSource(new PrometheusClient({ endpoint: this.prometheus.url, timeoutMs: 3_000 }), {
-      labels: { namespace: "namespace", pod: "pod", deployment: "app_kubernetes_io_instance", role: "app_kubernetes_io_component" },
-      metricNameSeparator: ":",
-      queryTimeoutMs: 3_000,
-    });
+    const source = new PrometheusSignalSource(
+      new PrometheusClient({ endpoint: this.prometheus.url, timeoutMs: 3_000 }),
+      {
+        labels: {
+          namespace: "namespace",
+          pod: "pod",
+          deployment: "app_kubernetes_io_instance",
+          role: "app_kubernetes_io_component",
+        },
+        metricNameSeparator: ":",
+        queryTimeoutMs: 3_000,
+      },
+    );
     const controller = new Controller({
       store,
       source: promqlSignals(source, () => Date.now()),
@@ -213,21 +266,51 @@ export interface ScalerObject {
     observedGeneration?: number;
     binding?: { targetUID: string; term?: number };
     conditions?: { type: string; status: string; reason: string; message: string }[];
-    roles?: { name: string; currentReplicas: number; readyReplicas: number; signalState: string; rawRecommendedReplicas?: number; constrainedReplicas?: number; reason?: string; promptTokensPerSecond?: string; generationTokensPerSecond?: string }[];
-    lastCommit?: { decisionID: string; term: number; vector: Record<string, number>; baselineVector: Record<string, number> };
+    roles?: {
+      name: string;
+      currentReplicas: number;
+      readyReplicas: number;
+      signalState: string;
+      rawRecommendedReplicas?: number;
+      constrainedReplicas?: number;
+      reason?: string;
+      promptTokensPerSecond?: string;
+      generationTokensPerSecond?: string;
+    }[];
+    lastCommit?: {
+      decisionID: string;
+      term: number;
+      vector: Record<string, number>;
+      baselineVector: Record<string, number>;
+    };
     pendingCohort?: unknown;
     lastScaleDown?: { outcome: string; cooldownUntil?: string; role: string };
   };
 }
 
 export interface TargetObject {
-  metadata: { name: string; uid: string; generation: number; resourceVersion: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    generation: number;
+    resourceVersion: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
   spec: { roles: { name: string; kind: string; replicas: number }[] };
-  status?: { roles?: { name: string; desired?: number; ready?: number; quotaReserved?: number }[]; retirement?: { roleName: string; replicaOrdinal: number; state: string } | null };
+  status?: {
+    roles?: { name: string; desired?: number; ready?: number; quotaReserved?: number }[];
+    retirement?: { roleName: string; replicaOrdinal: number; state: string } | null;
+  };
 }
 
 /** Polls until `check` returns a value (not undefined) or the deadline passes; the error names what was awaited. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 250): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -237,7 +320,10 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last !== undefined ? `; last error: ${String(last)}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last !== undefined ? `; last error: ${String(last)}` : ""}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -252,7 +338,12 @@ export function replicasOf(target: TargetObject, role: string): number | undefin
 
 /** Records a target's replica counts and the scaler's reasons while a scenario runs. */
 export class Timeline {
-  readonly points: { atSeconds: number; replicas: Record<string, number>; reasons: Record<string, string>; blocked: string }[] = [];
+  readonly points: {
+    atSeconds: number;
+    replicas: Record<string, number>;
+    reasons: Record<string, string>;
+    blocked: string;
+  }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly startedMs = Date.now();
 
@@ -265,14 +356,23 @@ export class Timeline {
   }
 
   private async sample(): Promise<void> {
-    const [target, scaler] = await Promise.all([this.bed.getTarget(this.namespace, this.name), this.bed.getScaler(this.namespace, this.name)]);
+    const [target, scaler] = await Promise.all([
+      this.bed.getTarget(this.namespace, this.name),
+      this.bed.getScaler(this.namespace, this.name),
+    ]);
     const replicas = Object.fromEntries(target.spec.roles.map((r) => [r.name, r.replicas]));
     const reasons = Object.fromEntries(
-      (scaler.status?.roles ?? []).map((r) => [r.name, `${r.reason ?? ""} raw=${r.rawRecommendedReplicas ?? "-"} ready=${r.readyReplicas} ${r.signalState} prompt=${r.promptTokensPerSecond ?? "-"} gen=${r.generationTokensPerSecond ?? "-"}`]),
+      (scaler.status?.roles ?? []).map((r) => [
+        r.name,
+        `${r.reason ?? ""} raw=${r.rawRecommendedReplicas ?? "-"} ready=${r.readyReplicas} ${r.signalState} prompt=${r.promptTokensPerSecond ?? "-"} gen=${r.generationTokensPerSecond ?? "-"}`,
+      ]),
     );
     const blocked = condition(scaler, "Blocked")?.reason ?? "";
     const last = this.points.at(-1);
-    if (last === undefined || JSON.stringify([last.replicas, last.reasons, last.blocked]) !== JSON.stringify([replicas, reasons, blocked])) {
+    if (
+      last === undefined ||
+      JSON.stringify([last.replicas, last.reasons, last.blocked]) !== JSON.stringify([replicas, reasons, blocked])
+    ) {
       this.points.push({ atSeconds: Math.round((Date.now() - this.startedMs) / 100) / 10, replicas, reasons, blocked });
     }
   }
@@ -289,6 +389,11 @@ export class Timeline {
 
   stop(): string {
     if (this.timer !== undefined) clearInterval(this.timer);
-    return this.points.map((p) => `${p.atSeconds.toFixed(1).padStart(6)} s  ${JSON.stringify(p.replicas)}  ${JSON.stringify(p.reasons)}  Blocked=${p.blocked}`).join("\n");
+    return this.points
+      .map(
+        (p) =>
+          `${p.atSeconds.toFixed(1).padStart(6)} s  ${JSON.stringify(p.replicas)}  ${JSON.stringify(p.reasons)}  Blocked=${p.blocked}`,
+      )
+      .join("\n");
   }
 }

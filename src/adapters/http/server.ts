@@ -21,7 +21,10 @@ export function opsApp(opts: OpsServerOptions): express.Express {
       res.setHeader("Content-Type", opts.registry.contentType);
       res.send(body);
     } catch (error) {
-      res.status(500).type("text/plain").send(`collect metrics: ${error instanceof Error ? error.message : String(error)}\n`);
+      res
+        .status(500)
+        .type("text/plain")
+        .send(`collect metrics: ${error instanceof Error ? error.message : String(error)}\n`);
     }
   });
   app.get("/healthz", (_req, res) => {

@@ -19,8 +19,16 @@ export interface ResourceRef {
   readonly plural: string;
 }
 
-export const scalerResource: ResourceRef = { group: "worker.gpustack.ai", version: "v1", plural: "modeldeploymentscalers" };
-export const defaultTargetResource: ResourceRef = { group: "worker.gpustack.ai", version: "v1", plural: "modeldeployments" };
+export const scalerResource: ResourceRef = {
+  group: "worker.gpustack.ai",
+  version: "v1",
+  plural: "modeldeploymentscalers",
+};
+export const defaultTargetResource: ResourceRef = {
+  group: "worker.gpustack.ai",
+  version: "v1",
+  plural: "modeldeployments",
+};
 
 export interface KubeResourcesOptions {
   /** Upper bound of one API call. */
@@ -50,7 +58,10 @@ export class KubeResources {
     } catch (error) {
       const code = statusCode(error);
       if (code === 409) throw new ConflictError(`${what}: the object changed since it was read`, { cause: error });
-      throw new Error(`${what}: ${code !== undefined ? `HTTP ${code}` : error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(
+        `${what}: ${code !== undefined ? `HTTP ${code}` : error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
   }
 
@@ -65,11 +76,20 @@ export class KubeResources {
   }
 
   /** The whole list object, with the resourceVersion a watch continues from. */
-  async list(r: ResourceRef, namespace: string): Promise<{ items?: unknown[]; metadata?: { resourceVersion?: string } }> {
+  async list(
+    r: ResourceRef,
+    namespace: string,
+  ): Promise<{ items?: unknown[]; metadata?: { resourceVersion?: string } }> {
     const list = await this.call(`list ${r.plural}`, () =>
       namespace === ""
-        ? this.api.listClusterCustomObject({ group: r.group, version: r.version, plural: r.plural }, callOptions(this.opts.timeoutMs))
-        : this.api.listNamespacedCustomObject({ group: r.group, version: r.version, namespace, plural: r.plural }, callOptions(this.opts.timeoutMs)),
+        ? this.api.listClusterCustomObject(
+            { group: r.group, version: r.version, plural: r.plural },
+            callOptions(this.opts.timeoutMs),
+          )
+        : this.api.listNamespacedCustomObject(
+            { group: r.group, version: r.version, namespace, plural: r.plural },
+            callOptions(this.opts.timeoutMs),
+          ),
     );
     return list as { items?: unknown[]; metadata?: { resourceVersion?: string } };
   }
@@ -90,7 +110,10 @@ export class KubeResources {
       );
     } catch (error) {
       if (statusCode(error) === 404) return undefined;
-      throw new Error(`get ${r.plural} ${namespace}/${name}: ${statusCode(error) ?? (error instanceof Error ? error.message : error)}`, { cause: error });
+      throw new Error(
+        `get ${r.plural} ${namespace}/${name}: ${statusCode(error) ?? (error instanceof Error ? error.message : error)}`,
+        { cause: error },
+      );
     }
   }
 
@@ -99,7 +122,15 @@ export class KubeResources {
     const r = this.targetResource;
     return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObject(
-        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: ops, fieldManager: "mds-scaler" },
+        {
+          group: r.group,
+          version: r.version,
+          namespace,
+          plural: r.plural,
+          name,
+          body: ops,
+          fieldManager: "mds-scaler",
+        },
         callOptions(this.opts.timeoutMs, "application/json-patch+json"),
       ),
     );
@@ -110,7 +141,15 @@ export class KubeResources {
     const r = scalerResource;
     return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObject(
-        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: ops, fieldManager: "mds-scaler" },
+        {
+          group: r.group,
+          version: r.version,
+          namespace,
+          plural: r.plural,
+          name,
+          body: ops,
+          fieldManager: "mds-scaler",
+        },
         callOptions(this.opts.timeoutMs, "application/json-patch+json"),
       ),
     );
@@ -121,7 +160,15 @@ export class KubeResources {
     const r = scalerResource;
     return this.call(`write status of ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObjectStatus(
-        { group: r.group, version: r.version, namespace, plural: r.plural, name, body: [{ op: "replace", path: "/status", value: status }], fieldManager: "mds-scaler" },
+        {
+          group: r.group,
+          version: r.version,
+          namespace,
+          plural: r.plural,
+          name,
+          body: [{ op: "replace", path: "/status", value: status }],
+          fieldManager: "mds-scaler",
+        },
         callOptions(this.opts.timeoutMs, "application/json-patch+json"),
       ),
     );

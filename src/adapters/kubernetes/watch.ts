@@ -4,7 +4,14 @@
  * is guarded by resourceVersion, and on a conflict the controller re-reads the
  * target from the API server (`fresh`), so a lagging cache never writes stale data.
  */
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from "@kubernetes/client-node";
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from "@kubernetes/client-node";
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import type { Logger } from "../telemetry/logger.js";
 import { KubeResources, scalerResource, type ResourceRef } from "./resources.js";
@@ -12,7 +19,9 @@ import { KubeResources, scalerResource, type ResourceRef } from "./resources.js"
 type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
 function pathOf(r: ResourceRef, namespace: string): string {
-  return namespace === "" ? `/apis/${r.group}/${r.version}/${r.plural}` : `/apis/${r.group}/${r.version}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`;
+  return namespace === ""
+    ? `/apis/${r.group}/${r.version}/${r.plural}`
+    : `/apis/${r.group}/${r.version}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`;
 }
 
 export interface WatchedResourcesOptions {
@@ -36,7 +45,11 @@ export class WatchedResources {
     const list = (r: ResourceRef) => async (): Promise<KubernetesListObject<KubernetesObject>> =>
       (await resources.list(r, namespace)) as KubernetesListObject<KubernetesObject>;
     this.scalers = makeInformer(opts.kubeConfig, pathOf(scalerResource, namespace), list(scalerResource));
-    this.targets = makeInformer(opts.kubeConfig, pathOf(resources.targetResource, namespace), list(resources.targetResource));
+    this.targets = makeInformer(
+      opts.kubeConfig,
+      pathOf(resources.targetResource, namespace),
+      list(resources.targetResource),
+    );
     for (const [what, informer] of [
       ["scalers", this.scalers],
       ["targets", this.targets],

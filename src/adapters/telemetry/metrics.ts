@@ -52,9 +52,17 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
   ["mds_role_current_replicas", "Desired replicas currently on the target.", "currentReplicas"],
   ["mds_role_ready_replicas", "Ready serving replicas used for capacity.", "readyReplicas"],
   ["mds_role_recommended_replicas", "The algorithm's raw recommendation.", "rawRecommendedReplicas"],
-  ["mds_role_constrained_replicas", "The recommendation after bounds, ratios, pacing and guards.", "constrainedReplicas"],
+  [
+    "mds_role_constrained_replicas",
+    "The recommendation after bounds, ratios, pacing and guards.",
+    "constrainedReplicas",
+  ],
   ["mds_role_committed_replicas", "Replicas in the last committed vector.", "committedReplicas"],
-  ["mds_role_capacity_tokens_per_second", "Per-replica token capacity the algorithm divides by.", "capacityPerReplicaTokensPerSecond"],
+  [
+    "mds_role_capacity_tokens_per_second",
+    "Per-replica token capacity the algorithm divides by.",
+    "capacityPerReplicaTokensPerSecond",
+  ],
   ["mds_role_ttft_p95_milliseconds", "p95 time to first token (bucket boundary).", "ttftMilliseconds"],
   ["mds_role_ttft_target_milliseconds", "Time-to-first-token target.", "ttftTargetMilliseconds"],
   ["mds_role_itl_p95_milliseconds", "p95 inter-token latency (bucket boundary).", "itlMilliseconds"],
@@ -62,8 +70,16 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
   ["mds_role_running_requests", "Running requests across sampled replicas.", "runningRequests"],
   ["mds_role_waiting_requests", "Waiting requests across sampled replicas.", "waitingRequests"],
   ["mds_role_kv_cache_usage_ratio", "Mean reported KV-cache usage fraction.", "kvCacheUsage"],
-  ["mds_role_predictor_level_tokens_per_second", "Predictive filter: estimated demand level.", "predictorLevelTokensPerSecond"],
-  ["mds_role_predictor_trend_tokens_per_second_per_second", "Predictive filter: demand trend.", "predictorTrendTokensPerSecondPerSecond"],
+  [
+    "mds_role_predictor_level_tokens_per_second",
+    "Predictive filter: estimated demand level.",
+    "predictorLevelTokensPerSecond",
+  ],
+  [
+    "mds_role_predictor_trend_tokens_per_second_per_second",
+    "Predictive filter: demand trend.",
+    "predictorTrendTokensPerSecondPerSecond",
+  ],
 ];
 
 export class ScalerMetrics {
@@ -110,9 +126,14 @@ export class ScalerMetrics {
         this.reset();
         for (const report of reports.values()) {
           for (const role of report.roles) {
-            const windows = { stable: role.stableDemandTokensPerSecond, panic: role.panicDemandTokensPerSecond, forecast: role.forecastDemandTokensPerSecond };
+            const windows = {
+              stable: role.stableDemandTokensPerSecond,
+              panic: role.panicDemandTokensPerSecond,
+              forecast: role.forecastDemandTokensPerSecond,
+            };
             for (const [window, value] of Object.entries(windows)) {
-              if (value !== undefined && Number.isFinite(value)) this.set({ ...roleKey(report, role.role), window }, value);
+              if (value !== undefined && Number.isFinite(value))
+                this.set({ ...roleKey(report, role.role), window }, value);
             }
           }
         }
@@ -127,7 +148,8 @@ export class ScalerMetrics {
         this.reset();
         for (const report of reports.values()) {
           for (const role of report.roles) {
-            for (const state of signalStates) this.set({ ...roleKey(report, role.role), state }, role.signalState === state ? 1 : 0);
+            for (const state of signalStates)
+              this.set({ ...roleKey(report, role.role), state }, role.signalState === state ? 1 : 0);
           }
         }
       },
@@ -140,7 +162,8 @@ export class ScalerMetrics {
       collect() {
         this.reset();
         for (const report of reports.values()) {
-          for (const role of report.roles) if (role.reason !== undefined) this.set({ ...roleKey(report, role.role), reason: role.reason }, 1);
+          for (const role of report.roles)
+            if (role.reason !== undefined) this.set({ ...roleKey(report, role.role), reason: role.reason }, 1);
         }
       },
     });
@@ -152,7 +175,8 @@ export class ScalerMetrics {
       collect() {
         this.reset();
         for (const report of reports.values()) {
-          for (const role of report.roles) if (role.panic !== undefined) this.set(roleKey(report, role.role), role.panic ? 1 : 0);
+          for (const role of report.roles)
+            if (role.panic !== undefined) this.set(roleKey(report, role.role), role.panic ? 1 : 0);
         }
       },
     });
@@ -164,7 +188,8 @@ export class ScalerMetrics {
       collect() {
         this.reset();
         for (const report of reports.values()) {
-          for (const c of report.conditions) this.set({ ...scalerKey(report), type: c.type, status: c.status, reason: c.reason }, 1);
+          for (const c of report.conditions)
+            this.set({ ...scalerKey(report), type: c.type, status: c.status, reason: c.reason }, 1);
         }
       },
     });
@@ -185,15 +210,25 @@ export class ScalerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const report of reports.values()) if (report.bindingTerm !== undefined) this.set(scalerKey(report), report.bindingTerm);
+        for (const report of reports.values())
+          if (report.bindingTerm !== undefined) this.set(scalerKey(report), report.bindingTerm);
       },
     });
 
     const counter = (name: string, help: string) => new Counter({ name, help, labelNames: scalerLabels, registers });
     this.commits = counter("mds_commits_total", "Replica vectors committed to the target.");
-    this.conflicts = counter("mds_commit_conflicts_total", "Commits refused for a stale resourceVersion and re-planned.");
-    this.rollbacks = counter("mds_rollbacks_total", "Scale-up cohorts restored to their baseline after the pending timeout.");
-    this.abortedScaleDowns = counter("mds_aborted_scale_downs_total", "Scale-downs restored after an aborted retirement.");
+    this.conflicts = counter(
+      "mds_commit_conflicts_total",
+      "Commits refused for a stale resourceVersion and re-planned.",
+    );
+    this.rollbacks = counter(
+      "mds_rollbacks_total",
+      "Scale-up cohorts restored to their baseline after the pending timeout.",
+    );
+    this.abortedScaleDowns = counter(
+      "mds_aborted_scale_downs_total",
+      "Scale-downs restored after an aborted retirement.",
+    );
     this.rebalanceSteps = counter("mds_rebalance_steps_total", "Donor releases and receiver acquisitions committed.");
     this.errors = new Counter({ name: "mds_errors_total", help: "Errors by kind.", labelNames: ["kind"], registers });
     this.passDuration = new Histogram({

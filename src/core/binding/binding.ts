@@ -14,7 +14,8 @@ import {
 } from "../api/model-deployment.js";
 import type { Condition, ScalerStatus } from "../api/scaler.js";
 
-export type BindingReason = "Bound" | "TargetNotFound" | "AlreadyBound" | "TargetReplaced" | "InvalidBinding" | "Suspended";
+export type BindingReason =
+  "Bound" | "TargetNotFound" | "AlreadyBound" | "TargetReplaced" | "InvalidBinding" | "Suspended";
 export type ActiveReason = "Active" | Exclude<BindingReason, "Bound"> | "ShadowMode";
 
 export interface BindingScaler {
@@ -54,9 +55,15 @@ export interface BindingOutcome {
   readonly clearTargetState: boolean;
 }
 
-export type ParsedAnnotation<T> = { readonly state: "absent" } | { readonly state: "invalid"; readonly text: string } | { readonly state: "valid"; readonly value: T };
+export type ParsedAnnotation<T> =
+  | { readonly state: "absent" }
+  | { readonly state: "invalid"; readonly text: string }
+  | { readonly state: "valid"; readonly value: T };
 
-function parseAnnotation<T>(text: string | undefined, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }): ParsedAnnotation<T> {
+function parseAnnotation<T>(
+  text: string | undefined,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+): ParsedAnnotation<T> {
   if (text === undefined) return { state: "absent" };
   let raw: unknown;
   try {
@@ -68,11 +75,15 @@ function parseAnnotation<T>(text: string | undefined, schema: { safeParse(v: unk
   return parsed.success ? { state: "valid", value: parsed.data } : { state: "invalid", text };
 }
 
-export function parseBindingAnnotation(annotations: Readonly<Record<string, string>>): ParsedAnnotation<BindingPayload> {
+export function parseBindingAnnotation(
+  annotations: Readonly<Record<string, string>>,
+): ParsedAnnotation<BindingPayload> {
   return parseAnnotation(annotations[bindingAnnotation], BindingPayloadSchema);
 }
 
-export function parseDecisionAnnotation(annotations: Readonly<Record<string, string>>): ParsedAnnotation<DecisionPayload> {
+export function parseDecisionAnnotation(
+  annotations: Readonly<Record<string, string>>,
+): ParsedAnnotation<DecisionPayload> {
   return parseAnnotation(annotations[decisionAnnotation], DecisionPayloadSchema);
 }
 
@@ -80,7 +91,12 @@ function condition(status: ScalerStatus | undefined, type: Condition["type"]): C
   return status?.conditions?.find((c) => c.type === type);
 }
 
-function blocked(reason: Exclude<BindingReason, "Bound">, message: string, write: BindingWrite = { kind: "none" }, plan = false): BindingOutcome {
+function blocked(
+  reason: Exclude<BindingReason, "Bound">,
+  message: string,
+  write: BindingWrite = { kind: "none" },
+  plan = false,
+): BindingOutcome {
   return {
     bound: { status: "False", reason, message },
     active: { status: "False", reason, message },
@@ -94,10 +110,15 @@ function blocked(reason: Exclude<BindingReason, "Bound">, message: string, write
 /** Decides the binding for one pass. `target` is undefined while it does not exist. */
 export function decideBinding(scaler: BindingScaler, target: BindingTarget | undefined): BindingOutcome {
   const binding = target === undefined ? { state: "absent" as const } : parseBindingAnnotation(target.annotations);
-  const ownsBinding = binding.state === "valid" && binding.value.scalerUID === scaler.uid && binding.value.scalerName === scaler.name;
+  const ownsBinding =
+    binding.state === "valid" && binding.value.scalerUID === scaler.uid && binding.value.scalerName === scaler.name;
 
   if (scaler.deleting) {
-    return blocked("Suspended", "the scaler is being deleted; its binding is released", ownsBinding ? { kind: "release" } : { kind: "none" });
+    return blocked(
+      "Suspended",
+      "the scaler is being deleted; its binding is released",
+      ownsBinding ? { kind: "release" } : { kind: "none" },
+    );
   }
   if (target === undefined) {
     return blocked("TargetNotFound", "the target ModelDeployment does not exist in this namespace");
@@ -107,7 +128,8 @@ export function decideBinding(scaler: BindingScaler, target: BindingTarget | und
   const knownUID = scaler.status?.binding?.targetUID;
   if (knownUID !== undefined && knownUID !== target.uid) {
     const previous = condition(scaler.status, "Bound");
-    const acknowledged = previous?.reason === "TargetReplaced" && (previous.observedGeneration ?? 0) < scaler.generation;
+    const acknowledged =
+      previous?.reason === "TargetReplaced" && (previous.observedGeneration ?? 0) < scaler.generation;
     if (!acknowledged) {
       return blocked(
         "TargetReplaced",
@@ -126,12 +148,21 @@ export function decideBinding(scaler: BindingScaler, target: BindingTarget | und
   if (binding.state === "valid" && !ownsBinding) {
     const owner = binding.value;
     // A Shadow scaler still plans: its recommendations never touch the target.
-    return blocked("AlreadyBound", `the target is bound to scaler ${owner.scalerName} (uid ${owner.scalerUID}, term ${owner.term})`, { kind: "none" }, scaler.mode === "Shadow" && !scaler.suspend);
+    return blocked(
+      "AlreadyBound",
+      `the target is bound to scaler ${owner.scalerName} (uid ${owner.scalerUID}, term ${owner.term})`,
+      { kind: "none" },
+      scaler.mode === "Shadow" && !scaler.suspend,
+    );
   }
 
   if (scaler.suspend) {
     return {
-      ...blocked("Suspended", "spec.suspend is true: planning stopped and the binding released", ownsBinding ? { kind: "release" } : { kind: "none" }),
+      ...blocked(
+        "Suspended",
+        "spec.suspend is true: planning stopped and the binding released",
+        ownsBinding ? { kind: "release" } : { kind: "none" },
+      ),
       clearTargetState,
     };
   }
@@ -139,7 +170,11 @@ export function decideBinding(scaler: BindingScaler, target: BindingTarget | und
   if (scaler.mode === "Shadow") {
     return {
       bound: { status: "True", reason: "Bound", message: "the target is available; Shadow mode does not own it" },
-      active: { status: "False", reason: "ShadowMode", message: "Shadow mode computes recommendations without writing replica counts" },
+      active: {
+        status: "False",
+        reason: "ShadowMode",
+        message: "Shadow mode computes recommendations without writing replica counts",
+      },
       plan: true,
       commit: false,
       write: ownsBinding ? { kind: "release" } : { kind: "none" },
@@ -161,7 +196,10 @@ export function decideBinding(scaler: BindingScaler, target: BindingTarget | und
 
   // Terms never move backwards: start above any term the target or our status has seen.
   const decision = parseDecisionAnnotation(target.annotations);
-  const seenTerm = Math.max(decision.state === "valid" ? decision.value.term : 0, clearTargetState ? 0 : (scaler.status?.binding?.term ?? 0));
+  const seenTerm = Math.max(
+    decision.state === "valid" ? decision.value.term : 0,
+    clearTargetState ? 0 : (scaler.status?.binding?.term ?? 0),
+  );
   const term = seenTerm + 1;
   return {
     bound: { status: "True", reason: "Bound", message: `bound to the target under term ${term}` },

@@ -4,7 +4,12 @@
  * server answer 409 and the controller re-reads and re-plans: a commit is
  * applied once or not at all.
  */
-import { bindingAnnotation, decisionAnnotation, type BindingPayload, type DecisionPayload } from "../api/model-deployment.js";
+import {
+  bindingAnnotation,
+  decisionAnnotation,
+  type BindingPayload,
+  type DecisionPayload,
+} from "../api/model-deployment.js";
 
 export type JsonPatchOp =
   | { readonly op: "add" | "replace" | "test"; readonly path: string; readonly value: unknown }
@@ -25,7 +30,11 @@ export interface PatchTarget {
 
 function annotationOps(target: PatchTarget, values: Record<string, string>): JsonPatchOp[] {
   if (target.annotations === undefined) return [{ op: "add", path: "/metadata/annotations", value: { ...values } }];
-  return Object.entries(values).map(([k, v]) => ({ op: "add" as const, path: `/metadata/annotations/${pointerKey(k)}`, value: v }));
+  return Object.entries(values).map(([k, v]) => ({
+    op: "add" as const,
+    path: `/metadata/annotations/${pointerKey(k)}`,
+    value: v,
+  }));
 }
 
 function guard(target: PatchTarget): JsonPatchOp[] {

@@ -16,22 +16,107 @@ const scaler = (over: Partial<BindingScaler> = {}): BindingScaler => ({
 
 const ours = (term: number) => JSON.stringify({ scalerName: "llm", scalerUID: "uid-a", term });
 const theirs = JSON.stringify({ scalerName: "other", scalerUID: "uid-b", term: 3 });
-const target = (annotations: Record<string, string> = {}, uid = "t-1"): BindingTarget => ({ uid, name: "llm", annotations });
+const target = (annotations: Record<string, string> = {}, uid = "t-1"): BindingTarget => ({
+  uid,
+  name: "llm",
+  annotations,
+});
 
 describe("decideBinding", () => {
   it.each([
     // [why, scaler, target, bound reason, active reason, plan, commit, write]
-    ["an absent target is reported and nothing is planned", scaler(), undefined, "TargetNotFound", "TargetNotFound", false, false, "none"],
+    [
+      "an absent target is reported and nothing is planned",
+      scaler(),
+      undefined,
+      "TargetNotFound",
+      "TargetNotFound",
+      false,
+      false,
+      "none",
+    ],
     ["an unbound target is acquired under term 1", scaler(), target(), "Bound", "Active", true, true, "acquire"],
-    ["our own binding is kept", scaler(), target({ [bindingAnnotation]: ours(2) }), "Bound", "Active", true, true, "none"],
-    ["another scaler's binding is left in place", scaler(), target({ [bindingAnnotation]: theirs }), "AlreadyBound", "AlreadyBound", false, false, "none"],
-    ["a Shadow scaler still plans beside another owner", scaler({ mode: "Shadow" }), target({ [bindingAnnotation]: theirs }), "AlreadyBound", "AlreadyBound", true, false, "none"],
-    ["garbage in the annotation blocks everyone", scaler(), target({ [bindingAnnotation]: "{not json" }), "InvalidBinding", "InvalidBinding", false, false, "none"],
-    ["a payload missing its term is invalid too", scaler(), target({ [bindingAnnotation]: '{"scalerName":"llm","scalerUID":"uid-a"}' }), "InvalidBinding", "InvalidBinding", false, false, "none"],
+    [
+      "our own binding is kept",
+      scaler(),
+      target({ [bindingAnnotation]: ours(2) }),
+      "Bound",
+      "Active",
+      true,
+      true,
+      "none",
+    ],
+    [
+      "another scaler's binding is left in place",
+      scaler(),
+      target({ [bindingAnnotation]: theirs }),
+      "AlreadyBound",
+      "AlreadyBound",
+      false,
+      false,
+      "none",
+    ],
+    [
+      "a Shadow scaler still plans beside another owner",
+      scaler({ mode: "Shadow" }),
+      target({ [bindingAnnotation]: theirs }),
+      "AlreadyBound",
+      "AlreadyBound",
+      true,
+      false,
+      "none",
+    ],
+    [
+      "garbage in the annotation blocks everyone",
+      scaler(),
+      target({ [bindingAnnotation]: "{not json" }),
+      "InvalidBinding",
+      "InvalidBinding",
+      false,
+      false,
+      "none",
+    ],
+    [
+      "a payload missing its term is invalid too",
+      scaler(),
+      target({ [bindingAnnotation]: '{"scalerName":"llm","scalerUID":"uid-a"}' }),
+      "InvalidBinding",
+      "InvalidBinding",
+      false,
+      false,
+      "none",
+    ],
     ["Shadow plans without owning", scaler({ mode: "Shadow" }), target(), "Bound", "ShadowMode", true, false, "none"],
-    ["Shadow releases a binding it owns", scaler({ mode: "Shadow" }), target({ [bindingAnnotation]: ours(1) }), "Bound", "ShadowMode", true, false, "release"],
-    ["suspend releases an owned binding and stops planning", scaler({ suspend: true }), target({ [bindingAnnotation]: ours(1) }), "Suspended", "Suspended", false, false, "release"],
-    ["deletion releases an owned binding", scaler({ deleting: true }), target({ [bindingAnnotation]: ours(4) }), "Suspended", "Suspended", false, false, "release"],
+    [
+      "Shadow releases a binding it owns",
+      scaler({ mode: "Shadow" }),
+      target({ [bindingAnnotation]: ours(1) }),
+      "Bound",
+      "ShadowMode",
+      true,
+      false,
+      "release",
+    ],
+    [
+      "suspend releases an owned binding and stops planning",
+      scaler({ suspend: true }),
+      target({ [bindingAnnotation]: ours(1) }),
+      "Suspended",
+      "Suspended",
+      false,
+      false,
+      "release",
+    ],
+    [
+      "deletion releases an owned binding",
+      scaler({ deleting: true }),
+      target({ [bindingAnnotation]: ours(4) }),
+      "Suspended",
+      "Suspended",
+      false,
+      false,
+      "release",
+    ],
   ] as const)("%s", (_why, s, t, bound, active, plan, commit, write) => {
     const outcome = decideBinding(s, t);
     expect(outcome.bound.reason).toBe(bound);
@@ -42,13 +127,19 @@ describe("decideBinding", () => {
   });
 
   it("never moves a term backwards: a new binding starts above the last decision's term", () => {
-    const outcome = decideBinding(scaler(), target({ [decisionAnnotation]: JSON.stringify({ decisionID: "d", term: 7, vector: { a: 1 } }) }));
+    const outcome = decideBinding(
+      scaler(),
+      target({ [decisionAnnotation]: JSON.stringify({ decisionID: "d", term: 7, vector: { a: 1 } }) }),
+    );
     expect(outcome.term).toBe(8);
     expect(outcome.write).toEqual({ kind: "acquire", binding: { scalerName: "llm", scalerUID: "uid-a", term: 8 } });
   });
 
   it("starts above the term recorded in its own status", () => {
-    const outcome = decideBinding(scaler({ status: { binding: { targetUID: "t-1", targetName: "llm", term: 5 } } }), target());
+    const outcome = decideBinding(
+      scaler({ status: { binding: { targetUID: "t-1", targetName: "llm", term: 5 } } }),
+      target(),
+    );
     expect(outcome.term).toBe(6);
   });
 
@@ -59,7 +150,16 @@ describe("decideBinding", () => {
 
     const reported = {
       ...status,
-      conditions: [{ type: "Bound" as const, status: "False" as const, reason: "TargetReplaced", message: "", observedGeneration: 1, lastTransitionTime: "2026-01-01T00:00:00Z" }],
+      conditions: [
+        {
+          type: "Bound" as const,
+          status: "False" as const,
+          reason: "TargetReplaced",
+          message: "",
+          observedGeneration: 1,
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
     };
     expect(decideBinding(scaler({ status: reported }), target({}, "t-new")).plan).toBe(false);
 
@@ -72,7 +172,12 @@ describe("decideBinding", () => {
 });
 
 describe("target patches", () => {
-  const base = { resourceVersion: "42", annotations: {}, roleNames: ["prefill", "decode"], replicas: { prefill: 2, decode: 2 } };
+  const base = {
+    resourceVersion: "42",
+    annotations: {},
+    roleNames: ["prefill", "decode"],
+    replicas: { prefill: 2, decode: 2 },
+  };
 
   it("escapes the slash of annotation keys", () => {
     expect(pointerKey(bindingAnnotation)).toBe("modeldeployment.gpustack.ai~1scaler-binding");
@@ -80,7 +185,10 @@ describe("target patches", () => {
   });
 
   it("guards every write with the resourceVersion it was planned on", () => {
-    for (const ops of [acquirePatch(base, { scalerName: "s", scalerUID: "u", term: 1 }), commitPatch(base, { decisionID: "d", term: 1, vector: { prefill: 3, decode: 2 } })]) {
+    for (const ops of [
+      acquirePatch(base, { scalerName: "s", scalerUID: "u", term: 1 }),
+      commitPatch(base, { decisionID: "d", term: 1, vector: { prefill: 3, decode: 2 } }),
+    ]) {
       expect(ops[0]).toEqual({ op: "replace", path: "/metadata/resourceVersion", value: "42" });
     }
   });
@@ -91,13 +199,21 @@ describe("target patches", () => {
       { op: "replace", path: "/metadata/resourceVersion", value: "42" },
       { op: "test", path: "/spec/roles/0/name", value: "prefill" },
       { op: "replace", path: "/spec/roles/0/replicas", value: 3 },
-      { op: "add", path: "/metadata/annotations/modeldeployment.gpustack.ai~1scaler-decision", value: JSON.stringify({ decisionID: "d1", term: 2, vector: { prefill: 3, decode: 2 } }) },
+      {
+        op: "add",
+        path: "/metadata/annotations/modeldeployment.gpustack.ai~1scaler-decision",
+        value: JSON.stringify({ decisionID: "d1", term: 2, vector: { prefill: 3, decode: 2 } }),
+      },
     ]);
   });
 
   it("creates the annotations map when the target has none", () => {
     const ops = acquirePatch({ ...base, annotations: undefined }, { scalerName: "s", scalerUID: "u", term: 1 });
-    expect(ops[1]).toEqual({ op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: JSON.stringify({ scalerName: "s", scalerUID: "u", term: 1 }) } });
+    expect(ops[1]).toEqual({
+      op: "add",
+      path: "/metadata/annotations",
+      value: { [bindingAnnotation]: JSON.stringify({ scalerName: "s", scalerUID: "u", term: 1 }) },
+    });
   });
 
   it("releases only when a binding is there to remove", () => {
