@@ -271,9 +271,8 @@ export class Controller {
             reason: result.commit.reason,
           });
         }
-        const previous = memory.status;
         memory.status = result.status;
-        if (result.statusChanged || !sameConditions(previous, result.status)) {
+        if (result.statusChanged) {
           await store.writeScalerStatus(namespace, name, result.status);
         }
         metrics.report(this.reportOf(scaler, spec, result, outcome, target, observations));
@@ -461,6 +460,8 @@ export function withBindingConditions(
       status: c.status,
       reason: c.reason,
       message: c.message,
+      // A TargetReplaced condition keeps the generation it was first reported at: a later spec
+      // edit (a higher generation) is what acknowledges the replacement.
       observedGeneration:
         old !== undefined && old.status === c.status && old.reason === c.reason && c.reason === "TargetReplaced"
           ? (old.observedGeneration ?? generation)

@@ -103,42 +103,31 @@ export class KubeResources {
   }
 
   private async get(r: ResourceRef, namespace: string, name: string): Promise<unknown | undefined> {
-    try {
-      return await this.api.getNamespacedCustomObject(
-        { group: r.group, version: r.version, namespace, plural: r.plural, name },
-        callOptions(this.opts.timeoutMs),
-      );
-    } catch (error) {
-      if (statusCode(error) === 404) return undefined;
-      throw new Error(
-        `get ${r.plural} ${namespace}/${name}: ${statusCode(error) ?? (error instanceof Error ? error.message : error)}`,
-        { cause: error },
-      );
-    }
+    return this.call(`get ${r.plural} ${namespace}/${name}`, async () => {
+      try {
+        return await this.api.getNamespacedCustomObject(
+          { group: r.group, version: r.version, namespace, plural: r.plural, name },
+          callOptions(this.opts.timeoutMs),
+        );
+      } catch (error) {
+        // Absent is an answer, not a failure: the caller reports TargetNotFound.
+        if (statusCode(error) === 404) return undefined;
+        throw error;
+      }
+    });
   }
 
   /** Applies a JSON patch to the target; `ConflictError` when its resourceVersion guard fails. */
   async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    const r = this.targetResource;
-    return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
-      this.api.patchNamespacedCustomObject(
-        {
-          group: r.group,
-          version: r.version,
-          namespace,
-          plural: r.plural,
-          name,
-          body: ops,
-          fieldManager: "mds-scaler",
-        },
-        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
-      ),
-    );
+    return this.patch(this.targetResource, namespace, name, ops);
   }
 
   /** Applies a JSON patch to a scaler (finalizers). */
   async patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    const r = scalerResource;
+    return this.patch(scalerResource, namespace, name, ops);
+  }
+
+  private async patch(r: ResourceRef, namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
     return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObject(
         {
