@@ -133,3 +133,61 @@ describe("own metrics", () => {
     expect(await series(m, "mds_commits_total")).toEqual([]);
   });
 });
+
+describe("leadership and controller health", () => {
+  const base = { namespace: "llm", scaler: "chat", target: "chat", mode: "Active", conditions: [] };
+  const labels = { namespace: "llm", scaler: "chat", target: "chat" };
+
+  it("a replica that loses the Lease stops exporting every per-scaler series and its last pass", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.setLeading(true);
+    m.report({ ...base, roles: [{ role: "decode", currentReplicas: 2, readyReplicas: 2, signalState: "Fresh" }] });
+    m.commits.inc(labels);
+    m.commitFailures.inc(labels);
+    m.scalerError("llm", "chat", "reconcile");
+    m.passEnded(1_764_000_000_000);
+    expect(await series(m, "mds_leader")).toEqual([{ labels: {}, value: 1 }]);
+    expect(await series(m, "mds_last_pass_timestamp_seconds")).toEqual([{ labels: {}, value: 1_764_000_000 }]);
+    expect(await series(m, "mds_role_current_replicas")).toHaveLength(1);
+
+    m.setLeading(false);
+    // A pass that was running when the Lease was lost still reports: a follower exports none of it.
+    m.report({ ...base, roles: [{ role: "decode", currentReplicas: 3, readyReplicas: 3, signalState: "Fresh" }] });
+    m.commits.inc(labels);
+    expect(await series(m, "mds_leader")).toEqual([{ labels: {}, value: 0 }]);
+    for (const name of [
+      "mds_last_pass_timestamp_seconds",
+      "mds_role_current_replicas",
+      "mds_scaler_mode",
+      "mds_commits_total",
+      "mds_commit_failures_total",
+      "mds_errors_total",
+    ])
+      expect(await series(m, name), name).toEqual([]);
+  });
+
+  it("a replica that leads again exports only what it reports after winning", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    m.commits.inc(labels);
+    m.setLeading(false);
+    m.setLeading(true);
+    expect(await series(m, "mds_scaler_mode")).toEqual([]);
+    expect(await series(m, "mds_last_pass_timestamp_seconds")).toEqual([]);
+    m.commits.inc(labels);
+    expect((await series(m, "mds_commits_total")).map((s) => s.value)).toEqual([1]);
+  });
+
+  it("labels a scaler's errors with its namespace and name, and forgets them with the scaler", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    m.scalerError("llm", "chat", "conflict");
+    m.errors.inc({ kind: "prometheus" });
+    expect((await series(m, "mds_errors_total")).map((s) => s.labels)).toEqual([
+      { kind: "conflict", namespace: "llm", scaler: "chat" },
+      { kind: "prometheus" },
+    ]);
+    m.forget("llm", "chat");
+    expect((await series(m, "mds_errors_total")).map((s) => s.labels)).toEqual([{ kind: "prometheus" }]);
+  });
+});

@@ -2,8 +2,20 @@
  * The scaler's own metrics, on its own prom-client registry (never the global
  * one). Gauges are filled at scrape time from the latest report of each scaler,
  * so the series of a deleted scaler or role disappear with its report.
+ *
+ * Only the leader exports per-scaler series and the last-pass stamp: a replica
+ * that loses the Lease stops exporting them at its next scrape, so two replicas
+ * never report the same scaler and queries by namespace and scaler stay unique.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from "prom-client";
 
 /** One role's figures after a pass; absent fields are unknown and export no series. */
 export interface RoleReport {
@@ -82,22 +94,53 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
   ],
 ];
 
+/**
+ * An unlabelled gauge with no sample while its value is unknown; prom-client's
+ * own would export 0, and a timestamp of 0 would read as "very long ago".
+ */
+class OptionalGauge extends Gauge<never> {
+  constructor(
+    config: { name: string; help: string; registers: Registry[] },
+    private readonly read: () => number | undefined,
+  ) {
+    super(config);
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<never>>> {
+    const metric = await super.get();
+    const value = this.read();
+    return { ...metric, values: value === undefined ? [] : [{ value, labels: {} }] };
+  }
+}
+
+/** Error kinds of one scaler's pass, as opposed to the controller's (listing, sampling). */
+export type ScalerErrorKind = "conflict" | "reconcile";
+
 export class ScalerMetrics {
   readonly registry: Registry;
   private readonly reports = new Map<string, ScalerReport>();
+  /** Error kinds counted per scaler, so forget() can drop exactly those series. */
+  private readonly scalerErrorKinds = new Map<string, Set<ScalerErrorKind>>();
+  private leading = true;
   readonly commits: Counter<(typeof scalerLabels)[number]>;
+  readonly commitFailures: Counter<(typeof scalerLabels)[number]>;
   readonly conflicts: Counter<(typeof scalerLabels)[number]>;
   readonly rollbacks: Counter<(typeof scalerLabels)[number]>;
   readonly abortedScaleDowns: Counter<(typeof scalerLabels)[number]>;
   readonly rebalanceSteps: Counter<(typeof scalerLabels)[number]>;
-  readonly errors: Counter<"kind">;
+  readonly errors: Counter<"kind" | "namespace" | "scaler">;
   readonly passDuration: Histogram<never>;
   readonly queryDuration: Histogram<"query">;
+  readonly webhookDuration: Histogram<"webhook" | "allowed" | "code">;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "mds_process_" });
-    const reports = this.reports;
+    // Followers export no per-scaler series: collect() sees an empty report set.
+    const reports = {
+      values: (): Iterable<ScalerReport> => (this.leading ? this.reports.values() : []),
+    };
+    const isLeading = (): boolean => this.leading;
     const registers = [this.registry];
 
     for (const [name, help, field] of roleGauges) {
@@ -215,7 +258,17 @@ export class ScalerMetrics {
       },
     });
 
-    const counter = (name: string, help: string) => new Counter({ name, help, labelNames: scalerLabels, registers });
+    // A follower's per-scaler counters are reset at scrape time: the leader's are the only ones.
+    const counter = (name: string, help: string) =>
+      new Counter({
+        name,
+        help,
+        labelNames: scalerLabels,
+        registers,
+        collect() {
+          if (!isLeading()) this.reset();
+        },
+      });
     this.commits = counter("mds_commits_total", "Replica vectors committed to the target.");
     this.conflicts = counter(
       "mds_commit_conflicts_total",
@@ -230,7 +283,49 @@ export class ScalerMetrics {
       "Scale-downs restored after an aborted retirement.",
     );
     this.rebalanceSteps = counter("mds_rebalance_steps_total", "Donor releases and receiver acquisitions committed.");
-    this.errors = new Counter({ name: "mds_errors_total", help: "Errors by kind.", labelNames: ["kind"], registers });
+    this.commitFailures = counter(
+      "mds_commit_failures_total",
+      "Commits of a replica vector that failed (refused, timed out, or still conflicting after the retries).",
+    );
+    this.errors = new Counter({
+      name: "mds_errors_total",
+      help: "Errors by kind; a scaler's own errors (conflict, reconcile) carry its namespace and name.",
+      labelNames: ["kind", "namespace", "scaler"],
+      registers,
+      collect() {
+        if (!isLeading()) this.reset();
+      },
+    });
+    new Gauge({
+      name: "mds_leader",
+      help: "1 while this replica holds the leader Lease and runs the control loop.",
+      registers,
+      collect() {
+        this.set(isLeading() ? 1 : 0);
+      },
+    });
+    let lastPassSeconds: number | undefined;
+    new OptionalGauge(
+      {
+        name: "mds_last_pass_timestamp_seconds",
+        help: "Unix time the leader's last pass over the due scalers ended; absent on followers and before the first pass.",
+        registers,
+      },
+      () => (isLeading() ? lastPassSeconds : undefined),
+    );
+    this.passEnded = (nowMs: number): void => {
+      lastPassSeconds = nowMs / 1000;
+    };
+    this.passForgotten = (): void => {
+      lastPassSeconds = undefined;
+    };
+    this.webhookDuration = new Histogram({
+      name: "mds_webhook_duration_seconds",
+      help: "Admission answers by webhook and verdict (code 403 and 422 are refusals, 5xx internal errors).",
+      labelNames: ["webhook", "allowed", "code"],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
     this.passDuration = new Histogram({
       name: "mds_pass_duration_seconds",
       help: "Duration of one sampling and planning pass over all due scalers.",
@@ -246,6 +341,41 @@ export class ScalerMetrics {
     });
   }
 
+  /** Records the end of a pass; exported as mds_last_pass_timestamp_seconds while leading. */
+  readonly passEnded: (nowMs: number) => void;
+  private readonly passForgotten: () => void;
+
+  /**
+   * Whether this replica leads. A replica that stops leading forgets every
+   * scaler's figures and its last pass: the next leader reports them afresh.
+   */
+  setLeading(leading: boolean): void {
+    this.leading = leading;
+    if (leading) return;
+    this.reports.clear();
+    this.scalerErrorKinds.clear();
+    this.passForgotten();
+    for (const c of [
+      this.commits,
+      this.commitFailures,
+      this.conflicts,
+      this.rollbacks,
+      this.abortedScaleDowns,
+      this.rebalanceSteps,
+      this.errors,
+    ])
+      c.reset();
+  }
+
+  /** Counts an error of one scaler's pass under its namespace and name. */
+  scalerError(namespace: string, scaler: string, kind: ScalerErrorKind): void {
+    const k = key(namespace, scaler);
+    const kinds = this.scalerErrorKinds.get(k) ?? new Set<ScalerErrorKind>();
+    kinds.add(kind);
+    this.scalerErrorKinds.set(k, kinds);
+    this.errors.inc({ kind, namespace, scaler });
+  }
+
   /** Replaces a scaler's figures with this pass's report. */
   report(report: ScalerReport): void {
     this.reports.set(key(report.namespace, report.scaler), report);
@@ -253,10 +383,20 @@ export class ScalerMetrics {
 
   /** Drops every series of a deleted scaler, counters included. */
   forget(namespace: string, scaler: string): void {
+    for (const kind of this.scalerErrorKinds.get(key(namespace, scaler)) ?? [])
+      this.errors.remove({ kind, namespace, scaler });
+    this.scalerErrorKinds.delete(key(namespace, scaler));
     const report = this.reports.get(key(namespace, scaler));
     this.reports.delete(key(namespace, scaler));
     if (report === undefined) return;
-    for (const c of [this.commits, this.conflicts, this.rollbacks, this.abortedScaleDowns, this.rebalanceSteps]) {
+    for (const c of [
+      this.commits,
+      this.commitFailures,
+      this.conflicts,
+      this.rollbacks,
+      this.abortedScaleDowns,
+      this.rebalanceSteps,
+    ]) {
       c.remove(scalerKey(report));
     }
   }
