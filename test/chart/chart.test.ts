@@ -456,7 +456,9 @@ describe("helm template with values", () => {
     for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule"]) {
       expect(one(objects, kind).metadata.labels?.["release"], kind).toBe("kube-prometheus-stack");
     }
-    expect(one(objects, "ConfigMap").metadata.annotations).toEqual({ grafana_folder: "LLM" });
+    const dashboards = all(objects, "ConfigMap");
+    expect(dashboards.length).toBeGreaterThan(1);
+    for (const cm of dashboards) expect(cm.metadata.annotations).toEqual({ grafana_folder: "LLM" });
   });
 
   it("with cert-manager, injects the CA and mounts the certificate cert-manager writes", () => {
