@@ -134,6 +134,23 @@ describe("dashboards/", () => {
     expect(readdirSync(dir).sort()).toEqual(Object.keys(dashboards).sort());
   });
 
+  it("are described panel by panel, with the question each answers, in docs/install.md", () => {
+    const doc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "install.md"), "utf8");
+    const section = doc.slice(doc.indexOf("\n## Dashboards\n"), doc.indexOf("\n## Alerts\n"));
+    for (const [file, d] of committed) {
+      const start = section.indexOf(`(\`${file}\`)`);
+      expect(start, file).toBeGreaterThan(0);
+      const end = section.indexOf("\n### ", start);
+      const table = section.slice(start, end === -1 ? undefined : end).split("\n");
+      for (const panel of d.panels.filter((p) => p.type !== "row")) {
+        const title = panel.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const row = table.find((line) => new RegExp(`^\\| ${title} +\\|`).test(line));
+        expect(row, `${file}: ${panel.title}`).toBeDefined();
+        expect(row, `${file}: ${panel.title}`).toContain(panel.description ?? "");
+      }
+    }
+  });
+
   it("places every metric the controller exports for a user on some dashboard", async () => {
     const all = committed.flatMap(([, d]) => expressions(d)).join("\n");
     const own = [...(await new ScalerMetrics({ defaultMetrics: false }).registry.getMetricsAsJSON())].map(

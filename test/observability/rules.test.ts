@@ -112,4 +112,14 @@ describe("rules/", () => {
       for (const labels of groupings) expect(labels, rule.alert ?? rule.record).toMatch(/^namespace, scaler\b/);
     }
   });
+
+  it("lists every alert in docs/install.md", () => {
+    const doc = parse(readFileSync(join(rulesDir, "mds-scaler.rules.yaml"), "utf8")) as {
+      groups: { rules: { alert?: string }[] }[];
+    };
+    const install = readFileSync(join(rulesDir, "..", "docs", "install.md"), "utf8");
+    const table = install.slice(install.indexOf("\n## Alerts\n"), install.indexOf("### Tuning the alerts"));
+    const listed = [...table.matchAll(/^\| `(MdsScaler\w+)` /gm)].map((m) => m[1]);
+    expect(listed).toEqual(doc.groups.flatMap((g) => g.rules).flatMap((r) => r.alert ?? []));
+  });
 });
