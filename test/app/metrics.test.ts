@@ -166,6 +166,16 @@ describe("leadership and controller health", () => {
       expect(await series(m, name), name).toEqual([]);
   });
 
+  it("a scaler's counters start at zero with its first report", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    for (const name of ["mds_commits_total", "mds_commit_failures_total", "mds_rollbacks_total"])
+      expect(
+        (await series(m, name)).map((s) => [s.labels, s.value]),
+        name,
+      ).toEqual([[labels, 0]]);
+  });
+
   it("a replica that leads again exports only what it reports after winning", async () => {
     const m = new ScalerMetrics({ defaultMetrics: false });
     m.report({ ...base, roles: [] });
@@ -183,11 +193,21 @@ describe("leadership and controller health", () => {
     m.report({ ...base, roles: [] });
     m.scalerError("llm", "chat", "conflict");
     m.errors.inc({ kind: "prometheus" });
-    expect((await series(m, "mds_errors_total")).map((s) => s.labels)).toEqual([
-      { kind: "conflict", namespace: "llm", scaler: "chat" },
-      { kind: "prometheus" },
+    const errors = async (): Promise<[Record<string, string | number>, number][]> =>
+      (await series(m, "mds_errors_total")).map((s) => [s.labels, s.value]);
+    // Every kind starts at zero, so rate() reads 0 rather than no data before the first error.
+    expect(await errors()).toEqual([
+      [{ kind: "kubernetes" }, 0],
+      [{ kind: "invalid_scaler" }, 0],
+      [{ kind: "prometheus" }, 1],
+      [{ kind: "conflict", namespace: "llm", scaler: "chat" }, 1],
+      [{ kind: "reconcile", namespace: "llm", scaler: "chat" }, 0],
     ]);
     m.forget("llm", "chat");
-    expect((await series(m, "mds_errors_total")).map((s) => s.labels)).toEqual([{ kind: "prometheus" }]);
+    expect(await errors()).toEqual([
+      [{ kind: "kubernetes" }, 0],
+      [{ kind: "invalid_scaler" }, 0],
+      [{ kind: "prometheus" }, 1],
+    ]);
   });
 });

@@ -113,8 +113,11 @@ class OptionalGauge extends Gauge<never> {
   }
 }
 
-/** Error kinds of one scaler's pass, as opposed to the controller's (listing, sampling). */
-export type ScalerErrorKind = "conflict" | "reconcile";
+/** Error kinds of the controller as a whole (listing scalers, sampling Prometheus). */
+export const controllerErrorKinds = ["kubernetes", "invalid_scaler", "prometheus"] as const;
+/** Error kinds of one scaler's pass; counted under the scaler's namespace and name. */
+export const scalerErrorKinds = ["conflict", "reconcile"] as const;
+export type ScalerErrorKind = (typeof scalerErrorKinds)[number];
 
 export class ScalerMetrics {
   readonly registry: Registry;
@@ -296,6 +299,8 @@ export class ScalerMetrics {
         if (!isLeading()) this.reset();
       },
     });
+    // Zero from the start, so rate() and increase() read 0 rather than no data before the first error.
+    for (const kind of controllerErrorKinds) this.errors.inc({ kind }, 0);
     new Gauge({
       name: "mds_leader",
       help: "1 while this replica holds the leader Lease and runs the control loop.",
@@ -351,34 +356,47 @@ export class ScalerMetrics {
    */
   setLeading(leading: boolean): void {
     this.leading = leading;
-    if (leading) return;
+    if (leading) {
+      for (const kind of controllerErrorKinds) this.errors.inc({ kind }, 0);
+      return;
+    }
     this.reports.clear();
     this.scalerErrorKinds.clear();
     this.passForgotten();
-    for (const c of [
+    for (const c of this.scalerCounters()) c.reset();
+    this.errors.reset();
+  }
+
+  /** Counts an error of one scaler's pass under its namespace and name. */
+  scalerError(namespace: string, scaler: string, kind: ScalerErrorKind, count = 1): void {
+    const k = key(namespace, scaler);
+    const kinds = this.scalerErrorKinds.get(k) ?? new Set<ScalerErrorKind>();
+    kinds.add(kind);
+    this.scalerErrorKinds.set(k, kinds);
+    this.errors.inc({ kind, namespace, scaler }, count);
+  }
+
+  /** Replaces a scaler's figures with this pass's report. */
+  report(report: ScalerReport): void {
+    const id = key(report.namespace, report.scaler);
+    if (!this.reports.has(id)) {
+      // A scaler's counters exist from its first report at zero, so increase() and rate()
+      // read 0, not no data, until its first commit, rollback or error.
+      for (const c of this.scalerCounters()) c.inc(scalerKey(report), 0);
+      for (const kind of scalerErrorKinds) this.scalerError(report.namespace, report.scaler, kind, 0);
+    }
+    this.reports.set(id, report);
+  }
+
+  private scalerCounters(): Counter<(typeof scalerLabels)[number]>[] {
+    return [
       this.commits,
       this.commitFailures,
       this.conflicts,
       this.rollbacks,
       this.abortedScaleDowns,
       this.rebalanceSteps,
-      this.errors,
-    ])
-      c.reset();
-  }
-
-  /** Counts an error of one scaler's pass under its namespace and name. */
-  scalerError(namespace: string, scaler: string, kind: ScalerErrorKind): void {
-    const k = key(namespace, scaler);
-    const kinds = this.scalerErrorKinds.get(k) ?? new Set<ScalerErrorKind>();
-    kinds.add(kind);
-    this.scalerErrorKinds.set(k, kinds);
-    this.errors.inc({ kind, namespace, scaler });
-  }
-
-  /** Replaces a scaler's figures with this pass's report. */
-  report(report: ScalerReport): void {
-    this.reports.set(key(report.namespace, report.scaler), report);
+    ];
   }
 
   /** Drops every series of a deleted scaler, counters included. */
@@ -389,16 +407,7 @@ export class ScalerMetrics {
     const report = this.reports.get(key(namespace, scaler));
     this.reports.delete(key(namespace, scaler));
     if (report === undefined) return;
-    for (const c of [
-      this.commits,
-      this.commitFailures,
-      this.conflicts,
-      this.rollbacks,
-      this.abortedScaleDowns,
-      this.rebalanceSteps,
-    ]) {
-      c.remove(scalerKey(report));
-    }
+    for (const c of this.scalerCounters()) c.remove(scalerKey(report));
   }
 
   /** The scalers with a report, as "namespace/name". */
