@@ -86,6 +86,8 @@ const reconcileConcurrency = 8;
 export class Controller {
   private readonly memory = new Map<string, Memory>();
   private passing = false;
+  /** Whether a pass has listed the scalers since this controller (this leadership) started. */
+  private listed = false;
 
   constructor(private readonly deps: ControllerDeps) {}
 
@@ -142,6 +144,11 @@ export class Controller {
       )
         continue;
       scalers.push(scaler);
+    }
+    if (!this.listed) {
+      // A new leadership: drop counters of scalers deleted while this replica followed.
+      this.listed = true;
+      metrics.retain(seen);
     }
     for (const key of [...this.memory.keys()]) {
       if (!seen.has(key)) {

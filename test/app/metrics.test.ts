@@ -176,16 +176,27 @@ describe("leadership and controller health", () => {
       ).toEqual([[labels, 0]]);
   });
 
-  it("a replica that leads again exports only what it reports after winning", async () => {
+  it("a replica that leads again continues its counters, and drops those of scalers deleted meanwhile", async () => {
     const m = new ScalerMetrics({ defaultMetrics: false });
     m.report({ ...base, roles: [] });
+    m.report({ ...base, scaler: "gone", target: "gone", roles: [] });
     m.commits.inc(labels);
     m.setLeading(false);
+    expect(await series(m, "mds_commits_total")).toEqual([]);
     m.setLeading(true);
+    // Figures are reported afresh by the new leadership's passes; counts carry on.
     expect(await series(m, "mds_scaler_mode")).toEqual([]);
     expect(await series(m, "mds_last_pass_timestamp_seconds")).toEqual([]);
     m.commits.inc(labels);
-    expect((await series(m, "mds_commits_total")).map((s) => s.value)).toEqual([1]);
+    expect((await series(m, "mds_commits_total")).map((s) => [s.labels["scaler"], s.value])).toEqual([
+      ["chat", 2],
+      ["gone", 0],
+    ]);
+    m.retain(new Set(["llm/chat"]));
+    expect((await series(m, "mds_commits_total")).map((s) => [s.labels["scaler"], s.value])).toEqual([["chat", 2]]);
+    expect(new Set((await series(m, "mds_errors_total")).map((s) => s.labels["scaler"]))).toEqual(
+      new Set([undefined, "chat"]),
+    );
   });
 
   it("labels a scaler's errors with its namespace and name, and forgets them with the scaler", async () => {

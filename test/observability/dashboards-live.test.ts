@@ -181,8 +181,10 @@ beforeAll(async () => {
   // Rates and quantiles need two scrapes and some served requests in their window.
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
+    // Three samples of every role's counters, and tokens flowing in both engines.
     const ready = await query(
-      `count(rate(vllm:generation_tokens_total[1m]) > 0) and count(rate(sglang:generation_tokens_total[1m]) > 0)`,
+      `count(count by (app_kubernetes_io_component) (count_over_time(vllm:prompt_tokens_total[1m]) >= 3 or count_over_time(sglang:prompt_tokens_total[1m]) >= 3)) == 3` +
+        ` and on () count(rate(vllm:generation_tokens_total[1m]) > 0) and on () count(rate(sglang:generation_tokens_total[1m]) > 0)`,
     );
     if (ready.length > 0) break;
     await new Promise((r) => setTimeout(r, 500));
@@ -230,7 +232,7 @@ describe("dashboards/mds-scaler-engines.json", () => {
   it("shows the roles of both engines, vLLM and SGLang", async () => {
     const dashboard = JSON.parse(readFileSync(join(dir, "mds-scaler-engines.json"), "utf8")) as DashboardJson;
     const tokens = dashboard.panels.find((p) => p.title === "Prompt and generation tokens per second");
-    const expr = tokens?.targets?.[1]?.expr ?? "";
+    const expr = tokens?.targets?.[0]?.expr ?? "";
     const all = new Map([
       ["namespace", ".*"],
       ["target", ".*"],

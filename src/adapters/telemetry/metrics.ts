@@ -13,6 +13,7 @@ import {
   Histogram,
   Registry,
   collectDefaultMetrics,
+  type CounterConfiguration,
   type MetricObjectWithValues,
   type MetricValue,
 } from "prom-client";
@@ -113,6 +114,25 @@ class OptionalGauge extends Gauge<never> {
   }
 }
 
+/**
+ * A counter only the leader exports. A follower keeps its counts, hidden, so a
+ * replica that loses and regains the Lease continues its series instead of
+ * restarting it, and no two replicas ever export the same scaler's counter.
+ */
+class LeaderCounter<T extends string> extends Counter<T> {
+  constructor(
+    config: CounterConfiguration<T>,
+    private readonly exported: () => boolean,
+  ) {
+    super(config);
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<T>>> {
+    const metric = await super.get();
+    return this.exported() ? metric : { ...metric, values: [] };
+  }
+}
+
 /** Error kinds of the controller as a whole (listing scalers, sampling Prometheus). */
 export const controllerErrorKinds = ["kubernetes", "invalid_scaler", "prometheus"] as const;
 /** Error kinds of one scaler's pass; counted under the scaler's namespace and name. */
@@ -124,6 +144,8 @@ export class ScalerMetrics {
   private readonly reports = new Map<string, ScalerReport>();
   /** Error kinds counted per scaler, so forget() can drop exactly those series. */
   private readonly scalerErrorKinds = new Map<string, Set<ScalerErrorKind>>();
+  /** Targets each scaler's counters were counted under, so forget() can drop exactly those series. */
+  private readonly countedTargets = new Map<string, Set<string>>();
   private leading = true;
   readonly commits: Counter<(typeof scalerLabels)[number]>;
   readonly commitFailures: Counter<(typeof scalerLabels)[number]>;
@@ -261,17 +283,8 @@ export class ScalerMetrics {
       },
     });
 
-    // A follower's per-scaler counters are reset at scrape time: the leader's are the only ones.
     const counter = (name: string, help: string) =>
-      new Counter({
-        name,
-        help,
-        labelNames: scalerLabels,
-        registers,
-        collect() {
-          if (!isLeading()) this.reset();
-        },
-      });
+      new LeaderCounter({ name, help, labelNames: scalerLabels, registers }, isLeading);
     this.commits = counter("mds_commits_total", "Replica vectors committed to the target.");
     this.conflicts = counter(
       "mds_commit_conflicts_total",
@@ -290,15 +303,15 @@ export class ScalerMetrics {
       "mds_commit_failures_total",
       "Commits of a replica vector that failed (refused, timed out, or still conflicting after the retries).",
     );
-    this.errors = new Counter({
-      name: "mds_errors_total",
-      help: "Errors by kind; a scaler's own errors (conflict, reconcile) carry its namespace and name.",
-      labelNames: ["kind", "namespace", "scaler"],
-      registers,
-      collect() {
-        if (!isLeading()) this.reset();
+    this.errors = new LeaderCounter(
+      {
+        name: "mds_errors_total",
+        help: "Errors by kind; a scaler's own errors (conflict, reconcile) carry its namespace and name.",
+        labelNames: ["kind", "namespace", "scaler"],
+        registers,
       },
-    });
+      isLeading,
+    );
     // Zero from the start, so rate() and increase() read 0 rather than no data before the first error.
     for (const kind of controllerErrorKinds) this.errors.inc({ kind }, 0);
     new Gauge({
@@ -351,20 +364,29 @@ export class ScalerMetrics {
   private readonly passForgotten: () => void;
 
   /**
-   * Whether this replica leads. A replica that stops leading forgets every
-   * scaler's figures and its last pass: the next leader reports them afresh.
+   * Whether this replica leads. A replica that stops leading exports no
+   * per-scaler series from then on: it forgets every scaler's figures and its
+   * last pass (the next leader reports them afresh) and hides its counters.
    */
   setLeading(leading: boolean): void {
     this.leading = leading;
-    if (leading) {
-      for (const kind of controllerErrorKinds) this.errors.inc({ kind }, 0);
-      return;
+    if (!leading) {
+      this.reports.clear();
+      this.passForgotten();
     }
-    this.reports.clear();
-    this.scalerErrorKinds.clear();
-    this.passForgotten();
-    for (const c of this.scalerCounters()) c.reset();
-    this.errors.reset();
+  }
+
+  /**
+   * Drops the counters of every scaler not in `keys` ("namespace/name"): a
+   * replica that leads again calls it with the scalers that exist now, so a
+   * scaler deleted while it followed does not come back with its counters.
+   */
+  retain(keys: ReadonlySet<string>): void {
+    for (const k of new Set([...this.countedTargets.keys(), ...this.scalerErrorKinds.keys()])) {
+      if (keys.has(k)) continue;
+      const [namespace = "", scaler = ""] = k.split("/");
+      this.forget(namespace, scaler);
+    }
   }
 
   /** Counts an error of one scaler's pass under its namespace and name. */
@@ -379,11 +401,14 @@ export class ScalerMetrics {
   /** Replaces a scaler's figures with this pass's report. */
   report(report: ScalerReport): void {
     const id = key(report.namespace, report.scaler);
-    if (!this.reports.has(id)) {
+    const targets = this.countedTargets.get(id) ?? new Set<string>();
+    if (!targets.has(report.target)) {
       // A scaler's counters exist from its first report at zero, so increase() and rate()
       // read 0, not no data, until its first commit, rollback or error.
       for (const c of this.scalerCounters()) c.inc(scalerKey(report), 0);
       for (const kind of scalerErrorKinds) this.scalerError(report.namespace, report.scaler, kind, 0);
+      targets.add(report.target);
+      this.countedTargets.set(id, targets);
     }
     this.reports.set(id, report);
   }
@@ -404,10 +429,10 @@ export class ScalerMetrics {
     for (const kind of this.scalerErrorKinds.get(key(namespace, scaler)) ?? [])
       this.errors.remove({ kind, namespace, scaler });
     this.scalerErrorKinds.delete(key(namespace, scaler));
-    const report = this.reports.get(key(namespace, scaler));
     this.reports.delete(key(namespace, scaler));
-    if (report === undefined) return;
-    for (const c of this.scalerCounters()) c.remove(scalerKey(report));
+    for (const target of this.countedTargets.get(key(namespace, scaler)) ?? [])
+      for (const c of this.scalerCounters()) c.remove({ namespace, scaler, target });
+    this.countedTargets.delete(key(namespace, scaler));
   }
 
   /** The scalers with a report, as "namespace/name". */
