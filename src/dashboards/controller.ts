@@ -18,12 +18,25 @@ export const controllerDashboard: DashboardSpec = {
       title: "Who leads, and is the loop turning?",
       panels: [
         {
+          type: "table",
+          title: "Replicas",
+          question: "Which replica leads, and which follow (serving webhooks and /metrics only)?",
+          targets: [{ expr: `max by (namespace, pod) (mds_leader{${c}})` }],
+          columns: [
+            ["namespace", "Namespace"],
+            ["pod", "Pod"],
+            ["Value", "Role"],
+          ],
+          valueText: { "0": { text: "Follower", color: "text" }, "1": { text: "Leader", color: "green" } },
+          width: 6,
+        },
+        {
           type: "timeseries",
           title: "Replicas holding the Lease",
           question: "Is exactly one replica leading? 0 means nothing scales; more than 1 means replicas compete.",
           targets: [{ expr: `sum by (namespace) (mds_leader{${c}})`, legend: "{{namespace}} leaders" }],
           unit: "none",
-          width: 8,
+          width: 6,
         },
         {
           type: "timeseries",
@@ -36,7 +49,7 @@ export const controllerDashboard: DashboardSpec = {
             },
           ],
           unit: "s",
-          width: 8,
+          width: 6,
         },
         {
           type: "timeseries",
@@ -53,7 +66,7 @@ export const controllerDashboard: DashboardSpec = {
             },
           ],
           unit: "s",
-          width: 8,
+          width: 6,
         },
       ],
     },

@@ -13,6 +13,7 @@ import {
   QueryVariableBuilder,
   RowBuilder,
   VariableRefresh,
+  MappingType,
   VariableSort,
   type Dashboard,
 } from "@grafana/grafana-foundation-sdk/dashboard";
@@ -41,6 +42,8 @@ interface PanelBase {
   readonly unit?: string;
   readonly width?: number;
   readonly height?: number;
+  /** Text (and colour) shown instead of a value, e.g. 1 → "Leader". */
+  readonly valueText?: Readonly<Record<string, { readonly text: string; readonly color: string }>>;
 }
 
 export type PanelSpec =
@@ -125,6 +128,7 @@ function panel(spec: PanelSpec, id: number): TimeseriesPanel | StateTimelinePane
       height(h: number): P;
       unit(u: string): P;
       withTarget(t: DataqueryBuilder): P;
+      mappings(m: { type: MappingType.ValueToText; options: Record<string, { text: string; color: string }> }[]): P;
     },
   >(
     p: P,
@@ -137,6 +141,15 @@ function panel(spec: PanelSpec, id: number): TimeseriesPanel | StateTimelinePane
       .height(spec.height ?? 8)
       .unit(spec.unit ?? "short");
     spec.targets.forEach((t, i) => p.withTarget(query(t, i, instant)));
+    if (spec.valueText !== undefined)
+      p.mappings([
+        {
+          type: MappingType.ValueToText,
+          options: Object.fromEntries(
+            Object.entries(spec.valueText).map(([value, { text, color }]) => [value, { text, color }]),
+          ),
+        },
+      ]);
     return p;
   };
   switch (spec.type) {

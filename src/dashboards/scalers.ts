@@ -112,6 +112,7 @@ export const scalersDashboard: DashboardSpec = {
           title: "Panic mode",
           question: "Is a role scaling on the short panic window because demand jumped past its capacity?",
           targets: [{ expr: perRole("mds_role_panic"), legend: "{{scaler}}/{{role}}" }],
+          valueText: { "0": { text: "Stable", color: "green" }, "1": { text: "Panic", color: "orange" } },
           width: 24,
           height: 5,
         },
