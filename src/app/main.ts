@@ -30,11 +30,14 @@ import { PrometheusClient, type PrometheusQueryClient } from "../adapters/promet
 import { PrometheusSignalSource } from "../adapters/prometheus/source.js";
 import { listen, opsApp } from "../adapters/http/server.js";
 import {
+  answerUnauthenticated,
+  externalMetricReadPath,
   patchApiServiceCaBundle,
   readFrontProxyTrust,
   startExternalMetricsServer,
   SubjectAccessReviewAuthorizer,
   type RunningExternalMetricsServer,
+  type ScalerReader,
 } from "../adapters/external-metrics/index.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
@@ -268,7 +271,7 @@ async function startExternalMetrics(opts: {
   kubeConfig: KubeConfig;
   logger: Logger;
   certificate: CertificateSource;
-  store: WatchedResources;
+  reader: ScalerReader;
   leaderRenewing: () => boolean;
   nowMs: () => number;
 }): Promise<ExternalMetrics> {
@@ -280,10 +283,7 @@ async function startExternalMetrics(opts: {
     tls,
     trust,
     deps: {
-      reader: {
-        listScalers: async () => opts.store.listScalers(),
-        getTarget: (ns, name) => opts.store.getTarget(ns, name),
-      },
+      reader: opts.reader,
       authorizer: new SubjectAccessReviewAuthorizer(opts.kubeConfig, {
         timeoutMs: config.kubeTimeoutMs,
         cacheMs: 10_000,
@@ -423,6 +423,13 @@ export async function startController(opts: {
   if (elector === undefined) leaderGauge.set(1);
   const leading = (): boolean => elector === undefined || elector.isLeader;
 
+  // External metrics are read from the watch cache, so every replica answers.
+  const scalerReader: ScalerReader = {
+    listScalers: async () => store.listScalers(),
+    getTarget: (ns, name) => store.getTarget(ns, name),
+  };
+  // Without a Lease this replica always leads, and its loop runs while it serves.
+  const leaderRenewing = (): boolean => elector === undefined || elector.leaderRenewing();
   let externalMetrics: ExternalMetrics | undefined;
   if (certificate !== undefined && config.externalMetricsAddress !== "") {
     try {
@@ -431,9 +438,8 @@ export async function startController(opts: {
         kubeConfig: opts.kubeConfig,
         logger,
         certificate,
-        store,
-        // Without a Lease this replica always leads, and its loop runs while it serves.
-        leaderRenewing: () => elector === undefined || elector.leaderRenewing(),
+        reader: scalerReader,
+        leaderRenewing,
         nowMs,
       });
     } catch (error) {
@@ -448,6 +454,25 @@ export async function startController(opts: {
     registry: metrics.registry,
     // A follower is ready once its webhooks serve; the leader also after its first pass.
     notReadyReason: () => (leading() && !passed ? "the first pass has not completed" : undefined),
+  });
+  // The external metrics reads, unauthenticated like /metrics beside them, for a KEDA metrics-api trigger.
+  app.get(externalMetricReadPath, (req, res) => {
+    answerUnauthenticated(
+      {
+        reader: scalerReader,
+        leaderRenewing,
+        logger,
+      },
+      req.originalUrl,
+    ).then(
+      (answer) => res.status(answer.status).json(answer.body),
+      (error: unknown) => {
+        logger.error("external metrics read failed", { url: req.originalUrl, error });
+        res
+          .status(500)
+          .json({ kind: "Status", apiVersion: "v1", status: "Failure", code: 500, message: "see the controller log" });
+      },
+    );
   });
   let listening: Awaited<ReturnType<typeof listen>>;
   try {

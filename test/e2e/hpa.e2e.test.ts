@@ -306,12 +306,16 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
       async () => {
         const before = await gauge(controller, "mds_role_constrained_replicas", labels);
         const read = valuesOf(await kubeGet(bed.controlPlane.kubeConfig, metricPath("scaler=chat,role=server")));
+        // The same read on the plain-HTTP port, where a KEDA metrics-api trigger would poll it.
+        const plain = await fetch(`http://127.0.0.1:${controller.metricsPort}${metricPath("scaler=chat,role=server")}`);
+        const plainValues = valuesOf({ status: plain.status, text: await plain.text() });
         const after = await gauge(controller, "mds_role_constrained_replicas", labels);
-        return before !== undefined && before === after ? { gauge: before, read } : undefined;
+        return before !== undefined && before === after ? { gauge: before, read, plainValues } : undefined;
       },
       30_000,
     );
     expect(agreed.read).toEqual([String(agreed.gauge)]);
+    expect(agreed.plainValues).toEqual(agreed.read);
     expect(agreed.gauge).toBe(3);
 
     // Load ends: the recommendation drains one replica a pass, and the HPA follows it down.

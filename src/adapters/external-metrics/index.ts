@@ -3,4 +3,10 @@ export { patchApiServiceCaBundle } from "./api-service.js";
 export { readFrontProxyTrust, type FrontProxyTrust } from "./authentication.js";
 export { SubjectAccessReviewAuthorizer } from "./authorization.js";
 export { externalMetrics } from "./catalogue.js";
-export { startExternalMetricsServer, type RunningExternalMetricsServer } from "./server.js";
+export {
+  answerUnauthenticated,
+  externalMetricReadPath,
+  startExternalMetricsServer,
+  type RunningExternalMetricsServer,
+} from "./server.js";
+export type { ScalerReader } from "./values.js";

@@ -25,7 +25,7 @@ export interface ExternalMetricsDeps {
   readonly logger: Logger;
 }
 
-interface Answer {
+export interface Answer {
   readonly status: number;
   readonly body: unknown;
 }
@@ -113,6 +113,22 @@ export async function answer(
     deps.logger.debug("external metric values reported missing", { namespace, metric: metricName, omitted });
   return { status: 200, body: list };
 }
+
+/**
+ * The same reads without the aggregator, for the plain-HTTP port beside
+ * `/metrics` (which publishes the same values): a KEDA `metrics-api` trigger
+ * can poll it where another adapter owns the APIService. Any replica answers.
+ */
+export function answerUnauthenticated(deps: Omit<ExternalMetricsDeps, "authorizer">, url: string): Promise<Answer> {
+  return answer(
+    { ...deps, authorizer: { authorize: async () => ({ allowed: true, reason: "" }) } },
+    { method: "GET", url },
+    async () => undefined,
+  );
+}
+
+/** Paths `answerUnauthenticated` serves. */
+export const externalMetricReadPath = metricPath;
 
 export interface RunningExternalMetricsServer {
   readonly port: number;
