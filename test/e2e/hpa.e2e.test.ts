@@ -185,7 +185,12 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
     apps = plane.kubeConfig.makeApiClient(AppsV1Api);
     autoscaling = plane.kubeConfig.makeApiClient(AutoscalingV2Api);
     manager = await plane.startControllerManager({
-      controllers: ["horizontalpodautoscaling", "deployment", "replicaset", "endpointslice"],
+      controllers: [
+        "horizontal-pod-autoscaler-controller",
+        "deployment-controller",
+        "replicaset-controller",
+        "endpointslice-controller",
+      ],
       extraArgs: ["--horizontal-pod-autoscaler-sync-period=1s"],
     });
     await bed.namespace(ns);

@@ -1,7 +1,7 @@
 /**
  * kube-controller-manager against the harness's API server, with only the
- * controllers a test names running (for example horizontalpodautoscaling and
- * endpointslice). It uses the admin kubeconfig for everything
+ * controllers a test names running (for example horizontal-pod-autoscaler-controller and
+ * endpointslice-controller). It uses the admin kubeconfig for everything
  * (`--use-service-account-credentials=false`: no service account tokens
  * exist here), does not elect a leader and serves no HTTPS port.
  */
