@@ -349,7 +349,7 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
     const stranger = await bed.controlPlane.kubeConfigFor({ user: "no-rbac" });
     const refused = await kubeGet(stranger, metricPath("scaler=chat"));
     expect(refused.status).toBe(403);
-    expect(refused.text).toMatch(/cannot get resource "mds_role_constrained_replicas"/);
+    expect(refused.text).toMatch(/cannot list resource "mds_role_constrained_replicas"/);
 
     const rbac = bed.controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
     await rbac.createNamespacedRole({
@@ -357,7 +357,7 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
       body: {
         metadata: { name: "read-recommendations", namespace: ns },
         rules: [
-          { apiGroups: ["external.metrics.k8s.io"], resources: ["mds_role_constrained_replicas"], verbs: ["get"] },
+          { apiGroups: ["external.metrics.k8s.io"], resources: ["mds_role_constrained_replicas"], verbs: ["list"] },
         ],
       },
     });
@@ -395,7 +395,7 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
     };
     const nobody = await httpsGet(url, { ...asProxy, headers: { "X-Remote-User": "no-rbac" } });
     expect(nobody.status).toBe(403);
-    expect(nobody.text).toMatch(/User \\"no-rbac\\" cannot get resource \\"mds_role_constrained_replicas\\"/);
+    expect(nobody.text).toMatch(/User \\"no-rbac\\" cannot list resource \\"mds_role_constrained_replicas\\"/);
     const reader = await httpsGet(url, { ...asProxy, headers: { "X-Remote-User": "reader" } });
     expect(reader.status).toBe(200);
   }, 30_000);

@@ -58,7 +58,8 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
               version: externalMetricsVersion,
               resource: access.resource,
               namespace: access.namespace,
-              verb: "get",
+              // The API server reads `GET ./namespaces/<ns>/<metric>` as a list of that resource, and checks `list` first.
+              verb: "list",
             },
           },
         },

@@ -168,7 +168,7 @@ export async function startExternalMetricsServer(opts: {
       return failure(
         403,
         "Forbidden",
-        `${resource}.${externalMetricsGroup} is forbidden: User "${who.user.username}" cannot get resource "${resource}" in API group "${externalMetricsGroup}" in the namespace "${namespace}"${verdict.reason === "" ? "" : `: ${verdict.reason}`}`,
+        `${resource}.${externalMetricsGroup} is forbidden: User "${who.user.username}" cannot list resource "${resource}" in API group "${externalMetricsGroup}" in the namespace "${namespace}"${verdict.reason === "" ? "" : `: ${verdict.reason}`}`,
       );
     };
     send(res, await answer(deps, { method: req.method ?? "", url: req.url ?? "/" }, authorize));

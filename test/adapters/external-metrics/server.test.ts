@@ -149,7 +149,7 @@ describe("external metrics server", () => {
     const reply = await get(path, proxy, { "X-Remote-User": "intruder" });
     expect(reply.status).toBe(403);
     expect(reply.body.message).toMatch(
-      /User "intruder" cannot get resource "mds_role_constrained_replicas" in API group "external.metrics.k8s.io" in the namespace "ns"/,
+      /User "intruder" cannot list resource "mds_role_constrained_replicas" in API group "external.metrics.k8s.io" in the namespace "ns"/,
     );
   });
 

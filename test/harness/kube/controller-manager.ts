@@ -49,7 +49,8 @@ export async function startControllerManager(
     ],
   });
   try {
-    // The informers start only after every named controller was constructed; the log says so.
+    // Each controller waits for its informer caches before it acts, and logs both: started means every
+    // wait has ended, and there was at least one per controller.
     await waitFor(
       "kube-controller-manager to start its controllers",
       {
@@ -57,7 +58,12 @@ export async function startControllerManager(
         intervalMs: 200,
         abortReason: () => (managed.hasExited() ? managed.describeExit() : undefined),
       },
-      async () => ((await managed.logTail(400)).includes("Started controller") ? true : undefined),
+      async () => {
+        const log = await managed.logTail(2_000);
+        const waiting = log.split('"Waiting for caches to sync"').length - 1;
+        const synced = log.split('"Caches are synced"').length - 1;
+        return synced >= options.controllers.length && synced >= waiting ? true : undefined;
+      },
     );
   } catch (cause) {
     await managed.stop();
