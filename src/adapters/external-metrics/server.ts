@@ -184,6 +184,9 @@ export async function startExternalMetricsServer(opts: {
       });
     },
   );
+  // The aggregator keeps connections open; a stalled client must not hold one forever.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 20_000;
   const [host, portText] = [
     opts.address.slice(0, opts.address.lastIndexOf(":")),
     opts.address.slice(opts.address.lastIndexOf(":") + 1),
