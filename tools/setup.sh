@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine for the test suite: system packages the
 # integration tests run for real (Prometheus, promtool, openssl), the npm
-# dependencies (which bring Node 24), and a kube-apiserver and etcd built from
+# dependencies (which bring Node 24), and kube-apiserver, kube-controller-manager and etcd built from
 # the Go module proxy (cached, so a warm machine skips the build).
 set -euo pipefail
 cd "$(dirname "$0")/.."

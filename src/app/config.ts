@@ -64,7 +64,17 @@ const settings = {
   webhookAddress: {
     flag: "--webhook-address",
     env: "MDS_WEBHOOK_ADDRESS",
-    help: "host:port of the HTTPS admission and external metrics server; empty disables it.",
+    help: "host:port of the HTTPS admission webhook server; empty disables it.",
+  },
+  externalMetricsAddress: {
+    flag: "--external-metrics-address",
+    env: "MDS_EXTERNAL_METRICS_ADDRESS",
+    help: "host:port of the HTTPS external metrics API (external.metrics.k8s.io/v1beta1) the API server's aggregator calls; empty disables it. Uses the webhook certificate settings.",
+  },
+  externalMetricsApiService: {
+    flag: "--external-metrics-api-service",
+    env: "MDS_EXTERNAL_METRICS_API_SERVICE",
+    help: "APIService (e.g. v1beta1.external.metrics.k8s.io) that receives the generated CA bundle; empty skips it.",
   },
   tickMs: {
     flag: "--tick-ms",
@@ -114,12 +124,12 @@ const settings = {
   webhookTlsSecret: {
     flag: "--webhook-tls-secret",
     env: "MDS_WEBHOOK_TLS_SECRET",
-    help: "Secret (in the pod namespace) holding the generated webhook certificate shared by all replicas.",
+    help: "Secret (in the pod namespace) holding the generated serving certificate (webhooks, external metrics) shared by all replicas.",
   },
   webhookCertDir: {
     flag: "--webhook-cert-dir",
     env: "MDS_WEBHOOK_CERT_DIR",
-    help: "Directory with tls.crt and tls.key (cert-manager); replaces the generated certificate.",
+    help: "Directory with tls.crt and tls.key (cert-manager) for the HTTPS servers; replaces the generated certificate.",
   },
   validatingWebhookConfiguration: {
     flag: "--validating-webhook-configuration",
@@ -162,6 +172,8 @@ export const ConfigSchema = z.object({
     .default("v1"),
   metricsAddress: address.default(":8080"),
   webhookAddress: z.union([z.literal(""), address]).default(""),
+  externalMetricsAddress: z.union([z.literal(""), address]).default(""),
+  externalMetricsApiService: z.string().default(""),
   tickMs: positiveInt(100, 60_000).default(1_000),
   podName: z.string().default(""),
   podNamespace: z.string().default("default"),

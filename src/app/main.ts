@@ -28,6 +28,16 @@ import {
 import { PrometheusClient, type PrometheusQueryClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../adapters/prometheus/source.js";
 import { listen, opsApp } from "../adapters/http/server.js";
+import {
+  answerUnauthenticated,
+  externalMetricReadPath,
+  patchApiServiceCaBundle,
+  readFrontProxyTrust,
+  startExternalMetricsServer,
+  SubjectAccessReviewAuthorizer,
+  type RunningExternalMetricsServer,
+  type ScalerReader,
+} from "../adapters/external-metrics/index.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
@@ -40,6 +50,8 @@ export interface RunningController {
   readonly metricsPort: number;
   /** The HTTPS admission server's port, when webhooks are enabled. */
   readonly webhookPort: number | undefined;
+  /** The HTTPS external metrics API's port, when it is enabled. */
+  readonly externalMetricsPort: number | undefined;
   /** True while this replica may plan and write. */
   isLeader(): boolean;
   /** Stops everything; `releaseLease: false` leaves the Lease to expire, as a crash would. */
@@ -136,13 +148,18 @@ interface Webhooks {
   stop(): Promise<void>;
 }
 
-/** The serving certificate: the mounted directory (cert-manager) or the shared generated one. */
+type CertificateSource = {
+  tls: ServingCertificate;
+  watch?: (apply: (tls: ServingCertificate) => void) => () => void;
+};
+
+/** The serving certificate of the HTTPS servers: the mounted directory (cert-manager) or the shared generated one. */
 async function servingCertificate(
   config: Config,
   kubeConfig: KubeConfig,
   logger: Logger,
   nowMs: number,
-): Promise<{ tls: ServingCertificate; watch?: (apply: (tls: ServingCertificate) => void) => () => void }> {
+): Promise<CertificateSource> {
   if (config.webhookCertDir !== "") {
     const tls = await readCertificateDir(config.webhookCertDir);
     return {
@@ -155,7 +172,7 @@ async function servingCertificate(
   }
   if (config.webhookTlsSecret === "") {
     throw new ConfigError([
-      `--webhook-address is set, but neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir (MDS_WEBHOOK_CERT_DIR) says where its certificate comes from`,
+      `an HTTPS server (--webhook-address or --external-metrics-address) is set, but neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir (MDS_WEBHOOK_CERT_DIR) says where its certificate comes from`,
     ]);
   }
   const hosts = serviceHosts(
@@ -181,7 +198,15 @@ async function servingCertificate(
     caPem: generated.caPem,
     timeoutMs: config.kubeTimeoutMs,
   });
-  logger.info("webhook certificate ready and CA bundle patched", {
+  if (config.externalMetricsApiService !== "") {
+    await patchApiServiceCaBundle({
+      kubeConfig,
+      name: config.externalMetricsApiService,
+      caPem: generated.caPem,
+      timeoutMs: config.kubeTimeoutMs,
+    });
+  }
+  logger.info("serving certificate ready and CA bundle patched", {
     secret: `${config.podNamespace}/${config.webhookTlsSecret}`,
     hosts,
   });
@@ -194,7 +219,7 @@ async function startWebhooks(opts: {
   logger: Logger;
   metrics: ScalerMetrics;
   identity: () => string;
-  nowMs: number;
+  certificate: CertificateSource;
 }): Promise<Webhooks> {
   const { config, logger } = opts;
   const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
@@ -210,7 +235,7 @@ async function startWebhooks(opts: {
     observe: (webhook, verdict, seconds) =>
       answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
   });
-  const certificate = await servingCertificate(config, opts.kubeConfig, logger, opts.nowMs);
+  const { certificate } = opts;
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);
   const stopWatch = certificate.watch?.((tls) => {
     server.setCertificate(tls);
@@ -220,6 +245,71 @@ async function startWebhooks(opts: {
   return {
     server,
     stop: async () => {
+      stopWatch?.();
+      await server.close();
+    },
+  };
+}
+
+interface ExternalMetrics {
+  readonly server: RunningExternalMetricsServer;
+  stop(): Promise<void>;
+}
+
+/** How often the front-proxy CA is re-read from the API server, so a rotated CA is trusted without a restart. */
+const frontProxyTrustRefreshMs = 60_000;
+
+async function startExternalMetrics(opts: {
+  config: Config;
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  certificate: CertificateSource;
+  reader: ScalerReader;
+  leaderRenewing: () => boolean;
+  nowMs: () => number;
+}): Promise<ExternalMetrics> {
+  const { config, logger } = opts;
+  let trust = await readFrontProxyTrust(opts.kubeConfig, config.kubeTimeoutMs);
+  let tls = opts.certificate.tls;
+  const server = await startExternalMetricsServer({
+    address: config.externalMetricsAddress,
+    tls,
+    trust,
+    deps: {
+      reader: opts.reader,
+      authorizer: new SubjectAccessReviewAuthorizer(opts.kubeConfig, {
+        timeoutMs: config.kubeTimeoutMs,
+        cacheMs: 10_000,
+        nowMs: opts.nowMs,
+      }),
+      leaderRenewing: opts.leaderRenewing,
+      logger: logger.child({ server: "external-metrics" }),
+    },
+  });
+  const stopWatch = opts.certificate.watch?.((next) => {
+    tls = next;
+    server.setTls(tls, trust);
+  });
+  const refresh = setInterval(() => {
+    readFrontProxyTrust(opts.kubeConfig, config.kubeTimeoutMs).then(
+      (next) => {
+        if (next.caPem === trust.caPem && JSON.stringify(next) === JSON.stringify(trust)) return;
+        trust = next;
+        server.setTls(tls, trust);
+        logger.info("trusting a new front-proxy CA for the external metrics API");
+      },
+      (error: unknown) => logger.warn("re-read the front-proxy CA", { error }),
+    );
+  }, frontProxyTrustRefreshMs);
+  refresh.unref();
+  logger.info("serving the external metrics API over HTTPS", {
+    address: config.externalMetricsAddress,
+    port: server.port,
+  });
+  return {
+    server,
+    stop: async () => {
+      clearInterval(refresh);
       stopWatch?.();
       await server.close();
     },
@@ -276,16 +366,20 @@ export async function startController(opts: {
 
   const identity = controllerIdentitySource(config, opts.kubeConfig, logger);
   let webhooks: Webhooks | undefined;
-  if (config.webhookAddress !== "") {
+  let certificate: CertificateSource | undefined;
+  if (config.webhookAddress !== "" || config.externalMetricsAddress !== "") {
     try {
-      webhooks = await startWebhooks({
-        config,
-        kubeConfig: opts.kubeConfig,
-        logger,
-        metrics,
-        identity: identity.get,
-        nowMs: nowMs(),
-      });
+      certificate = await servingCertificate(config, opts.kubeConfig, logger, nowMs());
+      if (config.webhookAddress !== "") {
+        webhooks = await startWebhooks({
+          config,
+          kubeConfig: opts.kubeConfig,
+          logger,
+          metrics,
+          identity: identity.get,
+          certificate,
+        });
+      }
     } catch (error) {
       identity.stop();
       throw error;
@@ -317,11 +411,56 @@ export async function startController(opts: {
   metrics.setLeading(elector === undefined);
   const leading = (): boolean => elector === undefined || elector.isLeader;
 
+  // External metrics are read from the watch cache, so every replica answers.
+  const scalerReader: ScalerReader = {
+    listScalers: async () => store.listScalers(),
+    getTarget: (ns, name) => store.getTarget(ns, name),
+  };
+  // Without a Lease this replica always leads, and its loop runs while it serves.
+  const leaderRenewing = (): boolean => elector === undefined || elector.leaderRenewing();
+  let externalMetrics: ExternalMetrics | undefined;
+  if (certificate !== undefined && config.externalMetricsAddress !== "") {
+    try {
+      externalMetrics = await startExternalMetrics({
+        config,
+        kubeConfig: opts.kubeConfig,
+        logger,
+        certificate,
+        reader: scalerReader,
+        leaderRenewing,
+        nowMs,
+      });
+    } catch (error) {
+      identity.stop();
+      await webhooks?.stop();
+      throw error;
+    }
+  }
+
   let passed = false;
   const app = opsApp({
     registry: metrics.registry,
     // A follower is ready once its webhooks serve; the leader also after its first pass.
     notReadyReason: () => (leading() && !passed ? "the first pass has not completed" : undefined),
+  });
+  // The external metrics reads, unauthenticated like /metrics beside them, for a KEDA metrics-api trigger.
+  app.get(externalMetricReadPath, (req, res) => {
+    answerUnauthenticated(
+      {
+        reader: scalerReader,
+        leaderRenewing,
+        logger,
+      },
+      req.originalUrl,
+    ).then(
+      (answer) => res.status(answer.status).json(answer.body),
+      (error: unknown) => {
+        logger.error("external metrics read failed", { url: req.originalUrl, error });
+        res
+          .status(500)
+          .json({ kind: "Status", apiVersion: "v1", status: "Failure", code: 500, message: "see the controller log" });
+      },
+    );
   });
   let listening: Awaited<ReturnType<typeof listen>>;
   try {
@@ -329,6 +468,7 @@ export async function startController(opts: {
   } catch (error) {
     identity.stop();
     await webhooks?.stop();
+    await externalMetrics?.stop();
     throw error;
   }
   const { server, port } = listening;
@@ -368,6 +508,7 @@ export async function startController(opts: {
     metrics,
     metricsPort: port,
     webhookPort: webhooks?.server.port,
+    externalMetricsPort: externalMetrics?.server.port,
     isLeader: leading,
     async stop(stopOpts = {}) {
       stopped = true;
@@ -376,6 +517,7 @@ export async function startController(opts: {
       await elector?.stop({ release: stopOpts.releaseLease !== false });
       identity.stop();
       await webhooks?.stop();
+      await externalMetrics?.stop();
       await store.stop();
       await closeServer(server);
     },

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd for the integration tests, from the Go module
-# proxy only, and caches them under a directory named after their versions.
+# Builds kube-apiserver, kube-controller-manager and etcd for the integration
+# tests, from the Go module proxy only, and caches them under a directory named
+# after their versions.
 #
 #   tools/kube-bin/build.sh                   build if the cache is empty; print the directory
 #   tools/kube-bin/build.sh --print-dir       print the directory, build nothing
@@ -33,7 +34,10 @@ STAGING_VERSION=v0${K8S_VERSION#v1}
 
 cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/mds-scaler/kube-bin
 bin_dir=${MDS_KUBE_BIN_DIR:-$cache_root/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}}
-stamp="k8s=$K8S_VERSION etcd=$ETCD_VERSION"
+# The programs are part of the stamp: a cache built before one was added
+# (kube-controller-manager) is rebuilt, not taken as complete.
+programs="kube-apiserver kube-controller-manager etcd"
+stamp="k8s=$K8S_VERSION etcd=$ETCD_VERSION programs=${programs// /,}"
 
 log() { echo "kube-bin: $*" >&2; }
 
@@ -82,7 +86,8 @@ update_modules() {
       awk -v v="$STAGING_VERSION" '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" { print "\t" $1 " => " $1 " " v }' "$upstream_mod"
       echo ')'
     } >>go.mod
-    GOFLAGS="-mod=mod $build_flags" "$GO" get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
+    GOFLAGS="-mod=mod $build_flags" "$GO" get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
+      "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION"
     GOFLAGS="-mod=mod $build_flags" "$GO" mod tidy
   )
 
@@ -102,8 +107,9 @@ update_modules() {
 }
 
 is_built() {
-  [[ -x $bin_dir/kube-apiserver && -x $bin_dir/etcd && -f $bin_dir/VERSIONS ]] &&
-    [[ $(cat "$bin_dir/VERSIONS") == "$stamp" ]]
+  local program
+  for program in $programs; do [[ -x $bin_dir/$program ]] || return 1; done
+  [[ -f $bin_dir/VERSIONS && $(cat "$bin_dir/VERSIONS") == "$stamp" ]]
 }
 
 build() {
@@ -147,6 +153,13 @@ build() {
       -ldflags "$ldflags" -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
   )
   log "kube-apiserver built after $((SECONDS - started)) s"
+  # The same wrapper module and build cache: only the controllers' own packages are new.
+  (
+    cd "$here/apiserver"
+    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -tags=selinux,notest \
+      -ldflags "$ldflags" -o "$work/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
+  )
+  log "kube-controller-manager built after $((SECONDS - started)) s"
   (
     cd "$here/etcd"
     GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath \
@@ -156,7 +169,7 @@ build() {
   # The stamp is removed first and written last: a build cut short is never
   # taken as complete.
   rm -f "$bin_dir/VERSIONS"
-  mv -f "$work/kube-apiserver" "$work/etcd" "$bin_dir/"
+  mv -f "$work/kube-apiserver" "$work/kube-controller-manager" "$work/etcd" "$bin_dir/"
   echo "$stamp" >"$bin_dir/VERSIONS"
   log "built in $((SECONDS - started)) s: $bin_dir"
   echo "$bin_dir"

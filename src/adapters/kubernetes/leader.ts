@@ -61,7 +61,7 @@ export class LeaderElector {
   private leading = false;
   private lastRenewMs = 0;
   /** The Lease record last seen and when this replica saw it change. */
-  private observed: { key: string; atMs: number } | undefined;
+  private observed: { key: string; atMs: number; holder: string; durationMs: number } | undefined;
   /** Ends the wait between rounds early (on stop). */
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
@@ -80,6 +80,16 @@ export class LeaderElector {
   /** How many times this replica became leader. */
   get leadershipsWon(): number {
     return this.transitions;
+  }
+
+  /**
+   * True while some replica keeps the Lease: this one leads, or the record
+   * changed (a renewal) within the lease duration by this replica's clock.
+   */
+  leaderRenewing(): boolean {
+    if (this.leading) return true;
+    const seen = this.observed;
+    return seen !== undefined && seen.holder !== "" && this.nowMs() - seen.atMs <= seen.durationMs;
   }
 
   get renewDeadlineMs(): number {
@@ -125,7 +135,8 @@ export class LeaderElector {
       const spec = lease.spec ?? {};
       const holder = spec.holderIdentity ?? "";
       const key = `${holder}|${String(timeOf(spec.renewTime) ?? "")}|${lease.metadata?.resourceVersion ?? ""}`;
-      if (this.observed?.key !== key) this.observed = { key, atMs: now };
+      const durationMs = (spec.leaseDurationSeconds ?? this.opts.leaseDurationSeconds) * 1000;
+      if (this.observed?.key !== key) this.observed = { key, atMs: now, holder, durationMs };
       if (holder === this.opts.identity) {
         await this.write(lease, now, false);
         return;
@@ -134,7 +145,6 @@ export class LeaderElector {
         this.opts.logger.warn("another replica holds the lease; stepping down", { holder });
         this.setLeading(false);
       }
-      const durationMs = (spec.leaseDurationSeconds ?? this.opts.leaseDurationSeconds) * 1000;
       if (holder === "" || now - this.observed.atMs > durationMs) await this.write(lease, now, true);
     } catch (error) {
       if (this.leading && now - this.lastRenewMs > this.renewDeadlineMs) {

@@ -163,11 +163,79 @@ export async function registerApiService(
     [`${serviceName}.${serviceNamespace}.svc`, "localhost"],
     context.frontProxyCaPem,
   );
+  let route: ApiServiceRoute | undefined;
+  const unregister = async (): Promise<void> => {
+    await route?.remove();
+    route = undefined;
+    await server.close();
+  };
+  try {
+    route = await routeApiService(context, {
+      group,
+      version,
+      portNumber: server.portNumber,
+      caBundle: server.caBundle,
+      serviceNamespace,
+      serviceName,
+      ...(registration.groupPriorityMinimum === undefined
+        ? {}
+        : { groupPriorityMinimum: registration.groupPriorityMinimum }),
+      ...(registration.versionPriority === undefined ? {} : { versionPriority: registration.versionPriority }),
+      timeoutMs,
+    });
+  } catch (cause) {
+    await unregister().catch(() => undefined);
+    throw new Error(`register APIService ${name}`, { cause });
+  }
+  return { name, server, requests, unregister };
+}
+
+/** Where an APIService sends requests: a loopback port served by any process (the test's or a controller's). */
+export interface ApiServiceRoute {
+  /** `<version>.<group>` */
+  readonly name: string;
+  readonly serviceNamespace: string;
+  readonly serviceName: string;
+  /** Deletes the APIService and its Service. */
+  remove(): Promise<void>;
+}
+
+export interface ApiServiceRouteSpec {
+  group: string;
+  version: string;
+  /** The loopback port the aggregator calls. */
+  portNumber: number;
+  /** Base64 PEM of the CA that signed the server's certificate for `<service>.<namespace>.svc`. */
+  caBundle: string;
+  serviceNamespace?: string;
+  serviceName?: string;
+  groupPriorityMinimum?: number;
+  versionPriority?: number;
+  /** How long to wait until requests flow through the aggregator. */
+  timeoutMs?: number;
+}
+
+/**
+ * Creates the ExternalName Service and the APIService that route a group
+ * version to `https://127.0.0.1:<portNumber>`, then waits until the
+ * APIService is Available and a discovery request through the API server
+ * answers 200.
+ */
+export async function routeApiService(
+  context: Pick<ApiServiceContext, "kubeConfig" | "getStatusCode">,
+  spec: ApiServiceRouteSpec,
+): Promise<ApiServiceRoute> {
+  const { group, version } = spec;
+  const timeoutMs = spec.timeoutMs ?? 60_000;
+  const serviceNamespace = spec.serviceNamespace ?? "default";
+  const serviceName = spec.serviceName ?? defaultServiceName(group, version);
+  const name = `${version}.${group}`;
+  const groupVersion = `${group}/${version}`;
   const core = context.kubeConfig.makeApiClient(CoreV1Api);
   const registrationApi = context.kubeConfig.makeApiClient(ApiregistrationV1Api);
   let serviceCreated = false;
   let apiServiceCreated = false;
-  const unregister = async (): Promise<void> => {
+  const remove = async (): Promise<void> => {
     const ignoreNotFound = (error: unknown): void => {
       if (!(error instanceof ApiException && error.code === 404)) throw error;
     };
@@ -177,7 +245,6 @@ export async function registerApiService(
     }
     apiServiceCreated = false;
     serviceCreated = false;
-    await server.close();
   };
 
   try {
@@ -199,10 +266,10 @@ export async function registerApiService(
         spec: {
           group,
           version,
-          service: { namespace: serviceNamespace, name: serviceName, port: server.portNumber },
-          caBundle: server.caBundle,
-          groupPriorityMinimum: registration.groupPriorityMinimum ?? 1000,
-          versionPriority: registration.versionPriority ?? 15,
+          service: { namespace: serviceNamespace, name: serviceName, port: spec.portNumber },
+          caBundle: spec.caBundle,
+          groupPriorityMinimum: spec.groupPriorityMinimum ?? 1000,
+          versionPriority: spec.versionPriority ?? 15,
         },
       },
     });
@@ -229,8 +296,8 @@ export async function registerApiService(
       },
     );
   } catch (cause) {
-    await unregister().catch(() => undefined);
-    throw new Error(`register APIService ${name}`, { cause });
+    await remove().catch(() => undefined);
+    throw new Error(`route APIService ${name} to port ${spec.portNumber}`, { cause });
   }
-  return { name, server, requests, unregister };
+  return { name, serviceNamespace, serviceName, remove };
 }

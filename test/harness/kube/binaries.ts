@@ -8,6 +8,8 @@ export interface KubeBinaries {
   dirPath: string;
   kubeApiServerPath: string;
   etcdPath: string;
+  /** Checked only when a test starts the controller manager (see controller-manager.ts). */
+  kubeControllerManagerPath: string;
   k8sVersion: string;
   etcdVersion: string;
 }
@@ -15,7 +17,7 @@ export interface KubeBinaries {
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const versionsFilePath = join(repoRoot, "tools/kube-bin/versions.env");
 const buildHint =
-  "run tools/kube-bin/build.sh (it caches kube-apiserver and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";
+  "run tools/kube-bin/build.sh (it caches kube-apiserver, kube-controller-manager and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";
 
 function readVersions(): { k8sVersion: string; etcdVersion: string } {
   let text: string;
@@ -60,5 +62,21 @@ export function findKubeBinaries(explicitDir?: string, env: NodeJS.ProcessEnv = 
       throw new Error(`kube binaries: ${path} is missing or not executable; ${buildHint}`, { cause });
     }
   }
-  return { dirPath, kubeApiServerPath, etcdPath, k8sVersion, etcdVersion };
+  return {
+    dirPath,
+    kubeApiServerPath,
+    etcdPath,
+    kubeControllerManagerPath: join(dirPath, "kube-controller-manager"),
+    k8sVersion,
+    etcdVersion,
+  };
+}
+
+/** Throws with the build hint when the controller manager is missing (a cache built before it was added). */
+export function requireExecutable(path: string): void {
+  try {
+    accessSync(path, constants.X_OK);
+  } catch (cause) {
+    throw new Error(`kube binaries: ${path} is missing or not executable; ${buildHint}`, { cause });
+  }
 }

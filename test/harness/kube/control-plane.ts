@@ -2,7 +2,19 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from "@kubernetes/client-node";
-import { registerApiService, type ApiServiceRegistration, type RegisteredApiService } from "./api-service.js";
+import {
+  registerApiService,
+  routeApiService,
+  type ApiServiceRegistration,
+  type ApiServiceRoute,
+  type ApiServiceRouteSpec,
+  type RegisteredApiService,
+} from "./api-service.js";
+import {
+  startControllerManager,
+  type ControllerManagerOptions,
+  type RunningControllerManager,
+} from "./controller-manager.js";
 import { findKubeBinaries, type KubeBinaries } from "./binaries.js";
 import { startHttpsServer, type LocalHttpsServer, type RequestListener } from "./https-server.js";
 import { freeLoopbackPort, getUrl, loopbackHost, waitFor, type TlsClientOptions } from "./net.js";
@@ -48,6 +60,17 @@ export interface ControlPlane {
   registerWebhooks(registration: WebhookRegistration): Promise<RegisteredWebhooks>;
   /** Serves an aggregated API from the test process; see api-service.ts. */
   registerApiService(registration: ApiServiceRegistration): Promise<RegisteredApiService>;
+  /** The front proxy's client certificate, to call an aggregated API server the way the API server does. */
+  frontProxyClientTls: { certPem: string; keyPem: string };
+  /** Routes an APIService to a loopback port served by another process (a controller under test). */
+  routeApiService(spec: ApiServiceRouteSpec): Promise<ApiServiceRoute>;
+  /**
+   * A directory holding `tls.crt` and `tls.key` signed by the cluster CA (SANs 127.0.0.1, localhost and
+   * `dnsNames`), for a process under test to serve; `caBundle` is that CA, base64, for an APIService or webhook.
+   */
+  servingCertificateDir(dnsNames: readonly string[]): Promise<{ dirPath: string; caBundle: string }>;
+  /** kube-controller-manager with only `controllers` running; stopped with the control plane. */
+  startControllerManager(options: ControllerManagerOptions): Promise<RunningControllerManager>;
   /** An HTTPS server on loopback whose cert the cluster CA signed (SANs 127.0.0.1, localhost, and `dnsNames`). */
   startHttpsServer(listener: RequestListener, dnsNames?: readonly string[]): Promise<LocalHttpsServer>;
   /** A kubeconfig for another user, authenticated by a client certificate (RBAC applies). */
@@ -264,6 +287,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const stopRemovingOnExit = keepWorkDir ? () => true : removeOnExit(workDirPath);
   const processes: ManagedProcess[] = [];
   const servers = new Set<LocalHttpsServer>();
+  const managers: RunningControllerManager[] = [];
   let stopped: Promise<void> | undefined;
 
   const stopAll = async (): Promise<void> => {
@@ -271,6 +295,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // only the local servers need closing.
     await Promise.all([...servers].map((server) => server.close()));
     servers.clear();
+    // Controllers before the API server they talk to.
+    for (const manager of managers.splice(0)) await manager.stop();
     // API server first, so it does not log etcd errors while stopping.
     for (const managed of [...processes].reverse()) await managed.stop();
     processes.length = 0;
@@ -344,6 +370,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   let userCount = 0;
+  let certDirCount = 0;
+  const getStatusCode = async (path: string): Promise<number> =>
+    (await getUrl(`${serverUrl}${path}`, 10_000, adminTls)).statusCode;
   const controlPlane: ControlPlane = {
     kubeConfig,
     kubeConfigPath,
@@ -363,10 +392,39 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           kubeConfig,
           frontProxyCaPem: pkis.frontProxyCa.certPem,
           startServer,
-          getStatusCode: async (path) => (await getUrl(`${serverUrl}${path}`, 10_000, adminTls)).statusCode,
+          getStatusCode,
         },
         registration,
       ),
+    frontProxyClientTls: { certPem: pkis.frontProxyClient.certPem, keyPem: pkis.frontProxyClient.keyPem },
+    routeApiService: (spec) => routeApiService({ kubeConfig, getStatusCode }, spec),
+    servingCertificateDir: async (dnsNames) => {
+      certDirCount += 1;
+      const dirPath = join(workDirPath, `serving-${certDirCount}`);
+      await mkdir(dirPath, { recursive: true });
+      const cert = await pkis.pki.issue(pkis.clusterCa, `serving-${certDirCount}`, {
+        commonName: dnsNames[0] ?? "localhost",
+        usage: "server",
+        dnsNames: ["localhost", ...dnsNames],
+        ipAddresses: [loopbackHost],
+      });
+      await writeFile(join(dirPath, "tls.crt"), cert.certPem);
+      await writeFile(join(dirPath, "tls.key"), cert.keyPem, { mode: 0o600 });
+      return { dirPath, caBundle: base64(pkis.clusterCa.certPem) };
+    },
+    startControllerManager: async (managerOptions) => {
+      const manager = await startControllerManager(
+        {
+          binaries,
+          workDirPath,
+          kubeConfigPath,
+          ...(keepWorkDir ? {} : { orphanDirPath: workDirPath }),
+        },
+        managerOptions,
+      );
+      managers.push(manager);
+      return manager;
+    },
     startHttpsServer: (listener, dnsNames) => startServer(listener, dnsNames),
     kubeConfigFor: async (credentials) => {
       userCount += 1;

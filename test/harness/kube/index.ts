@@ -1,5 +1,7 @@
 // A real kube-apiserver and etcd for integration tests; see README.md.
 export { startControlPlane } from "./control-plane.js";
+export type { ControllerManagerOptions, RunningControllerManager } from "./controller-manager.js";
+export type { ApiServiceRoute, ApiServiceRouteSpec } from "./api-service.js";
 export type { ApplyCrdOptions, ControlPlane, ControlPlaneOptions, UserCredentials } from "./control-plane.js";
 export { defaultKubeBinDir, findKubeBinaries } from "./binaries.js";
 export type { KubeBinaries } from "./binaries.js";
