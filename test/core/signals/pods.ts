@@ -14,7 +14,7 @@ export interface PodOptions {
   readonly decodePreallocQueueRequests?: number;
   readonly prefillBootstrapQueueRequests?: number;
   readonly kvCacheUsage?: number;
-  readonly gaugeSeries?: PodSample["gaugeSeries"];
+  readonly gaugeSeries?: NonNullable<PodSample["gaugeSeries"]>;
   /** Rates of the stable window; `established` defaults to true. */
   readonly stable?: Partial<PodWindowRates>;
   /** Rates of the panic window; defaults to the stable window's. */
