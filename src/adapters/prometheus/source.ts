@@ -374,8 +374,13 @@ function sglangCacheSeries(win: WindowAcc): string | undefined {
 
 function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
   if (h.count === undefined || h.sum === undefined) return undefined;
+  // A bucket whose series changed name inside the window (`le="1.0"` → `le="1"`) loses the
+  // increase between the two series, and can fall below the bucket before it. A cumulative
+  // count never falls, so it is at least the previous bucket's: a lower bound that keeps
+  // the percentile from moving down.
+  let floor = 0;
   const buckets = [...h.buckets.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([upperBound, count]) => ({ upperBound, count }));
+    .map(([upperBound, count]) => ({ upperBound, count: (floor = Math.max(floor, count)) }));
   return { buckets, count: h.count, sum: h.sum };
 }
