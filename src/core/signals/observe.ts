@@ -11,9 +11,10 @@
 import type { RoleKind } from "../api/model-deployment.js";
 import { absentCounterReading } from "./absent-counter.js";
 import { definedFields, meanDefined, sumDefined } from "./defined.js";
-import { mergeHistograms, p95Milliseconds } from "./histogram.js";
+import { mergeHistograms, p95Bracket, p95Milliseconds, type MergedHistogram } from "./histogram.js";
 import { measured, promptDemandSeries, promptDemandTokensPerSecond } from "./prompt-demand.js";
 import type {
+  LatencyBracket,
   PodSample,
   PodWindowRates,
   RoleObservation,
@@ -100,26 +101,32 @@ function windowRates(pods: readonly PodSample[], window: WindowName): WindowRate
 
 type LatencyField = "ttftSeconds" | "itlSeconds";
 
-function windowLatencyMilliseconds(
+function windowHistogram(
   pods: readonly PodSample[],
   window: WindowName,
   field: LatencyField,
-): number | undefined {
+): MergedHistogram | undefined {
   const histograms = pods.flatMap((pod) => {
     const rates = windowOf(pod, window);
     const histogram = rates[field];
     return rates.established && histogram !== undefined ? [histogram] : [];
   });
-  return p95Milliseconds(mergeHistograms(histograms));
+  return mergeHistograms(histograms);
 }
 
 /**
  * Latency reads the panic window, the recent one, so the guard reacts within
  * about a minute; when that window holds no observation (a quiet minute, or no
- * established pod) it falls back to the stable window.
+ * established pod) it falls back to the stable window. The p95 as the status
+ * reports it (bucket boundary or mean), and its bracket for the guard.
  */
-function latencyMilliseconds(pods: readonly PodSample[], field: LatencyField): number | undefined {
-  return windowLatencyMilliseconds(pods, "panic", field) ?? windowLatencyMilliseconds(pods, "stable", field);
+function latency(pods: readonly PodSample[], field: LatencyField): { milliseconds?: number; bracket?: LatencyBracket } {
+  for (const window of ["panic", "stable"] as const) {
+    const histogram = windowHistogram(pods, window, field);
+    const milliseconds = p95Milliseconds(histogram);
+    if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
+  }
+  return {};
 }
 
 /**
@@ -200,6 +207,8 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   if (fresh.length === 0) return unknown("Stale");
 
   const stable = windowRates(fresh, "stable");
+  const ttft = latency(fresh, "ttftSeconds");
+  const itl = latency(fresh, "itlSeconds");
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,
@@ -212,8 +221,10 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
       panicPromptTokensPerSecond: panic.promptTokensPerSecond,
       panicGenerationTokensPerSecond: panic.generationTokensPerSecond,
       kvCacheUsage: meanDefined(fresh.map((pod) => measured(pod.kvCacheUsage))),
-      ttftMilliseconds: latencyMilliseconds(fresh, "ttftSeconds"),
-      itlMilliseconds: latencyMilliseconds(fresh, "itlSeconds"),
+      ttftMilliseconds: ttft.milliseconds,
+      itlMilliseconds: itl.milliseconds,
+      ttftBracket: ttft.bracket,
+      itlBracket: itl.bracket,
       seriesUsed: seriesUsed(fresh),
     }),
   };

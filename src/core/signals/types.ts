@@ -118,6 +118,9 @@ export interface RoleObservation {
   readonly kvCacheUsage?: number;
   readonly ttftMilliseconds?: number;
   readonly itlMilliseconds?: number;
+  /** Where the buckets place the TTFT and ITL p95 (the latency guard compares the estimate). */
+  readonly ttftBracket?: LatencyBracket;
+  readonly itlBracket?: LatencyBracket;
   /**
    * Which series each signal was read from, with the number of pods per series
    * (`signal → series → pods`), so a fallback to an older engine's series is visible.
@@ -125,6 +128,17 @@ export interface RoleObservation {
    * when absent SGLang first-use counters were read as zero.
    */
   readonly seriesUsed?: SeriesUsed;
+}
+
+/**
+ * A p95 known from buckets: above `lowerMilliseconds`, at most `upperMilliseconds`
+ * (Infinity in the `+Inf` bucket), placed at `estimateMilliseconds` by linear
+ * interpolation inside that bucket.
+ */
+export interface LatencyBracket {
+  readonly lowerMilliseconds: number;
+  readonly upperMilliseconds: number;
+  readonly estimateMilliseconds: number;
 }
 
 /** `signal → series → number of pods` read from it. */
