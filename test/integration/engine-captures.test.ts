@@ -40,6 +40,17 @@ interface Case {
 
 /** The builder reports latency rounded to a nanosecond. */
 const nanosecondMs = (ms: number): number => Math.round(ms * 1e6) / 1e6;
+/**
+ * The bracket the latency guard reads: the p95 lies in (lower, upper] ms and is placed by linear
+ * interpolation of the cumulative counts at both boundaries (any common scale factor cancels).
+ */
+function bracket(lowerMs: number, upperMs: number, atLower: number, atUpper: number, total: number) {
+  const estimate = lowerMs + ((upperMs - lowerMs) * (0.95 * total - atLower)) / (atUpper - atLower);
+  return { lowerMilliseconds: lowerMs, upperMilliseconds: upperMs, estimateMilliseconds: nanosecondMs(estimate) };
+}
+// SGLang live capture, is_streaming summed: TTFT ≤2 s 20505 + 10046, ≤4 s 21584 + 10285 of 22474 + 10663.
+const sglangTtftBracket = bracket(2000, 4000, 20505 + 10046, 21584 + 10285, 22474 + 10663);
+const sglangItlBracket = bracket(20, 25, 11856448, 12113315, 12492997);
 const fresh = { readyReplicas: 1, sampledReplicas: 1 } as const;
 const sglangTtftP95Ms = 4000; // is_streaming false+true: ≤2 s 30551, ≤4 s 31869 ≥ 0.95 × 33137
 const sglangItlP95Ms = 25; // ≤0.02 s 11856448 < 0.95 × 12492997 = 11868347.15 ≤ 12113315 (≤0.025 s)
@@ -64,6 +75,8 @@ function sglangLive(waitingRequests: number, extraSeries: Record<string, Record<
     ...rates(34819072, sglangLiveGeneration, gap),
     ttftMilliseconds: sglangTtftP95Ms,
     itlMilliseconds: sglangItlP95Ms,
+    ttftBracket: sglangTtftBracket,
+    itlBracket: sglangItlBracket,
     seriesUsed: {
       kvCacheUsage: { "sglang:token_usage": 1 },
       itl: { "sglang:inter_token_latency_seconds": 1 },
@@ -96,6 +109,13 @@ const cases: readonly Case[] = [
       ttftMilliseconds: nanosecondMs((2351897.9474117756 / 11008) * 1000),
       // Old ITL name: ≤0.1 s 4950195 < 0.95 × 7400757 = 7030719.15 ≤ 7039435 (≤0.15 s).
       itlMilliseconds: 150,
+      // Above the last finite boundary (30 s): the mean, which is larger.
+      ttftBracket: {
+        lowerMilliseconds: 30000,
+        upperMilliseconds: Infinity,
+        estimateMilliseconds: nanosecondMs((2351897.9474117756 / 11008) * 1000),
+      },
+      itlBracket: bracket(100, 150, 4950195, 7039435, 7400757),
       seriesUsed: {
         kvCacheUsage: { "sglang:token_usage": 1 },
         itl: { "sglang:time_per_output_token_seconds": 1 },
@@ -187,6 +207,8 @@ const cases: readonly Case[] = [
       ...rates(884585339 + 988748524 - (1662463936 + 176968128 + 780288), sglangLiveGeneration, gap),
       ttftMilliseconds: sglangTtftP95Ms,
       itlMilliseconds: sglangItlP95Ms,
+      ttftBracket: sglangTtftBracket,
+      itlBracket: sglangItlBracket,
       seriesUsed: {
         kvCacheUsage: { "sglang:token_usage": 1 },
         itl: { "sglang:time_per_output_token_seconds": 1 },
@@ -307,7 +329,7 @@ async function sampleAt(key: string, atMs: number, windowSeconds: number): Promi
 
 /** Every key equal, numbers to 1e-9 relative. */
 function expectClose(actual: unknown, expected: unknown, path = "observation"): void {
-  if (typeof expected === "number" && typeof actual === "number") {
+  if (typeof expected === "number" && typeof actual === "number" && Number.isFinite(expected)) {
     expect(Math.abs(actual - expected), `${path}: ${actual} vs ${expected}`).toBeLessThanOrEqual(
       1e-9 * Math.max(1, Math.abs(expected)),
     );

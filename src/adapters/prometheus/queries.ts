@@ -264,14 +264,15 @@ export const resetCounters = {
   ],
 } as const;
 
-/** SGLang series created when the first request finishes (the tokenizer family). */
+/**
+ * SGLang tokenizer counters created when the first request finishes. (Its
+ * TTFT and ITL histograms are created earlier, at the first token, so their
+ * presence says nothing about finished requests.)
+ */
 export const firstUseCounters: ReadonlySet<string> = new Set([
   "prompt_tokens_total",
   "generation_tokens_total",
   "cached_tokens_total",
-  "time_to_first_token_seconds_count",
-  "inter_token_latency_seconds_count",
-  "time_per_output_token_seconds_count",
 ]);
 
 /** SGLang counters created at start-up, seeded at 0 on every rank. */

@@ -1,10 +1,11 @@
 /**
  * When an absent counter is a measured zero (docs/prometheus-signals.md, "Absent counters").
  *
- * SGLang creates its tokenizer counters and histograms (`prompt_tokens_total`,
- * `generation_tokens_total`, `cached_tokens_total`, `num_requests_total`,
- * TTFT, ITL) when the first request finishes, so a pod that has finished none
- * exposes none of them. vLLM creates every counter at start-up. An absent
+ * SGLang creates its tokenizer token counters (`prompt_tokens_total`,
+ * `generation_tokens_total`, `cached_tokens_total`, `num_requests_total`) when
+ * the first request finishes (its TTFT and ITL histograms at the first token),
+ * so a pod that has finished none exposes none of them. vLLM creates every
+ * counter at start-up. An absent
  * counter is a zero only when the engine itself shows that the family would
  * exist if anything had been counted; everything else is unknown.
  */
@@ -17,7 +18,7 @@ export interface AbsentCounterEvidence {
   readonly podFresh: boolean;
   /** The window holds at least two gauge samples and no counter of the pod reset. */
   readonly windowEstablished: boolean;
-  /** Some series of the counter's first-use family (SGLang tokenizer series) has a sample in the window. */
+  /** Some counter of the first-use family (SGLang's finish-counted token counters) has a sample in the window. */
   readonly firstUseFamilySeen: boolean;
   /** A counter the engine creates at start-up (SGLang `prefill_effective_tokens_total`) has a sample in the window. */
   readonly startupCounterSeen: boolean;

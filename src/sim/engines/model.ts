@@ -35,6 +35,14 @@ export interface EngineCapacity {
   readonly kvCacheTokens: number;
   /** Prefix blocks the rank keeps for reuse (LRU). */
   readonly prefixCacheBlocks: number;
+  /**
+   * Speculative decoding: output tokens one engine step emits per request
+   * (accepted drafts plus one); 1 without it. A step of k tokens takes k token
+   * times. vLLM records one ITL observation of the step's duration; SGLang
+   * spreads the interval over its tokens (k observations of one token time),
+   * so the same latency target is k times stricter on vLLM.
+   */
+  readonly acceptedTokensPerStep: number;
 }
 
 export const defaultCapacity: EngineCapacity = {
@@ -44,6 +52,7 @@ export const defaultCapacity: EngineCapacity = {
   maxRunningRequests: 64,
   kvCacheTokens: 200_000,
   prefixCacheBlocks: 4096,
+  acceptedTokensPerStep: 1,
 };
 
 export interface SimRequest {
@@ -71,11 +80,16 @@ export interface ReplicaSpec {
   readonly modelName: string;
   readonly dataParallelSize: number;
   /**
-   * SGLang tensor-parallel width; ranks other than 0 also expose scheduler
-   * series, duplicating rank 0 (as with metrics enabled on all schedulers), so
-   * a reader that does not filter ranks double-counts.
+   * SGLang tensor-parallel width. By default only tensor rank 0 writes
+   * scheduler stats; the others expose just the counters SGLang seeds at 0
+   * (`prefill_effective_tokens_total`), as the real engine does.
    */
   readonly tensorParallelSize: number;
+  /**
+   * SGLang `--enable-metrics-for-all-schedulers`: tensor ranks other than 0
+   * repeat rank 0's scheduler series, so a reader that does not filter ranks double-counts.
+   */
+  readonly metricsForAllSchedulers?: boolean;
   readonly capacity: EngineCapacity;
   /** KV transfer time of a prefill/decode handoff. */
   readonly kvTransferSeconds: number;
@@ -120,6 +134,8 @@ interface ActiveRequest {
   generated: number;
   decodeCredit: number;
   kvTokens: number;
+  /** Tokens of the current (speculative) engine step not yet recorded in ITL. */
+  stepTokens?: number;
   firstTokenSeconds?: number;
   transferDoneSeconds?: number;
   fromPod?: string;
@@ -392,7 +408,8 @@ export class EngineRank {
       cap.maxTokensPerSecondPerRequest,
       cap.decodeTokensPerSecond / decoding.length,
     );
-    const itlSeconds = 1 / perRequestTokensPerSecond;
+    const tokenSeconds = 1 / perRequestTokensPerSecond;
+    const tokensPerStep = Math.max(1, Math.round(cap.acceptedTokensPerStep));
     const c = this.counters;
     for (const r of decoding) {
       r.decodeCredit += perRequestTokensPerSecond * dtSeconds;
@@ -402,7 +419,11 @@ export class EngineRank {
         r.generated += 1;
         r.kvTokens += 1;
         this.kvUsedTokens += 1;
-        c.itl.observe(itlSeconds);
+        r.stepTokens = (r.stepTokens ?? 0) + 1;
+        if (r.stepTokens >= tokensPerStep || r.generated >= r.request.outputTokens) {
+          this.observeStep(r.stepTokens, tokenSeconds);
+          r.stepTokens = 0;
+        }
         if (this.spec.engine === "vllm") stream.generationTokens += 1;
       }
       if (r.generated >= r.request.outputTokens) {
@@ -412,6 +433,12 @@ export class EngineRank {
         this.finishRequest(r, endSeconds, "length");
       }
     }
+  }
+
+  /** One engine step of `tokens` tokens for one request, as each engine records ITL. */
+  private observeStep(tokens: number, tokenSeconds: number): void {
+    if (this.spec.engine === "vllm") this.counters.itl.observe(tokens * tokenSeconds);
+    else this.counters.itl.observe(tokenSeconds, tokens);
   }
 
   private finishRequest(r: ActiveRequest, endSeconds: number, reason: "stop" | "length"): void {
