@@ -1,11 +1,15 @@
 /**
- * `mds-scaler observe --prometheus-url URL -f scaler.yaml --target md.yaml [-o table|json|yaml]`:
+ * `mds-scaler observe --prometheus-url URL -f scaler.yaml [--target md.yaml] [-o table|json|yaml]`:
  * one sampling pass with the controller's own queries, printed per role and
  * per pod: every field the algorithm reads, the series it came from, coverage,
- * signal state and why. Needs no cluster: the target file names the roles,
- * their kinds and (from its status, when present) their ready replicas.
+ * signal state and why. With `--target` no cluster is needed (the file names
+ * the roles, their kinds and, from its status when present, their ready
+ * replicas); without it the target is read from the cluster, and `--scaler`
+ * reads the scaler from there too.
  */
+import { KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments, stringify } from "yaml";
+import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig, type MetricNameSeparator } from "../adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
@@ -20,22 +24,28 @@ import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from
 import { exitCodes, type CliIo, type Command } from "./io.js";
 
 export const observeUsage = [
-  "usage: mds-scaler observe --prometheus-url <url> -f <scaler.yaml> --target <deployment.yaml> [-o table|json|yaml]",
+  "usage: mds-scaler observe --prometheus-url <url> (-f <scaler.yaml> | --scaler <namespace>/<name>)",
+  "                          [--target <deployment.yaml>] [--kubeconfig <file>] [-o table|json|yaml]",
   "",
   "  --prometheus-url URL          Prometheus holding the engine series (the controller's --prometheus-url)",
-  "  -f, --filename FILE           the ModelDeploymentScaler",
-  "  -t, --target FILE             its ModelDeployment (roles, kinds, ready replicas from its status)",
+  "  -f, --filename FILE           the ModelDeploymentScaler, from a file",
+  "  --scaler NAMESPACE/NAME       the ModelDeploymentScaler, read from the cluster",
+  "  -t, --target FILE             its ModelDeployment from a file (no cluster needed);",
+  "                                without it the target is read from the cluster",
+  "  --kubeconfig FILE             the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)",
   "  -o, --output FORMAT           table (default), json or yaml",
   "  --metric-name-separator SEP   ':' (default) or '_' where ingestion rewrote the engine names",
-  "  --timeout-ms N                budget of each query (default 10000)",
+  "  --timeout-ms N                budget of each query and API call (default 10000)",
 ].join("\n");
 
 type OutputFormat = "table" | "json" | "yaml";
 
 interface ObserveArgs {
   readonly prometheusUrl: string;
-  readonly file: string;
-  readonly target: string;
+  /** The scaler: a file, or `namespace/name` in the cluster. */
+  readonly scaler: { readonly file: string } | { readonly namespace: string; readonly name: string };
+  readonly target?: string;
+  readonly kubeconfig?: string;
   readonly output: OutputFormat;
   readonly separator: MetricNameSeparator;
   readonly timeoutMs: number;
@@ -51,6 +61,8 @@ function parseArgs(args: readonly string[]): ObserveArgs | string {
   const known = new Set([
     "--prometheus-url",
     "--filename",
+    "--scaler",
+    "--kubeconfig",
     "--target",
     "--output",
     "--metric-name-separator",
@@ -73,11 +85,15 @@ function parseArgs(args: readonly string[]): ObserveArgs | string {
     return `--prometheus-url: ${JSON.stringify(prometheusUrl)} is not an http(s) URL`;
   }
   const file = values.get("--filename");
-  if (file === undefined) return "-f <scaler.yaml> is required";
-  const target = values.get("--target");
-  if (target === undefined) {
-    return "--target <deployment.yaml> is required (reading the scaler and target from a cluster is not supported yet)";
+  const scalerRef = values.get("--scaler");
+  if ((file === undefined) === (scalerRef === undefined)) {
+    return "give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>";
   }
+  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
+  if (scalerRef !== undefined && !ref) return `--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`;
+  const scaler = file !== undefined ? { file } : { namespace: ref?.[1] ?? "", name: ref?.[3] ?? "" };
+  const target = values.get("--target");
+  const kubeconfig = values.get("--kubeconfig");
   const output = values.get("--output") ?? "table";
   if (output !== "table" && output !== "json" && output !== "yaml") {
     return `--output: ${JSON.stringify(output)} is not one of table, json, yaml`;
@@ -91,7 +107,15 @@ function parseArgs(args: readonly string[]): ObserveArgs | string {
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
     return `--timeout-ms: ${JSON.stringify(timeoutText)} is not a positive integer`;
   }
-  return { prometheusUrl, file, target, output, separator, timeoutMs };
+  return {
+    prometheusUrl,
+    scaler,
+    ...(target === undefined ? {} : { target }),
+    ...(kubeconfig === undefined ? {} : { kubeconfig }),
+    output,
+    separator,
+    timeoutMs,
+  };
 }
 
 function readOne(path: string, io: CliIo, what: string): unknown {
@@ -286,6 +310,36 @@ function table(report: ObserveReport): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The cluster's objects, through the controller's own Kubernetes adapter. */
+function clusterFrom(args: ObserveArgs): KubeResources {
+  const kubeConfig = new KubeConfig();
+  if (args.kubeconfig !== undefined) kubeConfig.loadFromFile(args.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  return new KubeResources(kubeConfig, { timeoutMs: args.timeoutMs });
+}
+
+/** The scaler and target, each from its file or from the cluster. */
+async function loadObjects(args: ObserveArgs, io: CliIo): Promise<{ scaler: unknown; target: unknown }> {
+  let cluster: KubeResources | undefined;
+  const api = (): KubeResources => (cluster ??= clusterFrom(args));
+  let scaler: unknown;
+  if ("file" in args.scaler) scaler = readOne(args.scaler.file, io, "ModelDeploymentScaler");
+  else {
+    const { namespace, name } = args.scaler;
+    scaler = await api().getScaler(namespace, name);
+    if (scaler === undefined) throw new Error(`--scaler: ModelDeploymentScaler ${namespace}/${name} not found`);
+  }
+  if (args.target !== undefined) return { scaler, target: readOne(args.target, io, "ModelDeployment") };
+  const parsed = validateScaler(scaler);
+  if (!parsed.ok) throw new Error(`scaler: ${parsed.problems.map(formatProblem).join("\n")}`);
+  const metadata = (parsed.value as unknown as Scaler).metadata;
+  const namespace = metadata.namespace ?? "default";
+  const name = parsed.value.spec.targetRef.name;
+  const target = await api().getTarget(namespace, name);
+  if (target === undefined) throw new Error(`target: ModelDeployment ${namespace}/${name} not found in the cluster`);
+  return { scaler, target };
+}
+
 export async function runObserve(args: readonly string[], io: CliIo, nowMs: () => number = Date.now): Promise<number> {
   const parsed = parseArgs(args);
   if (typeof parsed === "string") {
@@ -294,8 +348,7 @@ export async function runObserve(args: readonly string[], io: CliIo, nowMs: () =
   }
   let report: ObserveReport;
   try {
-    const scaler = readOne(parsed.file, io, "ModelDeploymentScaler");
-    const target = readOne(parsed.target, io, "ModelDeployment");
+    const { scaler, target } = await loadObjects(parsed, io);
     report = await observeOnce(parsed, scaler, target, nowMs());
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);

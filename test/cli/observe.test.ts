@@ -182,8 +182,12 @@ describe("mds-scaler observe", () => {
     { args: [...base("ftp://x"), "-o", "json"], want: /--prometheus-url: "ftp:\/\/x" is not an http\(s\) URL/ },
     { args: [...base("http://x"), "-o", "xml"], want: /--output: "xml" is not one of table, json, yaml/ },
     {
-      args: ["observe", "--prometheus-url", "http://x", "-f", "scaler.yaml"],
-      want: /--target <deployment.yaml> is required/,
+      args: ["observe", "--prometheus-url", "http://x", "-f", "scaler.yaml", "--scaler", "ml/chat"],
+      want: /exactly one of -f <scaler.yaml> and --scaler/,
+    },
+    {
+      args: ["observe", "--prometheus-url", "http://x", "--scaler", "chat"],
+      want: /--scaler: "chat" is not <namespace>\/<name>/,
     },
   ])("rejects bad flags naming the flag and value: $want", async ({ args, want }) => {
     const io = memoryIo();
