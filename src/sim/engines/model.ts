@@ -45,6 +45,9 @@ export interface EngineCapacity {
   readonly acceptedTokensPerStep: number;
 }
 
+/** SGLang `--decode-log-interval` default: decode steps between stats logs. */
+export const decodeLogInterval = 40;
+
 export const defaultCapacity: EngineCapacity = {
   prefillTokensPerSecond: 8000,
   decodeTokensPerSecond: 1500,
@@ -219,7 +222,26 @@ export class EngineRank {
     return this.waiting.length + this.running.length + this.prealloc.length + this.transferring.length;
   }
 
+  /**
+   * The gauges as the engine reports them. vLLM writes them on every engine
+   * step, so they are current. SGLang's scheduler writes them only when it logs
+   * stats: after a prefill batch, every `decodeLogInterval` decode steps, and on
+   * its idle check; in between they hold the last logged values.
+   */
   gauges(): RankGauges {
+    if (this.spec.engine === "sglang") return (this.logged ??= this.liveGauges());
+    return this.liveGauges();
+  }
+
+  private logged: RankGauges | undefined;
+  private decodeStepsSinceLog = 0;
+
+  private logStats(): void {
+    this.logged = this.liveGauges();
+    this.decodeStepsSinceLog = 0;
+  }
+
+  private liveGauges(): RankGauges {
     // vLLM counts requests waiting for remote KV among its waiting requests.
     const waiting =
       this.spec.engine === "vllm"
@@ -274,9 +296,13 @@ export class EngineRank {
     const handoffs: Handoff[] = [];
     const transferred: { id: number; fromPod: string }[] = [];
     // An idle rank has nothing to advance; large fleets are mostly idle ranks.
-    if (this.outstanding() === 0) return { handoffs, transferred };
+    if (this.outstanding() === 0) {
+      // SGLang's idle self-check logs stats once the scheduler is idle.
+      if (this.logged !== undefined && this.logged.running + this.logged.waiting > 0) this.logStats();
+      return { handoffs, transferred };
+    }
     this.admit(nowSeconds);
-    this.prefill(nowSeconds, dtSeconds, fromPod, handoffs);
+    const prefilled = this.prefill(nowSeconds, dtSeconds, fromPod, handoffs);
     // KV transfers complete before decoding so a request can decode in the step its KV lands.
     for (let i = 0; i < this.transferring.length;) {
       const t = this.transferring[i];
@@ -291,6 +317,7 @@ export class EngineRank {
       } else i++;
     }
     this.decode(endSeconds, dtSeconds);
+    if (prefilled || this.decodeStepsSinceLog >= decodeLogInterval) this.logStats();
     return { handoffs, transferred };
   }
 
@@ -333,7 +360,8 @@ export class EngineRank {
     }
   }
 
-  private prefill(nowSeconds: number, dtSeconds: number, fromPod: string, handoffs: Handoff[]): void {
+  /** Runs this step's prefill budget; true when a prefill batch ran. */
+  private prefill(nowSeconds: number, dtSeconds: number, fromPod: string, handoffs: Handoff[]): boolean {
     const rate = this.spec.capacity.prefillTokensPerSecond;
     let budget = rate * dtSeconds;
     let spent = 0;
@@ -368,6 +396,7 @@ export class EngineRank {
       }
       i++;
     }
+    return spent > 0;
   }
 
   private onPrefillDone(r: ActiveRequest, doneSeconds: number): void {
@@ -409,6 +438,8 @@ export class EngineRank {
       cap.decodeTokensPerSecond / decoding.length,
     );
     const tokenSeconds = 1 / perRequestTokensPerSecond;
+    // One decode step per token time of the batch.
+    this.decodeStepsSinceLog += dtSeconds * perRequestTokensPerSecond;
     const tokensPerStep = Math.max(1, Math.round(cap.acceptedTokensPerStep));
     const c = this.counters;
     for (const r of decoding) {

@@ -110,6 +110,47 @@ describe("SGLang series the captures show", () => {
   });
 });
 
+describe("SGLang scheduler gauges change only when stats are logged", () => {
+  // One running request at a time, 500 output tokens at 50 tok/s (10 s each); later arrivals wait.
+  const busy = (engine: "vllm" | "sglang"): SimDeploymentSpec => ({
+    namespace: "ns",
+    name: engine,
+    engine,
+    coldStartSeconds: 0,
+    roles: [
+      {
+        name: "server",
+        serving: "unified",
+        replicas: 1,
+        capacity: { maxRunningRequests: 1, maxTokensPerSecondPerRequest: 50 },
+      },
+    ],
+    workload: new SyntheticWorkload({
+      seed: 1,
+      startSeconds: 0,
+      requestsPerSecond: 2,
+      arrivals: "uniform",
+      promptTokens: { kind: "fixed", tokens: 100 },
+      outputTokens: { kind: "fixed", tokens: 500 },
+    }),
+  });
+  const waiting = (engine: "vllm" | "sglang", atSeconds: number): number => {
+    const text = exposition(fleetAt(busy(engine), atSeconds));
+    const metric = engine === "vllm" ? "vllm:num_requests_waiting" : "sglang:num_queue_reqs";
+    const line = text.split("\n").find((l) => l.startsWith(`${metric}{`));
+    return Number(line?.split(" ").at(-1));
+  };
+
+  it("holds the queue gauge between stats logs (40 decode steps, 0.8 s here); vLLM's is current", () => {
+    // 1.2 s: a request waits, but SGLang last logged before it arrived.
+    expect(waiting("vllm", 1.2)).toBe(1);
+    expect(waiting("sglang", 1.2)).toBe(0);
+    // Later decode logs catch up with the queue.
+    expect(waiting("vllm", 2.2)).toBe(3);
+    expect(waiting("sglang", 2.2)).toBe(3);
+  });
+});
+
 describe("speculative decoding and ITL semantics", () => {
   // 3 tokens per step (2 accepted drafts + 1) at 50 tok/s per request: a step takes 60 ms, a token 20 ms.
   const spec = (engine: "vllm" | "sglang"): SimDeploymentSpec => ({
