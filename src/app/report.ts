@@ -78,6 +78,7 @@ export function roleReports(
         panic: role.reason === undefined ? undefined : role.reason === "Panic",
         predictorLevelTokensPerSecond: predictive !== undefined ? level : undefined,
         predictorTrendTokensPerSecondPerSecond: predictive !== undefined ? trend : undefined,
+        seriesUsed: observed?.seriesUsed,
       }),
     };
   });

@@ -5,12 +5,14 @@
 import { describeSettings } from "../app/config.js";
 import { runController } from "../app/main.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { observeCommand } from "./observe.js";
 import { planCommand } from "./plan.js";
 import { validateCommand } from "./validate.js";
 
 export const commands: Readonly<Record<string, Command>> = {
   validate: validateCommand,
   plan: planCommand,
+  observe: observeCommand,
   controller: {
     summary: "Runs the control loop (on the elected leader), the admission webhooks and /metrics.",
     usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings()}\n`,

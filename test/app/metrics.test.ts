@@ -70,6 +70,7 @@ describe("own metrics", () => {
         signalState: "Fresh",
         panicPromptTokensPerSecond: 3100,
         panicGenerationTokensPerSecond: 0,
+        seriesUsed: { itl: { "vllm:time_per_output_token_seconds": 1, "vllm:inter_token_latency_seconds": 1 } },
       },
     },
   );
@@ -104,6 +105,20 @@ describe("own metrics", () => {
     const state = await series(metrics, "mds_role_signal_state");
     expect(state.filter((s) => s.labels["role"] === "decode" && s.value === 1).map((s) => s.labels["state"])).toEqual([
       "Missing",
+    ]);
+  });
+
+  it("exports which engine series each signal was read from, in pods", async () => {
+    expect(
+      (await series(metrics, "mds_role_signal_series_pods")).map((s) => [
+        s.labels["role"],
+        s.labels["signal"],
+        s.labels["series"],
+        s.value,
+      ]),
+    ).toEqual([
+      ["prefill", "itl", "vllm:time_per_output_token_seconds", 1],
+      ["prefill", "itl", "vllm:inter_token_latency_seconds", 1],
     ]);
   });
 

@@ -65,6 +65,8 @@ function deployments(startSeconds: number): SimDeploymentSpec[] {
           replicas: 2,
           dataParallelSize: 2,
           tensorParallelSize: 2,
+          // Every scheduler writes stats, so TP rank 1 duplicates rank 0 and the reader must collapse them.
+          metricsForAllSchedulers: true,
           capacity: { ...capacity, maxRunningRequests: 3 },
         },
       ],

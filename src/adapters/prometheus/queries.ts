@@ -13,6 +13,8 @@ import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
 
 export const signalLabel = "mds_signal";
 export const windowLabel = "mds_window_seconds";
+/** Names the series a part with a version fallback read (the metric name without the engine prefix). */
+export const seriesLabel = "mds_series";
 
 /** Escapes text for a PromQL double-quoted string literal. */
 export function escapePromQLString(value: string): string {
@@ -78,6 +80,28 @@ function union(parts: readonly string[]): string {
   return parts.join("\n or ");
 }
 
+/**
+ * Version fallback per pod: the first expression whose pod answers wins, each
+ * labelled with the metric it read (`mds_series`). Each expression must be
+ * aggregated `by` the pod group (plus any extra labels, e.g. `le`): `or on
+ * (group)` keeps an older series only for pods without the newer one.
+ */
+function firstPresent(
+  group: string,
+  candidates: readonly { readonly metric: string; readonly expr: string }[],
+): string {
+  return candidates
+    .map(({ metric, expr }) => `label_replace(${expr}, "${seriesLabel}", "${metric}", "", "")`)
+    .join(` or on (${group}) `);
+}
+
+/** Older names of renamed series, newest first (docs/prometheus-signals.md, "Engine versions"). */
+export const seriesFallbacks = {
+  vllmKvCacheUsage: ["kv_cache_usage_perc", "gpu_cache_usage_perc"],
+  itl: ["inter_token_latency_seconds", "time_per_output_token_seconds"],
+  sglangPrefillBootstrapQueue: ["num_prefill_bootstrap_queue_reqs", "num_prefill_prealloc_queue_reqs"],
+} as const;
+
 class Builder {
   readonly group: string;
   constructor(private readonly ctx: QueryContext) {
@@ -123,7 +147,11 @@ class Builder {
   }
 }
 
-/** The gauge query: running, waiting, KV usage, decode transfer queue and the newest sample time per pod. */
+/**
+ * The gauge query: running, waiting, KV usage (vLLM before 0.9.2: `gpu_cache_usage_perc`),
+ * SGLang's disaggregation queues (decode transfer and prealloc, prefill bootstrap
+ * under either name) and the newest sample time per pod.
+ */
 export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   const b = new Builder(ctx);
   const g = b.group;
@@ -131,12 +159,32 @@ export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   return union([
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_waiting", sel)})`, "vllm/waiting"),
-    tag(`avg by (${g}) (${b.series("vllm", "kv_cache_usage_perc", sel)})`, "vllm/kv"),
+    tag(
+      firstPresent(
+        g,
+        seriesFallbacks.vllmKvCacheUsage.map((metric) => ({
+          metric,
+          expr: `avg by (${g}) (${b.series("vllm", metric, sel)})`,
+        })),
+      ),
+      "vllm/kv",
+    ),
     tag(`max by (${g}) (timestamp(${b.series("vllm", "num_requests_running", sel)}))`, "vllm/timestamp"),
     tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id)})`, "sglang/running"),
     tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id)})`, "sglang/waiting"),
     tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id)})`, "sglang/kv"),
     tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id)})`, "sglang/transfer"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_prealloc_queue_reqs", sel, id)})`, "sglang/prealloc"),
+    tag(
+      firstPresent(
+        g,
+        seriesFallbacks.sglangPrefillBootstrapQueue.map((metric) => ({
+          metric,
+          expr: `sum by (${g}) (${b.sglangScheduler(metric, sel, id)})`,
+        })),
+      ),
+      "sglang/bootstrap",
+    ),
     tag(`max by (${g}) (timestamp(${b.series("sglang", "num_running_reqs", sel)}))`, "sglang/timestamp"),
   ]);
 }
@@ -161,27 +209,21 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
         "sglang/effective",
         w,
       ),
+      // Cached prompt tokens by tier at request finish: the cache accounting of SGLang builds without
+      // prefill_effective_tokens_total (cache_source came in 2026-01; before it the series is unlabelled).
+      tag(
+        `sum by (${g}, cache_source) (rate(${b.series("sglang", "cached_tokens_total", sel)}${range}))`,
+        "sglang/cached",
+        w,
+      ),
     );
     for (const engine of ["vllm", "sglang"] as const) {
       // Any counter of the pod going down means the process restarted inside the
       // window. One part per counter: functions drop metric names, so series of
       // different counters would collide inside one expression.
-      const counters =
-        engine === "vllm"
-          ? [
-              "prompt_tokens_total",
-              "generation_tokens_total",
-              "prefix_cache_hits_total",
-              "time_to_first_token_seconds_count",
-              "inter_token_latency_seconds_count",
-            ]
-          : [
-              "prompt_tokens_total",
-              "generation_tokens_total",
-              "prefill_effective_tokens_total",
-              "time_to_first_token_seconds_count",
-              "inter_token_latency_seconds_count",
-            ];
+      // A part answers only when its counter has a sample in the window, which also tells the
+      // absent-counter rule which counters exist (`resetCounters`).
+      const counters = resetCounters[engine];
       for (const counter of counters) {
         parts.push(
           tag(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
@@ -197,7 +239,51 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
   return union(parts);
 }
 
-/** Histogram deltas (buckets by `le`, count, sum) for every window. */
+/**
+ * The counters whose `resets()` parts a pass reads, per engine. SGLang's
+ * first-use tokenizer family and its start-up counter are named so the source
+ * can tell which were present (`firstUseCounters`, `startupCounters`).
+ */
+export const resetCounters = {
+  vllm: [
+    "prompt_tokens_total",
+    "generation_tokens_total",
+    "prefix_cache_hits_total",
+    "time_to_first_token_seconds_count",
+    "inter_token_latency_seconds_count",
+    "time_per_output_token_seconds_count",
+  ],
+  sglang: [
+    "prompt_tokens_total",
+    "generation_tokens_total",
+    "prefill_effective_tokens_total",
+    "cached_tokens_total",
+    "time_to_first_token_seconds_count",
+    "inter_token_latency_seconds_count",
+    "time_per_output_token_seconds_count",
+  ],
+} as const;
+
+/**
+ * SGLang tokenizer counters created when the first request finishes. (Its
+ * TTFT and ITL histograms are created earlier, at the first token, so their
+ * presence says nothing about finished requests.)
+ */
+export const firstUseCounters: ReadonlySet<string> = new Set([
+  "prompt_tokens_total",
+  "generation_tokens_total",
+  "cached_tokens_total",
+]);
+
+/** SGLang counters created at start-up, seeded at 0 on every rank. */
+export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_tokens_total"]);
+
+/**
+ * Histogram deltas (buckets by `le`, count, sum) for every window. ITL reads
+ * `inter_token_latency_seconds`, and per pod falls back to the older
+ * `time_per_output_token_seconds` (vLLM before 0.11, older SGLang) with the
+ * same window; the part is labelled with the series it read.
+ */
 export function histogramQuery(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
@@ -205,15 +291,23 @@ export function histogramQuery(
 ): string {
   const b = new Builder(ctx);
   const g = b.group;
+  const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
   const parts: string[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     for (const engine of ["vllm", "sglang"] as const) {
-      const inc = (suffix: string, by: string): string =>
-        `sum by (${by}) (increase(${b.series(engine, `${histogram}${suffix}`, sel)}[${w}s]))`;
+      const inc = (name: string, suffix: string, by: string): string =>
+        `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, sel)}[${w}s]))`;
+      const part = (suffix: string, by: string): string =>
+        names.length === 1
+          ? inc(histogram, suffix, by)
+          : firstPresent(
+              g,
+              names.map((metric) => ({ metric, expr: inc(metric, suffix, by) })),
+            );
       parts.push(
-        tag(inc("_bucket", `${g}, le`), `${engine}/bucket`, w),
-        tag(inc("_count", g), `${engine}/count`, w),
-        tag(inc("_sum", g), `${engine}/sum`, w),
+        tag(part("_bucket", `${g}, le`), `${engine}/bucket`, w),
+        tag(part("_count", g), `${engine}/count`, w),
+        tag(part("_sum", g), `${engine}/sum`, w),
       );
     }
   }

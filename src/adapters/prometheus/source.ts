@@ -11,7 +11,10 @@ import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./
 import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
 import {
   buildSamplingQueries,
+  firstUseCounters,
+  seriesLabel,
   signalLabel,
+  startupCounters,
   windowLabel,
   type QueryName,
   type SamplingQueries,
@@ -45,6 +48,9 @@ export interface SamplingPass {
 interface WindowAcc {
   rates: Map<string, number>;
   resets?: number;
+  /** Counters with a sample in the window (their `resets()` part answered). */
+  present: Set<string>;
+  itlSeries?: string;
   samples?: number;
   ttft: HistogramAcc;
   itl: HistogramAcc;
@@ -64,6 +70,8 @@ interface PodAcc {
   engine?: EngineKind;
   timestamp?: number;
   gauges: Map<string, number>;
+  /** The series a renamed gauge was read from, by `<engine>/<signal>`. */
+  gaugeSeries: Map<string, string>;
   windows: Map<number, WindowAcc>;
 }
 
@@ -176,7 +184,11 @@ export class PrometheusSignalSource {
       if (!namespace || !deployment || !role || !pod) return undefined;
       const key = JSON.stringify([namespace, deployment, role, pod]);
       let acc = pods.get(key);
-      if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, gauges: new Map(), windows: new Map() }));
+      if (!acc)
+        pods.set(
+          key,
+          (acc = { namespace, deployment, role, pod, gauges: new Map(), gaugeSeries: new Map(), windows: new Map() }),
+        );
       return acc;
     };
     const windowOf = (acc: PodAcc, s: VectorSample): WindowAcc | undefined => {
@@ -184,14 +196,17 @@ export class PrometheusSignalSource {
       if (!Number.isFinite(w)) return undefined;
       let win = acc.windows.get(w);
       if (!win)
-        acc.windows.set(w, (win = { rates: new Map(), ttft: { buckets: new Map() }, itl: { buckets: new Map() } }));
+        acc.windows.set(
+          w,
+          (win = { rates: new Map(), present: new Set(), ttft: { buckets: new Map() }, itl: { buckets: new Map() } }),
+        );
       return win;
     };
     for (const name of queryNames) {
       for (const s of results.get(name)?.samples ?? []) {
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
-        const [engineTag, signal] = (s.labels[signalLabel] ?? "").split("/");
+        const [engineTag, signal, counter] = (s.labels[signalLabel] ?? "").split("/");
         if ((engineTag !== "vllm" && engineTag !== "sglang") || !signal) continue;
         const acc = podOf(s);
         if (!acc) continue;
@@ -199,23 +214,39 @@ export class PrometheusSignalSource {
           if (signal === "timestamp") {
             if (acc.engine === undefined || (acc.timestamp ?? -Infinity) < s.value) acc.engine = engineTag;
             acc.timestamp = Math.max(acc.timestamp ?? -Infinity, s.value);
-          } else acc.gauges.set(`${engineTag}/${signal}`, s.value);
+          } else {
+            acc.gauges.set(`${engineTag}/${signal}`, s.value);
+            const series = s.labels[seriesLabel];
+            if (series !== undefined) acc.gaugeSeries.set(`${engineTag}/${signal}`, `${engineTag}:${series}`);
+          }
           continue;
         }
         const win = windowOf(acc, s);
         if (!win) continue;
         if (name === "counters") {
-          if (signal === "resets") win.resets = (win.resets ?? 0) + s.value;
-          else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
+          if (signal === "resets") {
+            win.resets = (win.resets ?? 0) + s.value;
+            if (counter !== undefined) win.present.add(`${engineTag}/${counter}`);
+          } else if (signal === "cached") {
+            // Storage tiers are named per backend (`storage_HiCacheNixl`); an unlabelled series is a total.
+            const source = s.labels["cache_source"] ?? "";
+            const tier = source === "" ? "total" : source.startsWith("storage") ? "storage" : source;
+            const key = `${engineTag}/cached/${tier}`;
+            win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
+          } else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
           else if (signal === "effective") win.rates.set(`${engineTag}/effective/${s.labels["mode"] ?? ""}`, s.value);
           else win.rates.set(`${engineTag}/${signal}`, s.value);
           continue;
         }
         const h = name === "ttft" ? win.ttft : win.itl;
         if (engineTag !== acc.engine && acc.engine !== undefined) continue;
+        if (name === "itl" && s.labels[seriesLabel] !== undefined)
+          win.itlSeries = `${engineTag}:${s.labels[seriesLabel]}`;
         if (signal === "bucket") {
+          // `le="1.0"` (Prometheus 2) and `le="1"` (Prometheus 3) are one bucket: a window
+          // spanning an upgrade holds both series, each with part of the increase.
           const le = parseLe(s.labels["le"]);
-          if (le !== undefined) h.buckets.set(le, s.value);
+          if (le !== undefined) h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
         } else if (signal === "count") h.count = s.value;
         else if (signal === "sum") h.sum = s.value;
       }
@@ -245,6 +276,16 @@ function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | unde
   const waiting = g("waiting");
   const kv = g("kv");
   const transfer = g("transfer");
+  const prealloc = g("prealloc");
+  const bootstrap = g("bootstrap");
+  const kvSeries = acc.gaugeSeries.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
+  const bootstrapSeries = acc.gaugeSeries.get(`${engine}/bootstrap`);
+  const gaugeSeries = {
+    ...(kv !== undefined && kvSeries !== undefined ? { kvCacheUsage: kvSeries } : {}),
+    ...(bootstrap !== undefined && bootstrapSeries !== undefined
+      ? { prefillBootstrapQueueRequests: bootstrapSeries }
+      : {}),
+  };
   return {
     pod: acc.pod,
     engine,
@@ -252,7 +293,10 @@ function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | unde
     ...(running !== undefined ? { runningRequests: running } : {}),
     ...(waiting !== undefined ? { waitingRequests: waiting } : {}),
     ...(transfer !== undefined ? { decodeTransferQueueRequests: transfer } : {}),
+    ...(prealloc !== undefined ? { decodePreallocQueueRequests: prealloc } : {}),
+    ...(bootstrap !== undefined ? { prefillBootstrapQueueRequests: bootstrap } : {}),
     ...(kv !== undefined ? { kvCacheUsage: kv } : {}),
+    ...(Object.keys(gaugeSeries).length > 0 ? { gaugeSeries } : {}),
     windows: {
       stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine),
       panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine),
@@ -275,26 +319,68 @@ function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindo
           ["promptTokensPerSecond", r("prompt")],
           ["generationTokensPerSecond", r("generation")],
           ["effectivePrefillTokensPerSecond", r("effective/input")],
-          ["deviceHitTokensPerSecond", r("effective/device_hit")],
-          ["hostHitTokensPerSecond", r("effective/host_hit")],
-          ["storageHitTokensPerSecond", r("effective/storage_hit")],
+          ...sglangHits(win),
         ];
   const rates: Record<string, number> = {};
   for (const [k, v] of entries) if (v !== undefined) rates[k] = v;
   const ttft = toHistogram(win.ttft);
   const itl = toHistogram(win.itl);
+  const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
+  const present = [...win.present].filter((c) => c.startsWith(`${engine}/`)).map((c) => c.slice(engine.length + 1));
   return {
     established,
     ...rates,
+    ...(cacheSeries !== undefined ? { cacheSeries } : {}),
     ...(ttft ? { ttftSeconds: ttft } : {}),
-    ...(itl ? { itlSeconds: itl } : {}),
+    ...(itl ? { itlSeconds: itl, ...(win.itlSeries !== undefined ? { itlSeries: win.itlSeries } : {}) } : {}),
+    ...(engine === "sglang"
+      ? {
+          counterPresence: {
+            firstUseFamily: present.some((c) => firstUseCounters.has(c)),
+            startupCounter: present.some((c) => startupCounters.has(c)),
+          },
+        }
+      : {}),
   };
+}
+
+/** Whether this SGLang window's hit tiers come from `prefill_effective_tokens_total` (2026) or `cached_tokens_total`. */
+function usesEffectiveCounter(win: WindowAcc): boolean {
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/effective/"));
+}
+
+/** SGLang hit rates per tier, from the effective-prefill counter when the pod has it, else from cached tokens. */
+function sglangHits(win: WindowAcc): [keyof PodWindowRates, number | undefined][] {
+  const r = (name: string): number | undefined => win.rates.get(`sglang/${name}`);
+  if (usesEffectiveCounter(win)) {
+    return [
+      ["deviceHitTokensPerSecond", r("effective/device_hit")],
+      ["hostHitTokensPerSecond", r("effective/host_hit")],
+      ["storageHitTokensPerSecond", r("effective/storage_hit")],
+    ];
+  }
+  return [
+    ["deviceHitTokensPerSecond", r("cached/device")],
+    ["hostHitTokensPerSecond", r("cached/host")],
+    ["storageHitTokensPerSecond", r("cached/storage")],
+    ["totalCachedTokensPerSecond", r("cached/total")],
+  ];
+}
+
+function sglangCacheSeries(win: WindowAcc): string | undefined {
+  if (usesEffectiveCounter(win)) return "sglang:prefill_effective_tokens_total";
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/cached/")) ? "sglang:cached_tokens_total" : undefined;
 }
 
 function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
   if (h.count === undefined || h.sum === undefined) return undefined;
+  // A bucket whose series changed name inside the window (`le="1.0"` → `le="1"`) loses the
+  // increase between the two series, and can fall below the bucket before it. A cumulative
+  // count never falls, so it is at least the previous bucket's: a lower bound that keeps
+  // the percentile from moving down.
+  let floor = 0;
   const buckets = [...h.buckets.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([upperBound, count]) => ({ upperBound, count }));
+    .map(([upperBound, count]) => ({ upperBound, count: (floor = Math.max(floor, count)) }));
   return { buckets, count: h.count, sum: h.sum };
 }

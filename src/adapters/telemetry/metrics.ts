@@ -42,6 +42,8 @@ export interface RoleReport {
   readonly panic?: boolean;
   readonly predictorLevelTokensPerSecond?: number;
   readonly predictorTrendTokensPerSecondPerSecond?: number;
+  /** `signal → engine series → pods` read from it (which of an engine's old and new names answered). */
+  readonly seriesUsed?: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
 export interface ScalerReport {
@@ -218,6 +220,22 @@ export class ScalerMetrics {
           for (const role of report.roles) {
             for (const state of signalStates)
               this.set({ ...roleKey(report, role.role), state }, role.signalState === state ? 1 : 0);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: "mds_role_signal_series_pods",
+      help: "Pods whose signal was read from this engine series (shows fallbacks to older engines' names).",
+      labelNames: [...roleLabels, "signal", "series"],
+      registers,
+      collect() {
+        this.reset();
+        for (const report of reports.values()) {
+          for (const role of report.roles) {
+            for (const [signal, bySeries] of Object.entries(role.seriesUsed ?? {}))
+              for (const [series, pods] of Object.entries(bySeries))
+                this.set({ ...roleKey(report, role.role), signal, series }, pods);
           }
         }
       },

@@ -7,7 +7,7 @@
 import type { RoleKind } from "../api/model-deployment.js";
 import { quantityValue } from "../api/quantity.js";
 import { TokenThroughputSchema, type PredictorStatus, type TokenThroughputParams } from "../api/scaler.js";
-import type { RoleObservation } from "../signals/types.js";
+import type { LatencyBracket, RoleObservation } from "../signals/types.js";
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "./capacity.js";
 import { withCoupledRoles } from "./coupling.js";
 import {
@@ -45,6 +45,20 @@ export interface LatencyReading {
 }
 
 /**
+ * The p95 the guard compares with its target. A p95 known from buckets lies
+ * somewhere in (lower, upper]; the guard uses its estimate inside that bucket
+ * (linear interpolation), so a bucket wholly within the target never holds,
+ * one wholly above it always does, and one that straddles the target (or 1.2 ×
+ * the target) is decided by where the counts place the percentile. Without
+ * buckets it is the mean, as reported. docs/prometheus-signals.md, "Latency and bucket resolution".
+ * Example: SGLang TTFT buckets 0.4 → 94, 0.6 → 99 of 100: reported 600 ms, compared as 440 ms.
+ */
+function guardedMilliseconds(reported: number | undefined, bracket: LatencyBracket | undefined): number | undefined {
+  if (reported === undefined) return undefined;
+  return bracket?.estimateMilliseconds ?? reported;
+}
+
+/**
  * The latency guard's reading: TTFT for Prefill, ITL for Decode, both for a
  * Server role (the larger relative breach counts). An Idle role finishes no
  * requests, so its absent latency is not a missing signal.
@@ -57,10 +71,16 @@ export function latencyReading(
 ): LatencyReading {
   const guarded: { value: number | undefined; target: number }[] = [];
   if (kind === "Prefill" || kind === "Server") {
-    guarded.push({ value: observation.ttftMilliseconds, target: quantityValue(params.ttftTargetMilliseconds) });
+    guarded.push({
+      value: guardedMilliseconds(observation.ttftMilliseconds, observation.ttftBracket),
+      target: quantityValue(params.ttftTargetMilliseconds),
+    });
   }
   if (kind === "Decode" || kind === "Server") {
-    guarded.push({ value: observation.itlMilliseconds, target: quantityValue(params.itlTargetMilliseconds) });
+    guarded.push({
+      value: guardedMilliseconds(observation.itlMilliseconds, observation.itlBracket),
+      target: quantityValue(params.itlTargetMilliseconds),
+    });
   }
   const ratios = guarded.flatMap(({ value, target }) => (value === undefined ? [] : [value / target]));
   const missing = observation.signalState !== "Idle" && ratios.length < guarded.length;

@@ -2,7 +2,7 @@
  * Latency from engine histograms: the 95th percentile as a bucket boundary,
  * or the histogram mean when that boundary cannot be named.
  */
-import type { HistogramWindow } from "./types.js";
+import type { HistogramWindow, LatencyBracket } from "./types.js";
 
 /** The quantile the latency guard reads. */
 export const latencyQuantile = 0.95;
@@ -75,4 +75,44 @@ export function p95Milliseconds(histogram: MergedHistogram | undefined): number 
  */
 function roundMilliseconds(milliseconds: number): number {
   return Math.round(milliseconds * 1e6) / 1e6;
+}
+
+/**
+ * What the buckets say about the 95th percentile: it lies above `lower` and at
+ * most at `upper` (the boundary the status reports), and `estimate` places it
+ * inside that bucket by linear interpolation of the counts, the assumption
+ * Prometheus' `histogram_quantile` makes. In the `+Inf` bucket `upper` is
+ * Infinity and the estimate is the larger of the mean and `lower`. Undefined
+ * without observations or without buckets (then only the mean is known).
+ *
+ * Example: buckets 0.4 → 94, 0.6 → 99, +Inf → 100 with count 100: 95 falls in
+ * (0.4, 0.6], 1 of its 5 observations in: 400 + 200 × 1/5 = 440 ms.
+ */
+export function p95Bracket(histogram: MergedHistogram | undefined): LatencyBracket | undefined {
+  if (histogram === undefined || !(histogram.count > 0) || histogram.buckets.length === 0) return undefined;
+  const needed = latencyQuantile * histogram.count * (1 - 1e-12);
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const bucket of histogram.buckets) {
+    if (bucket.count >= needed) {
+      if (!Number.isFinite(bucket.upperBound)) break;
+      const share = bucket.count > lowerCount ? (needed - lowerCount) / (bucket.count - lowerCount) : 1;
+      const estimate = lowerBound + (bucket.upperBound - lowerBound) * Math.min(1, Math.max(0, share));
+      return {
+        lowerMilliseconds: roundMilliseconds(lowerBound * 1000),
+        upperMilliseconds: roundMilliseconds(bucket.upperBound * 1000),
+        estimateMilliseconds: roundMilliseconds(estimate * 1000),
+      };
+    }
+    if (Number.isFinite(bucket.upperBound)) {
+      lowerBound = bucket.upperBound;
+      lowerCount = bucket.count;
+    }
+  }
+  const mean = histogram.sum / histogram.count;
+  return {
+    lowerMilliseconds: roundMilliseconds(lowerBound * 1000),
+    upperMilliseconds: Infinity,
+    estimateMilliseconds: roundMilliseconds(Math.max(mean, lowerBound) * 1000),
+  };
 }

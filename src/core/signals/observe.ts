@@ -9,10 +9,20 @@
  * latency percentile and the signal state.
  */
 import type { RoleKind } from "../api/model-deployment.js";
+import { absentCounterReading } from "./absent-counter.js";
 import { definedFields, meanDefined, sumDefined } from "./defined.js";
-import { mergeHistograms, p95Milliseconds } from "./histogram.js";
-import { measured, promptDemandTokensPerSecond } from "./prompt-demand.js";
-import type { PodSample, PodWindowRates, RoleObservation, RoleSamples, SignalState, WindowName } from "./types.js";
+import { mergeHistograms, p95Bracket, p95Milliseconds, type MergedHistogram } from "./histogram.js";
+import { measured, promptDemandSeries, promptDemandTokensPerSecond } from "./prompt-demand.js";
+import type {
+  LatencyBracket,
+  PodSample,
+  PodWindowRates,
+  RoleObservation,
+  RoleSamples,
+  SeriesUsed,
+  SignalState,
+  WindowName,
+} from "./types.js";
 import { maxSampledPodsPerRole } from "./types.js";
 
 export interface ObserveRoleInput {
@@ -53,9 +63,23 @@ function uniquePods(pods: readonly PodSample[]): PodSample[] {
   return [...byName.values()].sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
 }
 
+/** The pod's window, with absent first-use token counters read as zero where the absent-counter rule says so. */
 function windowOf(pod: PodSample, window: WindowName): PodWindowRates {
-  return window === "stable" ? pod.windows.stable : pod.windows.panic;
+  const rates = window === "stable" ? pod.windows.stable : pod.windows.panic;
+  if (rates.promptTokensPerSecond !== undefined && rates.generationTokensPerSecond !== undefined) return rates;
+  // Only fresh pods reach here: staleness is decided before any rate is read.
+  const reading = absentCounterReading({
+    engine: pod.engine,
+    podFresh: true,
+    windowEstablished: rates.established,
+    firstUseFamilySeen: rates.counterPresence?.firstUseFamily ?? true,
+    startupCounterSeen: rates.counterPresence?.startupCounter ?? false,
+  });
+  return reading.kind === "zero" ? { ...rates, promptTokensPerSecond: 0, generationTokensPerSecond: 0 } : rates;
 }
+
+/** How `seriesUsed` names tokenizer counters that the absent-counter rule read as zero. */
+export const absentFirstUseSeries = "absent first-use counters (measured zero)";
 
 interface WindowRates {
   readonly promptTokensPerSecond: number | undefined;
@@ -77,33 +101,74 @@ function windowRates(pods: readonly PodSample[], window: WindowName): WindowRate
 
 type LatencyField = "ttftSeconds" | "itlSeconds";
 
-function windowLatencyMilliseconds(
+function windowHistogram(
   pods: readonly PodSample[],
   window: WindowName,
   field: LatencyField,
-): number | undefined {
+): MergedHistogram | undefined {
   const histograms = pods.flatMap((pod) => {
     const rates = windowOf(pod, window);
     const histogram = rates[field];
     return rates.established && histogram !== undefined ? [histogram] : [];
   });
-  return p95Milliseconds(mergeHistograms(histograms));
+  return mergeHistograms(histograms);
 }
 
 /**
  * Latency reads the panic window, the recent one, so the guard reacts within
  * about a minute; when that window holds no observation (a quiet minute, or no
- * established pod) it falls back to the stable window.
+ * established pod) it falls back to the stable window. The p95 as the status
+ * reports it (bucket boundary or mean), and its bracket for the guard.
  */
-function latencyMilliseconds(pods: readonly PodSample[], field: LatencyField): number | undefined {
-  return windowLatencyMilliseconds(pods, "panic", field) ?? windowLatencyMilliseconds(pods, "stable", field);
+function latency(pods: readonly PodSample[], field: LatencyField): { milliseconds?: number; bracket?: LatencyBracket } {
+  for (const window of ["panic", "stable"] as const) {
+    const histogram = windowHistogram(pods, window, field);
+    const milliseconds = p95Milliseconds(histogram);
+    if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
+  }
+  return {};
 }
 
-/** Waiting requests; a Decode role adds SGLang's KV transfer queue, whose requests wait for their cache. */
+/**
+ * Waiting requests. SGLang's disaggregation queues are waiting work too, as
+ * vLLM's waiting count is: a Decode role adds the prealloc queue (waiting for a
+ * decode KV slot) and the transfer queue (waiting for its cache to arrive); a
+ * Prefill role adds the bootstrap queue (waiting for the KV handshake before prefill).
+ */
 function podWaitingRequests(pod: PodSample, kind: RoleKind): number | undefined {
   const waiting = measured(pod.waitingRequests);
-  if (kind !== "Decode") return waiting;
-  return sumDefined([waiting, measured(pod.decodeTransferQueueRequests)]);
+  if (kind === "Decode") {
+    return sumDefined([waiting, measured(pod.decodeTransferQueueRequests), measured(pod.decodePreallocQueueRequests)]);
+  }
+  if (kind === "Prefill") return sumDefined([waiting, measured(pod.prefillBootstrapQueueRequests)]);
+  return waiting;
+}
+
+/** Counts, per signal, the pods that read each series (stable window for rates and histograms). */
+function seriesUsed(pods: readonly PodSample[]): SeriesUsed | undefined {
+  const out: Record<string, Record<string, number>> = {};
+  const count = (signal: string, series: string | undefined): void => {
+    if (series === undefined) return;
+    const bySeries = (out[signal] ??= {});
+    bySeries[series] = (bySeries[series] ?? 0) + 1;
+  };
+  for (const pod of pods) {
+    const stable = windowOf(pod, "stable");
+    count("kvCacheUsage", measured(pod.kvCacheUsage) === undefined ? undefined : pod.gaugeSeries?.kvCacheUsage);
+    count(
+      "prefillBootstrapQueue",
+      measured(pod.prefillBootstrapQueueRequests) === undefined
+        ? undefined
+        : pod.gaugeSeries?.prefillBootstrapQueueRequests,
+    );
+    if (!stable.established) continue;
+    count("itl", stable.itlSeconds === undefined ? undefined : stable.itlSeries);
+    count("promptDemand", promptDemandSeries(pod.engine, stable));
+    if (pod.windows.stable.generationTokensPerSecond === undefined && stable.generationTokensPerSecond === 0) {
+      count("tokenCounters", absentFirstUseSeries);
+    }
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }
 
 /** Idle: every reported demand figure is a measured zero. */
@@ -142,6 +207,8 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   if (fresh.length === 0) return unknown("Stale");
 
   const stable = windowRates(fresh, "stable");
+  const ttft = latency(fresh, "ttftSeconds");
+  const itl = latency(fresh, "itlSeconds");
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,
@@ -154,8 +221,11 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
       panicPromptTokensPerSecond: panic.promptTokensPerSecond,
       panicGenerationTokensPerSecond: panic.generationTokensPerSecond,
       kvCacheUsage: meanDefined(fresh.map((pod) => measured(pod.kvCacheUsage))),
-      ttftMilliseconds: latencyMilliseconds(fresh, "ttftSeconds"),
-      itlMilliseconds: latencyMilliseconds(fresh, "itlSeconds"),
+      ttftMilliseconds: ttft.milliseconds,
+      itlMilliseconds: itl.milliseconds,
+      ttftBracket: ttft.bracket,
+      itlBracket: itl.bracket,
+      seriesUsed: seriesUsed(fresh),
     }),
   };
   const stableUsable = stable.promptTokensPerSecond !== undefined || stable.generationTokensPerSecond !== undefined;

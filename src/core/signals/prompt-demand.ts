@@ -22,20 +22,45 @@ function vllmPromptDemand(rates: PodWindowRates): number | undefined {
   return Math.max(0, prompt - hits);
 }
 
+/** The SGLang hit rates reported per tier, else the untiered `cached_tokens_total` rate; undefined when none. */
+function sglangHitTokensPerSecond(rates: PodWindowRates): number | undefined {
+  const tiers = [rates.deviceHitTokensPerSecond, rates.hostHitTokensPerSecond, rates.storageHitTokensPerSecond].map(
+    measured,
+  );
+  if (tiers.some((rate) => rate !== undefined)) return tiers.reduce<number>((total, rate) => total + (rate ?? 0), 0);
+  return measured(rates.totalCachedTokensPerSecond);
+}
+
 /**
  * SGLang: `prefill_effective_tokens_total{mode="input"}` when the pod has it;
- * else the prompt rate minus whichever of the device, host and storage hit
- * rates are reported; else the raw prompt rate.
+ * else the prompt rate minus whichever hit rates are reported (tiers from
+ * `cached_tokens_total{cache_source}` on older builds, counted at request
+ * finish like the prompt tokens); else the raw prompt rate.
  */
 function sglangPromptDemand(rates: PodWindowRates): number | undefined {
   const effective = measured(rates.effectivePrefillTokensPerSecond);
   if (effective !== undefined) return effective;
   const prompt = measured(rates.promptTokensPerSecond);
   if (prompt === undefined) return undefined;
-  const hits = [rates.deviceHitTokensPerSecond, rates.hostHitTokensPerSecond, rates.storageHitTokensPerSecond]
-    .map(measured)
-    .reduce<number>((total, rate) => total + (rate ?? 0), 0);
-  return Math.max(0, prompt - hits);
+  return Math.max(0, prompt - (sglangHitTokensPerSecond(rates) ?? 0));
+}
+
+/**
+ * Names the series the pod's prompt demand came from, for `seriesUsed`;
+ * undefined when there is no demand figure.
+ */
+export function promptDemandSeries(engine: EngineKind, rates: PodWindowRates): string | undefined {
+  if (promptDemandTokensPerSecond(engine, rates) === undefined) return undefined;
+  if (engine === "vllm") {
+    return measured(rates.prefixCacheHitTokensPerSecond) === undefined
+      ? "vllm:prompt_tokens_total"
+      : "vllm:prompt_tokens_total - vllm:prefix_cache_hits_total";
+  }
+  if (measured(rates.effectivePrefillTokensPerSecond) !== undefined) {
+    return 'sglang:prefill_effective_tokens_total{mode="input"}';
+  }
+  if (sglangHitTokensPerSecond(rates) === undefined) return "sglang:prompt_tokens_total (no cache accounting)";
+  return `sglang:prompt_tokens_total - ${rates.cacheSeries ?? "sglang:prefill_effective_tokens_total"}`;
 }
 
 /** The pod's cache-missed prompt tokens per second, or undefined when its prompt counter is absent. */

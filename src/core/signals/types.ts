@@ -35,10 +35,26 @@ export interface PodWindowRates {
   readonly prefixCacheHitTokensPerSecond?: number;
   /** SGLang `prefill_effective_tokens_total{mode="input"}` rate. */
   readonly effectivePrefillTokensPerSecond?: number;
-  /** SGLang cache-hit token rates by tier, each only when reported. */
+  /**
+   * SGLang cache-hit token rates by tier, each only when reported: from
+   * `prefill_effective_tokens_total{mode=*_hit}`, or, on builds without it, from
+   * `cached_tokens_total{cache_source}` (see `cacheSeries`).
+   */
   readonly deviceHitTokensPerSecond?: number;
   readonly hostHitTokensPerSecond?: number;
   readonly storageHitTokensPerSecond?: number;
+  /** SGLang `cached_tokens_total{cache_source="total"}` (or unlabelled): cached tokens without a tier. */
+  readonly totalCachedTokensPerSecond?: number;
+  /** The series the SGLang hit rates came from, e.g. `sglang:cached_tokens_total`. */
+  readonly cacheSeries?: string;
+  /** The series `itlSeconds` came from, e.g. `vllm:time_per_output_token_seconds` on older vLLM. */
+  readonly itlSeries?: string;
+  /**
+   * Which counters had samples in the window, for the absent-counter rule
+   * (`absent-counter.ts`): a series of SGLang's first-use tokenizer family, and a
+   * counter the engine creates at start-up. Absent when the adapter did not say.
+   */
+  readonly counterPresence?: { readonly firstUseFamily: boolean; readonly startupCounter: boolean };
   /** Time-to-first-token histogram delta over the window. */
   readonly ttftSeconds?: HistogramWindow;
   /** Inter-token latency histogram delta over the window. */
@@ -55,8 +71,17 @@ export interface PodSample {
   readonly waitingRequests?: number;
   /** SGLang `num_decode_transfer_queue_reqs` (decode roles add it to waiting). */
   readonly decodeTransferQueueRequests?: number;
+  /** SGLang `num_decode_prealloc_queue_reqs`: requests waiting for a decode KV slot (decode roles add it). */
+  readonly decodePreallocQueueRequests?: number;
+  /**
+   * SGLang `num_prefill_bootstrap_queue_reqs`, named `num_prefill_prealloc_queue_reqs`
+   * before 2026: requests waiting for their KV handshake (prefill roles add it).
+   */
+  readonly prefillBootstrapQueueRequests?: number;
   /** Fraction 0..1, mean over the pod's data-parallel ranks. */
   readonly kvCacheUsage?: number;
+  /** The series each gauge came from where an engine version renamed it (`kvCacheUsage`, `prefillBootstrapQueueRequests`). */
+  readonly gaugeSeries?: { readonly kvCacheUsage?: string; readonly prefillBootstrapQueueRequests?: string };
   readonly windows: { readonly stable: PodWindowRates; readonly panic: PodWindowRates };
 }
 
@@ -93,7 +118,31 @@ export interface RoleObservation {
   readonly kvCacheUsage?: number;
   readonly ttftMilliseconds?: number;
   readonly itlMilliseconds?: number;
+  /** Where the buckets place the TTFT and ITL p95 (the latency guard compares the estimate). */
+  readonly ttftBracket?: LatencyBracket;
+  readonly itlBracket?: LatencyBracket;
+  /**
+   * Which series each signal was read from, with the number of pods per series
+   * (`signal → series → pods`), so a fallback to an older engine's series is visible.
+   * Signals: `itl`, `kvCacheUsage`, `promptDemand`, `prefillBootstrapQueue`, and `tokenCounters`
+   * when absent SGLang first-use counters were read as zero.
+   */
+  readonly seriesUsed?: SeriesUsed;
 }
+
+/**
+ * A p95 known from buckets: above `lowerMilliseconds`, at most `upperMilliseconds`
+ * (Infinity in the `+Inf` bucket), placed at `estimateMilliseconds` by linear
+ * interpolation inside that bucket.
+ */
+export interface LatencyBracket {
+  readonly lowerMilliseconds: number;
+  readonly upperMilliseconds: number;
+  readonly estimateMilliseconds: number;
+}
+
+/** `signal → series → number of pods` read from it. */
+export type SeriesUsed = Readonly<Record<string, Readonly<Record<string, number>>>>;
 
 /** The sampler reads at most this many ready answering pods per role. */
 export const maxSampledPodsPerRole = 64;

@@ -182,12 +182,14 @@ function renderSglang(replica: EngineReplica): string {
   const dp = spec.dataParallelSize > 1;
   // Scheduler series: one per DP rank (DP attention: tp_rank is the rank's
   // global TP rank), plus duplicates on tensor-parallel ranks other than 0.
-  const scheduler: { rank: EngineRank; labels: Labels }[] = [];
+  // `writes`: the rank writes scheduler stats (tensor rank 0, or every rank with metrics on all schedulers).
+  const scheduler: { rank: EngineRank; labels: Labels; writes: boolean }[] = [];
   replica.ranks.forEach((rank, i) => {
     for (let tp = 0; tp < spec.tensorParallelSize; tp++) {
       const tpRank = dp ? i * spec.tensorParallelSize + tp : tp;
       scheduler.push({
         rank,
+        writes: tp === 0 || spec.metricsForAllSchedulers === true,
         labels: {
           engine_type: engineType,
           model_name: model,
@@ -201,46 +203,49 @@ function renderSglang(replica: EngineReplica): string {
   });
   const schedGauge = (name: string, help: string, value: (r: EngineRank) => number): void => {
     w.family(name, "gauge", help);
-    for (const { rank, labels } of scheduler) w.sample(name, labels, value(rank));
+    for (const { rank, labels, writes } of scheduler) if (writes) w.sample(name, labels, value(rank));
   };
   schedGauge("sglang:num_running_reqs", "The number of running requests.", (r) => r.gauges().running);
   schedGauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", (r) => r.gauges().waiting);
   schedGauge("sglang:token_usage", "The token usage.", (r) => r.gauges().kvUsage);
-  if (engineType === "prefill") {
-    schedGauge(
-      "sglang:num_prefill_bootstrap_queue_reqs",
-      "The number of requests in the prefill bootstrap queue.",
-      () => 0,
-    );
-    schedGauge(
-      "sglang:num_prefill_inflight_queue_reqs",
-      "The number of requests in the prefill inflight queue.",
-      (r) => r.gauges().prefillInflight,
-    );
-  }
-  if (engineType === "decode") {
-    schedGauge(
-      "sglang:num_decode_prealloc_queue_reqs",
-      "The number of requests in the decode prealloc queue.",
-      (r) => r.gauges().decodePrealloc,
-    );
-    schedGauge(
-      "sglang:num_decode_transfer_queue_reqs",
-      "The number of requests in the decode transfer queue.",
-      (r) => r.gauges().decodeTransfer,
-    );
-  }
+  // Every server exposes all disaggregation gauges (the live capture's unified server has the
+  // decode transfer queue at 0); only its own kind moves them.
+  schedGauge(
+    "sglang:num_prefill_bootstrap_queue_reqs",
+    "The number of requests in the prefill bootstrap queue.",
+    () => 0,
+  );
+  schedGauge(
+    "sglang:num_prefill_inflight_queue_reqs",
+    "The number of requests in the prefill inflight queue.",
+    (r) => r.gauges().prefillInflight,
+  );
+  schedGauge(
+    "sglang:num_decode_prealloc_queue_reqs",
+    "The number of requests in the decode prealloc queue.",
+    (r) => r.gauges().decodePrealloc,
+  );
+  schedGauge(
+    "sglang:num_decode_transfer_queue_reqs",
+    "The number of requests in the decode transfer queue.",
+    (r) => r.gauges().decodeTransfer,
+  );
   w.family(
     "sglang:prefill_effective_tokens_total",
     "counter",
     "Effective prefill tokens with retracted-request re-counts excluded, updated on each log interval. mode: device_hit, host_hit, storage_hit, input.",
   );
-  for (const { rank, labels } of scheduler) {
-    w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "input" }, rank.counters.effectiveInputTokens);
+  // Seeded at 0 on every rank; only a rank that writes stats counts.
+  for (const { rank, labels, writes } of scheduler) {
+    w.sample(
+      "sglang:prefill_effective_tokens_total",
+      { ...labels, mode: "input" },
+      writes ? rank.counters.effectiveInputTokens : 0,
+    );
     w.sample(
       "sglang:prefill_effective_tokens_total",
       { ...labels, mode: "device_hit" },
-      rank.counters.effectiveDeviceHitTokens,
+      writes ? rank.counters.effectiveDeviceHitTokens : 0,
     );
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "host_hit" }, 0);
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "storage_hit" }, 0);
@@ -252,9 +257,15 @@ function renderSglang(replica: EngineReplica): string {
     { flag: "false", pick: (r: EngineRank) => r.counters.byStreaming.nonStreaming },
   ];
   const sum = (f: (r: EngineRank) => number): number => replica.ranks.reduce((n, r) => n + f(r), 0);
+  // Tokenizer series are created when the first request finishes: a labelled child (one
+  // `is_streaming` value) appears with its first finished request, the family with the server's first.
+  const finished = (s: (typeof streams)[number]): boolean => sum((r) => s.pick(r).requests) > 0;
+  const anyFinished = streams.some(finished);
   const tokCounter = (name: string, help: string, value: (s: StreamCounters) => number): void => {
+    if (!anyFinished) return;
     w.family(name, "counter", help);
     for (const s of streams) {
+      if (!finished(s)) continue;
       w.sample(
         name,
         { engine_type: engineType, is_streaming: s.flag, model_name: model },
@@ -265,19 +276,27 @@ function renderSglang(replica: EngineReplica): string {
   tokCounter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", (s) => s.promptTokens);
   tokCounter("sglang:generation_tokens_total", "Number of generation tokens processed.", (s) => s.generationTokens);
   tokCounter("sglang:num_requests_total", "Number of requests processed.", (s) => s.requests);
-  w.family("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens by source (device/host/storage).");
-  w.sample(
-    "sglang:cached_tokens_total",
-    { cache_source: "device", engine_type: engineType, model_name: model },
-    sum((r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens),
-  );
+  if (anyFinished) {
+    w.family(
+      "sglang:cached_tokens_total",
+      "counter",
+      "Number of cached prompt tokens by source (device/host/storage).",
+    );
+    w.sample(
+      "sglang:cached_tokens_total",
+      { cache_source: "device", engine_type: engineType, model_name: model },
+      sum((r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens),
+    );
+  }
   const tokHistogram = (
     name: string,
     help: string,
     series: { labels: Labels; hs: (r: EngineRank) => Histogram }[],
   ): void => {
+    const used = series.filter(({ hs }) => replica.ranks.some((r) => hs(r).count > 0));
+    if (used.length === 0) return;
     w.family(name, "histogram", help);
-    for (const { labels, hs } of series) {
+    for (const { labels, hs } of used) {
       const all = replica.ranks.map(hs);
       const first = all[0];
       if (!first) continue;

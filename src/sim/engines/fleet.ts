@@ -19,6 +19,8 @@ export interface SimRoleSpec {
   readonly replicas: number;
   readonly dataParallelSize?: number;
   readonly tensorParallelSize?: number;
+  /** SGLang `--enable-metrics-for-all-schedulers`: tensor ranks other than 0 repeat rank 0's series. */
+  readonly metricsForAllSchedulers?: boolean;
   readonly capacity?: Partial<EngineCapacity>;
 }
 
@@ -132,6 +134,7 @@ export class EngineFleet {
       modelName: dep.modelName ?? "meta-llama/Llama-3.1-8B-Instruct",
       dataParallelSize: role.dataParallelSize ?? 1,
       tensorParallelSize: role.tensorParallelSize ?? 1,
+      metricsForAllSchedulers: role.metricsForAllSchedulers ?? false,
       capacity: { ...defaultCapacity, ...role.capacity },
       kvTransferSeconds: dep.kvTransferSeconds ?? 0.05,
     };

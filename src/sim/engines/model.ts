@@ -35,7 +35,18 @@ export interface EngineCapacity {
   readonly kvCacheTokens: number;
   /** Prefix blocks the rank keeps for reuse (LRU). */
   readonly prefixCacheBlocks: number;
+  /**
+   * Speculative decoding: output tokens one engine step emits per request
+   * (accepted drafts plus one); 1 without it. A step of k tokens takes k token
+   * times. vLLM records one ITL observation of the step's duration; SGLang
+   * spreads the interval over its tokens (k observations of one token time),
+   * so the same latency target is k times stricter on vLLM.
+   */
+  readonly acceptedTokensPerStep: number;
 }
+
+/** SGLang `--decode-log-interval` default: decode steps between stats logs. */
+export const decodeLogInterval = 40;
 
 export const defaultCapacity: EngineCapacity = {
   prefillTokensPerSecond: 8000,
@@ -44,6 +55,7 @@ export const defaultCapacity: EngineCapacity = {
   maxRunningRequests: 64,
   kvCacheTokens: 200_000,
   prefixCacheBlocks: 4096,
+  acceptedTokensPerStep: 1,
 };
 
 export interface SimRequest {
@@ -71,11 +83,16 @@ export interface ReplicaSpec {
   readonly modelName: string;
   readonly dataParallelSize: number;
   /**
-   * SGLang tensor-parallel width; ranks other than 0 also expose scheduler
-   * series, duplicating rank 0 (as with metrics enabled on all schedulers), so
-   * a reader that does not filter ranks double-counts.
+   * SGLang tensor-parallel width. By default only tensor rank 0 writes
+   * scheduler stats; the others expose just the counters SGLang seeds at 0
+   * (`prefill_effective_tokens_total`), as the real engine does.
    */
   readonly tensorParallelSize: number;
+  /**
+   * SGLang `--enable-metrics-for-all-schedulers`: tensor ranks other than 0
+   * repeat rank 0's scheduler series, so a reader that does not filter ranks double-counts.
+   */
+  readonly metricsForAllSchedulers?: boolean;
   readonly capacity: EngineCapacity;
   /** KV transfer time of a prefill/decode handoff. */
   readonly kvTransferSeconds: number;
@@ -120,6 +137,8 @@ interface ActiveRequest {
   generated: number;
   decodeCredit: number;
   kvTokens: number;
+  /** Tokens of the current (speculative) engine step not yet recorded in ITL. */
+  stepTokens?: number;
   firstTokenSeconds?: number;
   transferDoneSeconds?: number;
   fromPod?: string;
@@ -203,7 +222,26 @@ export class EngineRank {
     return this.waiting.length + this.running.length + this.prealloc.length + this.transferring.length;
   }
 
+  /**
+   * The gauges as the engine reports them. vLLM writes them on every engine
+   * step, so they are current. SGLang's scheduler writes them only when it logs
+   * stats: after a prefill batch, every `decodeLogInterval` decode steps, and on
+   * its idle check; in between they hold the last logged values.
+   */
   gauges(): RankGauges {
+    if (this.spec.engine === "sglang") return (this.logged ??= this.liveGauges());
+    return this.liveGauges();
+  }
+
+  private logged: RankGauges | undefined;
+  private decodeStepsSinceLog = 0;
+
+  private logStats(): void {
+    this.logged = this.liveGauges();
+    this.decodeStepsSinceLog = 0;
+  }
+
+  private liveGauges(): RankGauges {
     // vLLM counts requests waiting for remote KV among its waiting requests.
     const waiting =
       this.spec.engine === "vllm"
@@ -258,9 +296,13 @@ export class EngineRank {
     const handoffs: Handoff[] = [];
     const transferred: { id: number; fromPod: string }[] = [];
     // An idle rank has nothing to advance; large fleets are mostly idle ranks.
-    if (this.outstanding() === 0) return { handoffs, transferred };
+    if (this.outstanding() === 0) {
+      // SGLang's idle self-check logs stats once the scheduler is idle.
+      if (this.logged !== undefined && this.logged.running + this.logged.waiting > 0) this.logStats();
+      return { handoffs, transferred };
+    }
     this.admit(nowSeconds);
-    this.prefill(nowSeconds, dtSeconds, fromPod, handoffs);
+    const prefilled = this.prefill(nowSeconds, dtSeconds, fromPod, handoffs);
     // KV transfers complete before decoding so a request can decode in the step its KV lands.
     for (let i = 0; i < this.transferring.length;) {
       const t = this.transferring[i];
@@ -275,6 +317,7 @@ export class EngineRank {
       } else i++;
     }
     this.decode(endSeconds, dtSeconds);
+    if (prefilled || this.decodeStepsSinceLog >= decodeLogInterval) this.logStats();
     return { handoffs, transferred };
   }
 
@@ -317,7 +360,8 @@ export class EngineRank {
     }
   }
 
-  private prefill(nowSeconds: number, dtSeconds: number, fromPod: string, handoffs: Handoff[]): void {
+  /** Runs this step's prefill budget; true when a prefill batch ran. */
+  private prefill(nowSeconds: number, dtSeconds: number, fromPod: string, handoffs: Handoff[]): boolean {
     const rate = this.spec.capacity.prefillTokensPerSecond;
     let budget = rate * dtSeconds;
     let spent = 0;
@@ -352,6 +396,7 @@ export class EngineRank {
       }
       i++;
     }
+    return spent > 0;
   }
 
   private onPrefillDone(r: ActiveRequest, doneSeconds: number): void {
@@ -392,7 +437,10 @@ export class EngineRank {
       cap.maxTokensPerSecondPerRequest,
       cap.decodeTokensPerSecond / decoding.length,
     );
-    const itlSeconds = 1 / perRequestTokensPerSecond;
+    const tokenSeconds = 1 / perRequestTokensPerSecond;
+    // One decode step per token time of the batch.
+    this.decodeStepsSinceLog += dtSeconds * perRequestTokensPerSecond;
+    const tokensPerStep = Math.max(1, Math.round(cap.acceptedTokensPerStep));
     const c = this.counters;
     for (const r of decoding) {
       r.decodeCredit += perRequestTokensPerSecond * dtSeconds;
@@ -402,7 +450,11 @@ export class EngineRank {
         r.generated += 1;
         r.kvTokens += 1;
         this.kvUsedTokens += 1;
-        c.itl.observe(itlSeconds);
+        r.stepTokens = (r.stepTokens ?? 0) + 1;
+        if (r.stepTokens >= tokensPerStep || r.generated >= r.request.outputTokens) {
+          this.observeStep(r.stepTokens, tokenSeconds);
+          r.stepTokens = 0;
+        }
         if (this.spec.engine === "vllm") stream.generationTokens += 1;
       }
       if (r.generated >= r.request.outputTokens) {
@@ -412,6 +464,12 @@ export class EngineRank {
         this.finishRequest(r, endSeconds, "length");
       }
     }
+  }
+
+  /** One engine step of `tokens` tokens for one request, as each engine records ITL. */
+  private observeStep(tokens: number, tokenSeconds: number): void {
+    if (this.spec.engine === "vllm") this.counters.itl.observe(tokens * tokenSeconds);
+    else this.counters.itl.observe(tokenSeconds, tokens);
   }
 
   private finishRequest(r: ActiveRequest, endSeconds: number, reason: "stop" | "length"): void {

@@ -11,7 +11,10 @@ export interface PodOptions {
   readonly runningRequests?: number;
   readonly waitingRequests?: number;
   readonly decodeTransferQueueRequests?: number;
+  readonly decodePreallocQueueRequests?: number;
+  readonly prefillBootstrapQueueRequests?: number;
   readonly kvCacheUsage?: number;
+  readonly gaugeSeries?: NonNullable<PodSample["gaugeSeries"]>;
   /** Rates of the stable window; `established` defaults to true. */
   readonly stable?: Partial<PodWindowRates>;
   /** Rates of the panic window; defaults to the stable window's. */

@@ -244,9 +244,12 @@ describe("exposition", () => {
     const prefill = renderExposition(f.pod("ns", "pd-prefill-0")!.replica, { createdUnixSeconds: 0 });
     const decode = renderExposition(f.pod("ns", "pd-decode-0")!.replica, { createdUnixSeconds: 0 });
     expect(prefill).not.toContain("_created");
+    // Tensor rank 1 writes no stats: only the counter SGLang seeds at 0.
     expect(prefill).toMatch(
-      /^sglang:num_running_reqs\{engine_type="prefill",model_name="[^"]+",moe_ep_rank="0",pp_rank="0",tp_rank="1"\} /m,
+      /^sglang:num_running_reqs\{engine_type="prefill",model_name="[^"]+",moe_ep_rank="0",pp_rank="0",tp_rank="0"\} /m,
     );
+    expect(prefill).not.toMatch(/^sglang:num_running_reqs\{[^}]*tp_rank="1"/m);
+    expect(prefill).toMatch(/^sglang:prefill_effective_tokens_total\{[^}]*mode="input",[^}]*tp_rank="1"\} 0\.0$/m);
     expect(prefill).toContain("sglang:num_prefill_inflight_queue_reqs{");
     expect(prefill).toMatch(/^sglang:prefill_effective_tokens_total\{engine_type="prefill",mode="input",/m);
     expect(prefill).toMatch(

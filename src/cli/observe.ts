@@ -1,0 +1,367 @@
+/**
+ * `mds-scaler observe --prometheus-url URL -f scaler.yaml [--target md.yaml] [-o table|json|yaml]`:
+ * one sampling pass with the controller's own queries, printed per role and
+ * per pod: every field the algorithm reads, the series it came from, coverage,
+ * signal state and why. With `--target` no cluster is needed (the file names
+ * the roles, their kinds and, from its status when present, their ready
+ * replicas); without it the target is read from the cluster, and `--scaler`
+ * reads the scaler from there too.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { parseAllDocuments, stringify } from "yaml";
+import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { PrometheusClient } from "../adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig, type MetricNameSeparator } from "../adapters/prometheus/config.js";
+import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
+import { windowsOf } from "../app/controller.js";
+import { formatProblem } from "../core/api/problem.js";
+import { parseTarget, validateScaler } from "../core/api/validation.js";
+import type { ModelDeployment } from "../core/api/model-deployment.js";
+import type { Scaler } from "../core/api/scaler.js";
+import { explainSignalState } from "../core/signals/explain.js";
+import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
+import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../core/signals/types.js";
+import { exitCodes, type CliIo, type Command } from "./io.js";
+
+export const observeUsage = [
+  "usage: mds-scaler observe --prometheus-url <url> (-f <scaler.yaml> | --scaler <namespace>/<name>)",
+  "                          [--target <deployment.yaml>] [--kubeconfig <file>] [-o table|json|yaml]",
+  "",
+  "  --prometheus-url URL          Prometheus holding the engine series (the controller's --prometheus-url)",
+  "  -f, --filename FILE           the ModelDeploymentScaler, from a file",
+  "  --scaler NAMESPACE/NAME       the ModelDeploymentScaler, read from the cluster",
+  "  -t, --target FILE             its ModelDeployment from a file (no cluster needed);",
+  "                                without it the target is read from the cluster",
+  "  --kubeconfig FILE             the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)",
+  "  -o, --output FORMAT           table (default), json or yaml",
+  "  --metric-name-separator SEP   ':' (default) or '_' where ingestion rewrote the engine names",
+  "  --timeout-ms N                budget of each query and API call (default 10000)",
+].join("\n");
+
+type OutputFormat = "table" | "json" | "yaml";
+
+interface ObserveArgs {
+  readonly prometheusUrl: string;
+  /** The scaler: a file, or `namespace/name` in the cluster. */
+  readonly scaler: { readonly file: string } | { readonly namespace: string; readonly name: string };
+  readonly target?: string;
+  readonly kubeconfig?: string;
+  readonly output: OutputFormat;
+  readonly separator: MetricNameSeparator;
+  readonly timeoutMs: number;
+}
+
+function parseArgs(args: readonly string[]): ObserveArgs | string {
+  const values = new Map<string, string>();
+  const aliases: Readonly<Record<string, string>> = {
+    "-f": "--filename",
+    "-t": "--target",
+    "-o": "--output",
+  };
+  const known = new Set([
+    "--prometheus-url",
+    "--filename",
+    "--scaler",
+    "--kubeconfig",
+    "--target",
+    "--output",
+    "--metric-name-separator",
+    "--timeout-ms",
+  ]);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "-h" || arg === "--help") return "";
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const rawFlag = eq > 0 ? arg.slice(0, eq) : arg;
+    const flag = aliases[rawFlag] ?? rawFlag;
+    if (!known.has(flag)) return `unknown argument ${JSON.stringify(arg)}`;
+    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (value === undefined || value === "") return `${rawFlag} needs a value`;
+    values.set(flag, value);
+  }
+  const prometheusUrl = values.get("--prometheus-url");
+  if (prometheusUrl === undefined) return "--prometheus-url is required";
+  if (!/^https?:\/\/[^/]/.test(prometheusUrl)) {
+    return `--prometheus-url: ${JSON.stringify(prometheusUrl)} is not an http(s) URL`;
+  }
+  const file = values.get("--filename");
+  const scalerRef = values.get("--scaler");
+  if ((file === undefined) === (scalerRef === undefined)) {
+    return "give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>";
+  }
+  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
+  if (scalerRef !== undefined && !ref) return `--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`;
+  const scaler = file !== undefined ? { file } : { namespace: ref?.[1] ?? "", name: ref?.[3] ?? "" };
+  const target = values.get("--target");
+  const kubeconfig = values.get("--kubeconfig");
+  const output = values.get("--output") ?? "table";
+  if (output !== "table" && output !== "json" && output !== "yaml") {
+    return `--output: ${JSON.stringify(output)} is not one of table, json, yaml`;
+  }
+  const separator = values.get("--metric-name-separator") ?? ":";
+  if (separator !== ":" && separator !== "_") {
+    return `--metric-name-separator: ${JSON.stringify(separator)} is not ":" or "_"`;
+  }
+  const timeoutText = values.get("--timeout-ms") ?? "10000";
+  const timeoutMs = Number(timeoutText);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    return `--timeout-ms: ${JSON.stringify(timeoutText)} is not a positive integer`;
+  }
+  return {
+    prometheusUrl,
+    scaler,
+    ...(target === undefined ? {} : { target }),
+    ...(kubeconfig === undefined ? {} : { kubeconfig }),
+    output,
+    separator,
+    timeoutMs,
+  };
+}
+
+function readOne(path: string, io: CliIo, what: string): unknown {
+  let text: string;
+  try {
+    text = io.readFile(path);
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const docs = parseAllDocuments(text);
+  const list = Array.isArray(docs) ? docs : [docs];
+  const errors = list.flatMap((d) => d.errors.map((e) => `${path}: ${e.message}`));
+  if (errors.length > 0) throw new Error(errors.join("\n"));
+  const values = list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
+  if (values.length !== 1) throw new Error(`${path}: expected one ${what}, found ${values.length} documents`);
+  return values[0];
+}
+
+/** A histogram delta as printed: its count, sum and the bucket boundaries it has. */
+function histogramView(h: HistogramWindow | undefined): Record<string, unknown> | undefined {
+  if (h === undefined) return undefined;
+  return { count: h.count, sumSeconds: h.sum, buckets: h.buckets.length };
+}
+
+function windowView(rates: PodWindowRates): Record<string, unknown> {
+  const { ttftSeconds, itlSeconds, ...rest } = rates;
+  return { ...rest, ttftSeconds: histogramView(ttftSeconds), itlSeconds: histogramView(itlSeconds) };
+}
+
+function podView(pod: PodSample, nowMs: number, staleAfter: number): Record<string, unknown> {
+  const { windows, lastSampleUnixSeconds, ...gauges } = pod;
+  const age = nowMs / 1000 - lastSampleUnixSeconds;
+  return {
+    ...gauges,
+    lastSample: new Date(lastSampleUnixSeconds * 1000).toISOString(),
+    ageSeconds: Math.round(age * 1000) / 1000,
+    fresh: age <= staleAfter,
+    stable: windowView(windows.stable),
+    panic: windowView(windows.panic),
+  };
+}
+
+export interface ObserveReport {
+  readonly prometheusUrl: string;
+  readonly evaluatedAt: string;
+  readonly scaler: string;
+  readonly target: string;
+  readonly stableWindowSeconds: number;
+  readonly panicWindowSeconds: number;
+  readonly staleAfterSeconds: number;
+  readonly warnings: readonly string[];
+  readonly roles: readonly {
+    readonly role: string;
+    readonly kind: string;
+    readonly signalState: string;
+    readonly why: string;
+    readonly readyReplicasFrom: "status" | "spec";
+    readonly observation: RoleObservation;
+    readonly pods: readonly Record<string, unknown>[];
+  }[];
+}
+
+/** Ready replicas from the target's status; a file without status gives the spec's count, said so in the report. */
+function readyOf(target: ModelDeployment, role: string): { ready: number; from: "status" | "spec" } {
+  const status = target.status?.roles?.find((r) => r.name === role)?.ready;
+  if (status !== undefined) return { ready: status, from: "status" };
+  return { ready: target.spec.roles.find((r) => r.name === role)?.replicas ?? 0, from: "spec" };
+}
+
+export async function observeOnce(
+  args: Pick<ObserveArgs, "prometheusUrl" | "separator" | "timeoutMs">,
+  scalerInput: unknown,
+  targetInput: unknown,
+  nowMs: number,
+): Promise<ObserveReport> {
+  const parsedTarget = parseTarget(targetInput);
+  if (!parsedTarget.ok) {
+    throw new Error(
+      `target: not a ModelDeployment the scaler can read\n${parsedTarget.problems.map(formatProblem).join("\n")}`,
+    );
+  }
+  const target = parsedTarget.value;
+  const validated = validateScaler(scalerInput, { target });
+  if (!validated.ok) throw new Error(`scaler: ${validated.problems.map(formatProblem).join("\n")}`);
+  const spec = validated.value.spec;
+  // The defaulted type omits `spec` from a loose object, which loses the metadata's type.
+  const metadata = (validated.value as unknown as Scaler).metadata;
+  const namespace = metadata.namespace ?? target.metadata.namespace ?? "default";
+  const windows = windowsOf(spec);
+  const input: ScalerSamplingInput = {
+    key: `${namespace}/${metadata.name}`,
+    namespace,
+    deployment: spec.targetRef.name,
+    roles: target.spec.roles.map((r) => r.name),
+    ...windows,
+    intervalSeconds: spec.sampling.intervalSeconds,
+  };
+  const source = new PrometheusSignalSource(
+    new PrometheusClient({ endpoint: args.prometheusUrl, timeoutMs: args.timeoutMs }),
+    { ...defaultPrometheusSignalConfig, metricNameSeparator: args.separator, queryTimeoutMs: args.timeoutMs },
+  );
+  const pass = await source.sample([input], nowMs);
+  const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);
+  const sampled = pass.scalers.get(input.key);
+  return {
+    prometheusUrl: args.prometheusUrl,
+    evaluatedAt: new Date(nowMs).toISOString(),
+    scaler: input.key,
+    target: `${namespace}/${spec.targetRef.name}`,
+    ...windows,
+    staleAfterSeconds: staleAfter,
+    warnings: pass.warnings,
+    roles: target.spec.roles.map((role) => {
+      const samples = sampled?.get(role.name) ?? { pods: [], queryFailed: { reason: "not sampled" } };
+      const { ready, from } = readyOf(target, role.name);
+      const observation = observeRole({
+        kind: role.kind,
+        samples,
+        readyReplicas: ready,
+        nowMs,
+        staleAfterSeconds: staleAfter,
+      });
+      return {
+        role: role.name,
+        kind: role.kind,
+        signalState: observation.signalState,
+        why: explainSignalState({ samples, observation, nowMs, staleAfterSeconds: staleAfter }),
+        readyReplicasFrom: from,
+        observation,
+        pods: samples.pods.map((pod) => podView(pod, nowMs, staleAfter)),
+      };
+    }),
+  };
+}
+
+/** JSON and YAML cannot hold Infinity (an open `+Inf` bucket bound): it prints as "+Inf". */
+function printable(report: ObserveReport): unknown {
+  return JSON.parse(JSON.stringify(report, (_key, value: unknown) => (value === Infinity ? "+Inf" : value)));
+}
+
+function formatValue(value: unknown): string {
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(6);
+  if (value === undefined) return "-";
+  if (typeof value === "object" && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+const observationRows: readonly (readonly [keyof RoleObservation, string])[] = [
+  ["runningRequests", "running requests"],
+  ["waitingRequests", "waiting requests"],
+  ["promptTokensPerSecond", "prompt tok/s (cache-missed), stable"],
+  ["panicPromptTokensPerSecond", "prompt tok/s (cache-missed), panic"],
+  ["generationTokensPerSecond", "generation tok/s, stable"],
+  ["panicGenerationTokensPerSecond", "generation tok/s, panic"],
+  ["kvCacheUsage", "KV cache usage"],
+  ["ttftMilliseconds", "TTFT p95 ms (bucket boundary)"],
+  ["ttftBracket", "TTFT p95 bracket ms"],
+  ["itlMilliseconds", "ITL p95 ms (bucket boundary)"],
+  ["itlBracket", "ITL p95 bracket ms"],
+];
+
+function table(report: ObserveReport): string {
+  const lines = [
+    `scaler ${report.scaler} → target ${report.target}`,
+    `Prometheus ${report.prometheusUrl} at ${report.evaluatedAt}; windows stable ${report.stableWindowSeconds} s, panic ${report.panicWindowSeconds} s; stale after ${report.staleAfterSeconds} s`,
+    ...report.warnings.map((w) => `warning: ${w}`),
+  ];
+  for (const role of report.roles) {
+    const o = role.observation;
+    lines.push(
+      "",
+      `ROLE ${role.role} (${role.kind}): ${o.signalState}, ${o.sampledReplicas} of ${o.readyReplicas} ready replicas sampled (ready from ${role.readyReplicasFrom})`,
+      `  why: ${role.why}`,
+    );
+    for (const [field, label] of observationRows) lines.push(`  ${label.padEnd(40)}${formatValue(o[field])}`);
+    for (const [signal, bySeries] of Object.entries(o.seriesUsed ?? {})) {
+      const list = Object.entries(bySeries).map(([series, pods]) => `${series} (${pods} pod${pods === 1 ? "" : "s"})`);
+      lines.push(`  ${`series: ${signal}`.padEnd(40)}${list.join(", ")}`);
+    }
+    for (const pod of role.pods) {
+      lines.push(`  POD ${formatValue(pod["pod"])} (${formatValue(pod["engine"])})`);
+      for (const [key, value] of Object.entries(pod)) {
+        if (key === "pod" || key === "engine") continue;
+        if (key === "stable" || key === "panic") {
+          for (const [field, v] of Object.entries(value as Record<string, unknown>)) {
+            if (v !== undefined) lines.push(`    ${`${key}.${field}`.padEnd(38)}${formatValue(v)}`);
+          }
+        } else lines.push(`    ${key.padEnd(38)}${formatValue(value)}`);
+      }
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The cluster's objects, through the controller's own Kubernetes adapter. */
+function clusterFrom(args: ObserveArgs): KubeResources {
+  const kubeConfig = new KubeConfig();
+  if (args.kubeconfig !== undefined) kubeConfig.loadFromFile(args.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  return new KubeResources(kubeConfig, { timeoutMs: args.timeoutMs });
+}
+
+/** The scaler and target, each from its file or from the cluster. */
+async function loadObjects(args: ObserveArgs, io: CliIo): Promise<{ scaler: unknown; target: unknown }> {
+  let cluster: KubeResources | undefined;
+  const api = (): KubeResources => (cluster ??= clusterFrom(args));
+  let scaler: unknown;
+  if ("file" in args.scaler) scaler = readOne(args.scaler.file, io, "ModelDeploymentScaler");
+  else {
+    const { namespace, name } = args.scaler;
+    scaler = await api().getScaler(namespace, name);
+    if (scaler === undefined) throw new Error(`--scaler: ModelDeploymentScaler ${namespace}/${name} not found`);
+  }
+  if (args.target !== undefined) return { scaler, target: readOne(args.target, io, "ModelDeployment") };
+  const parsed = validateScaler(scaler);
+  if (!parsed.ok) throw new Error(`scaler: ${parsed.problems.map(formatProblem).join("\n")}`);
+  const metadata = (parsed.value as unknown as Scaler).metadata;
+  const namespace = metadata.namespace ?? "default";
+  const name = parsed.value.spec.targetRef.name;
+  const target = await api().getTarget(namespace, name);
+  if (target === undefined) throw new Error(`target: ModelDeployment ${namespace}/${name} not found in the cluster`);
+  return { scaler, target };
+}
+
+export async function runObserve(args: readonly string[], io: CliIo, nowMs: () => number = Date.now): Promise<number> {
+  const parsed = parseArgs(args);
+  if (typeof parsed === "string") {
+    io.stderr(parsed === "" ? `${observeUsage}\n` : `${parsed}\n${observeUsage}\n`);
+    return parsed === "" ? exitCodes.ok : exitCodes.usage;
+  }
+  let report: ObserveReport;
+  try {
+    const { scaler, target } = await loadObjects(parsed, io);
+    report = await observeOnce(parsed, scaler, target, nowMs());
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
+    return exitCodes.invalid;
+  }
+  if (parsed.output === "json") io.stdout(`${JSON.stringify(printable(report), null, 2)}\n`);
+  else if (parsed.output === "yaml") io.stdout(stringify(printable(report), { lineWidth: 0 }));
+  else io.stdout(table(report));
+  return exitCodes.ok;
+}
+
+export const observeCommand: Command = {
+  summary: "print what the scaler sees: one sampling pass per role and pod, with series, coverage and state",
+  usage: observeUsage,
+  run: (args, io) => runObserve(args, io),
+};
