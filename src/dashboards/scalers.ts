@@ -181,6 +181,20 @@ export const scalersDashboard: DashboardSpec = {
         },
         {
           type: "timeseries",
+          title: "Engine series read",
+          question:
+            "Which engine series did each signal come from? Pods per signal and series: an older vLLM or SGLang shows its fallback names here.",
+          targets: [
+            {
+              expr: perRole("mds_role_signal_series_pods", ", signal, series"),
+              legend: "{{scaler}}/{{role}} {{signal}}: {{series}}",
+            },
+          ],
+          unit: "short",
+          width: 24,
+        },
+        {
+          type: "timeseries",
           title: "Predictor level and trend",
           question:
             "Where does the Predictive algorithm think demand is heading? Its Kalman estimate of demand and its change per second (Predictive scalers only).",
