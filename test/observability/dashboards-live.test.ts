@@ -55,6 +55,7 @@ function role(name: string, engineRole: "prefill" | "decode" | "server"): RoleRe
     panic: false,
     predictorLevelTokensPerSecond: 950,
     predictorTrendTokensPerSecondPerSecond: 0.5,
+    seriesUsed: { promptDemand: { "vllm:prompt_tokens_total": 2 } },
     // TTFT guards prefill and unified roles, ITL decode and unified roles.
     ...(engineRole === "decode" ? {} : { ttftTargetMilliseconds: 500 }),
     ...(engineRole === "prefill" ? {} : { itlTargetMilliseconds: 50 }),
