@@ -31,9 +31,36 @@ export function fluidNeed(trace: Trace, capacity: EngineCapacity, intervalSecond
   );
 }
 
-/** Ready replicas per interval for headroom h: max(1, ceil(h · max(f_i, f_{i+1}))). */
-export function oracleSchedule(need: readonly number[], headroom: number): number[] {
-  return need.map((f, i) => Math.max(1, Math.ceil(headroom * Math.max(f, need[i + 1] ?? 0) - 1e-9)));
+/**
+ * Ready replicas per interval for headroom h and rounding slack θ:
+ * max(1, ceil(h · max(f_i, f_{i+1}) − θ)). θ > 0 lets an interval whose need
+ * barely exceeds a whole replica round down, which spends the 1 % of
+ * attainment the goal allows where it is cheapest.
+ */
+export function oracleSchedule(need: readonly number[], headroom: number, slack = 0): number[] {
+  const raw = need.map((f, i) => Math.max(1, Math.ceil(headroom * Math.max(f, need[i + 1] ?? 0) - slack - 1e-9)));
+  return keepThroughDips(raw);
+}
+
+/**
+ * Intervals within which a retired replica would be started again are bridged:
+ * keeping it costs less than a fresh cold start (60–180 s at the default).
+ */
+export const bridgeIntervals = 3;
+
+export function keepThroughDips(schedule: readonly number[]): number[] {
+  return schedule.map((n, i) => {
+    const before = Math.max(0, ...schedule.slice(Math.max(0, i - bridgeIntervals), i));
+    const after = Math.max(0, ...schedule.slice(i + 1, i + 1 + bridgeIntervals));
+    return Math.max(n, Math.min(before, after));
+  });
+}
+
+/** Intervals at the edge of a plateau: lowering one starts a replica later or retires it earlier. */
+export function plateauEdges(schedule: readonly number[]): number[] {
+  return schedule.flatMap((n, i) =>
+    n > 1 && (n > (schedule[i - 1] ?? 0) || n > (schedule[i + 1] ?? Infinity)) ? [i] : [],
+  );
 }
 
 /** Replays a ready-count schedule with clairvoyant starts. */

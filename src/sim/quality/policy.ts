@@ -28,6 +28,8 @@ export interface Policy {
   /** Called every second (policies that average their own samples). */
   sample?(ctx: PolicyContext): void;
   decide(ctx: PolicyContext): void;
+  /** A short account of what drove the run (e.g. the planner's reasons by share of passes). */
+  notes?(): string;
 }
 
 /** Sum of running + waiting requests in the newest scrape of every ready pod (what a PromQL sum returns). */

@@ -61,6 +61,8 @@ export interface RunResult {
   readonly maxReplicas: number;
   readonly spanSeconds: number;
   readonly wallSeconds: number;
+  /** The policy's own account of the run (mds-scaler: its reasons by share of passes). */
+  readonly notes?: string;
   readonly series: readonly SeriesPoint[];
   readonly records: readonly RequestRecord[];
 }
@@ -113,14 +115,13 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   let maxReplicas = 0;
   for (let tick = 0; ; tick++) {
     const now = tick * dt;
-    if (now >= span && next >= requests.length && fleet.outstanding() === 0) break;
-    if (now >= span + tail) break;
     fleet.advance(now);
     while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now) {
       fleet.arrive(requests[next] as Trace["requests"][number]);
       next++;
       arrivalsInPoint++;
     }
+    if (now >= span && next >= requests.length && (fleet.outstanding() === 0 || now >= span + tail)) break;
     if (tick % ticksPerScrape === 0) {
       for (const r of fleet.replicas) {
         if (r.phase !== "Ready" && r.phase !== "Draining") continue;
@@ -200,6 +201,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     maxReplicas,
     spanSeconds: span,
     wallSeconds: (performance.now() - wallStart) / 1000,
+    ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
     series: points,
     records,
   };

@@ -53,12 +53,20 @@ export interface ScalerOptions {
   readonly maxReplicas: number;
   readonly minReplicas?: number;
   readonly mode?: "Active" | "Shadow";
+  /** Sets `ttftTargetMilliseconds` of the token algorithms; the shipped default otherwise. */
+  readonly ttftTargetMilliseconds?: number;
 }
 
 /** A defaulted scaler spec for the simulated Server role `server`. */
 export function defaultScaler(options: ScalerOptions): ScalerSpec {
   const tokens = String(Math.round(targetUtilisation * options.figures.tokensPerSecond));
   const depth = String(Math.max(1, Math.round(options.figures.queueDepthAtTarget)));
+  const tokenThroughput = {
+    serverTargetTokensPerSecond: tokens,
+    ...(options.ttftTargetMilliseconds === undefined
+      ? {}
+      : { ttftTargetMilliseconds: String(options.ttftTargetMilliseconds) }),
+  };
   const algorithm =
     options.algorithm === "Proportional"
       ? {
@@ -66,8 +74,8 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
           proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: depth }] },
         }
       : options.algorithm === "TokenThroughput"
-        ? { type: "TokenThroughput", tokenThroughput: { serverTargetTokensPerSecond: tokens } }
-        : { type: "Predictive", predictive: { tokenThroughput: { serverTargetTokensPerSecond: tokens } } };
+        ? { type: "TokenThroughput", tokenThroughput }
+        : { type: "Predictive", predictive: { tokenThroughput } };
   const result = defaultScalerSpec({
     targetRef: { name: "sim" },
     mode: options.mode ?? "Active",

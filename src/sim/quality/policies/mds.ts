@@ -45,6 +45,8 @@ export function mdsPolicy(options: MdsOptions): Policy {
   const initial = Math.min(bounds.maxReplicas, Math.max(bounds.minReplicas, options.initialReplicas));
   const windows = windowsOf(spec);
   let status: ScalerStatus | undefined;
+  const reasons = new Map<string, number>();
+  let passes = 0;
   let generation = 1;
   let resourceVersion = 1;
   const annotations: Record<string, string> = {};
@@ -74,6 +76,13 @@ export function mdsPolicy(options: MdsOptions): Policy {
     family: "mds-scaler",
     intervalSeconds: spec.sampling.intervalSeconds,
     initialReplicas: initial,
+    notes() {
+      return [...reasons.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 4)
+        .map(([reason, n]) => `${reason} ${Math.round((100 * n) / Math.max(1, passes))}%`)
+        .join(", ");
+    },
     decide(ctx: PolicyContext) {
       const readyPods = ctx.fleet.replicas.filter((r) => r.phase === "Ready");
       const observation = buildObservation({
@@ -99,6 +108,9 @@ export function mdsPolicy(options: MdsOptions): Policy {
         nowMs: ctx.epochMs + ctx.nowSeconds * 1000,
       });
       status = result.status;
+      passes++;
+      const reason = result.status.roles?.[0]?.reason ?? "none";
+      reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
       options.onPass?.(result, ctx.nowSeconds);
       const write = result.bindingWrite;
       if (write?.kind === "acquire") annotations[bindingAnnotation] = JSON.stringify(write.binding);
