@@ -204,7 +204,9 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
     result = runPolicy(trace, policy, {
       seed: parsed.seed,
       fleet: {
-        ...(fleet.capacity === undefined ? {} : { capacity: fleet.capacity }),
+        ...(fleet.capacity === undefined
+          ? {}
+          : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
         ...(fleet.coldStartSeconds === undefined ? {} : { coldStartSeconds: fleet.coldStartSeconds }),
         ...(fleet.quotaReplicas === undefined ? {} : { quotaReplicas: fleet.quotaReplicas }),
       },
