@@ -198,25 +198,30 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   }
   const initialReplicas = oracleSchedule(need, high ?? 1)[0] ?? 1;
 
-  // Static fleets: the mean-load fleet, then upwards until the goal (peak provisioning in hindsight).
-  const staticRows: Row[] = [];
-  const meanFleet = Math.max(1, Math.ceil(meanNeed));
-  for (let n = meanFleet; n <= maxReplicas; n = n < 8 ? n + 1 : Math.ceil(n * 1.15)) {
+  // Static fleets: the mean-load fleet, then sizes growing by half until one reaches the goal
+  // (peak provisioning in hindsight), then bisection down to the smallest that does.
+  const staticRows = new Map<number, Row>();
+  const runStatic = (n: number): Row => {
+    const seen = staticRows.get(n);
+    if (seen !== undefined) return seen;
     const row = run(staticPolicy(n));
-    staticRows.push(row);
-    if (reaches(row)) break;
-  }
-  // Refine the static step below the first passing size when the sizes jumped.
-  const firstPass = cheapestAtGoal(staticRows);
-  if (firstPass !== undefined) {
-    const n = Number(/n=(\d+)/.exec(firstPass.policy)?.[1]);
-    const below = staticRows.filter((r) => !reaches(r)).map((r) => Number(/n=(\d+)/.exec(r.policy)?.[1]));
-    const lastFail = below.length === 0 ? 0 : Math.max(...below);
-    for (let m = n - 1; m > lastFail; m--) {
-      const row = run(staticPolicy(m));
-      staticRows.push(row);
-      if (!reaches(row)) break;
+    staticRows.set(n, row);
+    return row;
+  };
+  const meanFleet = Math.max(1, Math.ceil(meanNeed));
+  let failing = 0;
+  let passingStatic: number | undefined;
+  for (let n = meanFleet; n <= maxReplicas; n = Math.max(n + 1, Math.ceil(n * 1.5))) {
+    if (reaches(runStatic(n))) {
+      passingStatic = n;
+      break;
     }
+    failing = n;
+  }
+  while (passingStatic !== undefined && passingStatic - failing > 1) {
+    const mid = Math.floor((failing + passingStatic) / 2);
+    if (reaches(runStatic(mid))) passingStatic = mid;
+    else failing = mid;
   }
 
   const figures = replicaFigures(trace, capacity);
@@ -228,7 +233,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtftMilliseconds(trace, capacity)))
     run(policy);
 
-  const candidates = [...oracleRows, ...staticRows].filter(reaches);
+  const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);
   const oracle: Row =
     best === undefined

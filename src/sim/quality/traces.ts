@@ -38,6 +38,7 @@ export const namedTraces = [
   "mooncake-conversation",
   "mooncake-synthetic",
   "servegen-m-large-day",
+  "servegen-m-large-14d",
 ] as const;
 export type TraceName = (typeof namedTraces)[number];
 
@@ -303,14 +304,16 @@ export function loadTrace(nameOrFile: string, options: LoadOptions = {}): Trace 
       return { ...readMooncakeTrace(join(dir, "mooncake_fast25/conversation_trace.jsonl")), name: nameOrFile };
     case "mooncake-synthetic":
       return { ...readMooncakeTrace(join(dir, "mooncake_fast25/synthetic_trace.jsonl")), name: nameOrFile };
-    case "servegen-m-large-day": {
+    case "servegen-m-large-day":
+    case "servegen-m-large-14d": {
       const s = serveGenDaySample;
+      const windowCount = nameOrFile === "servegen-m-large-14d" ? 14 * s.windowCount : s.windowCount;
       const compression = options.compression ?? s.compression;
       const lengths = readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")).requests;
       const requests = serveGenArrivals(readServeGenModel(join(dir, "servegen", s.model)), {
         seed,
         firstWindow: s.firstWindow,
-        windowCount: s.windowCount,
+        windowCount,
         rateScale: s.rateScale,
         compression,
         lengths,
@@ -318,9 +321,9 @@ export function loadTrace(nameOrFile: string, options: LoadOptions = {}): Trace 
       return {
         name: nameOrFile,
         requests,
-        spanSeconds: (s.windowCount * serveGenWindowSeconds) / compression,
+        spanSeconds: (windowCount * serveGenWindowSeconds) / compression,
         notes: [
-          `ServeGen ${s.model} windows ${s.firstWindow}..${s.firstWindow + s.windowCount - 1}, client rates scaled by ${s.rateScale}, time compressed ${compression}x`,
+          `ServeGen ${s.model} windows ${s.firstWindow}..${s.firstWindow + windowCount - 1}, client rates scaled by ${s.rateScale}, time compressed ${compression}x`,
           "token lengths drawn from the Azure 2023 conversation trace",
         ],
       };
