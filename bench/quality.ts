@@ -6,7 +6,7 @@
  *
  *   npm run bench:quality                # the quick matrix (3 sweep points per baseline)
  *   npm run bench:quality -- --full      # 5 sweep points per baseline
- *   npm run bench:quality -- --only azure-code --native
+ *   npm run bench:quality -- --only azure-code,azure-conv --native
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import { runMatrix } from "../src/sim/quality/matrix.js";
@@ -22,11 +22,11 @@ const scaleCopies: Readonly<Record<string, number>> = {
 
 const args = process.argv.slice(2);
 const full = args.includes("--full");
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1]?.split(",") : undefined;
 const nativeOnly = args.includes("--native");
 const scaledOnly = args.includes("--scaled");
 const seed = 1;
-const traces = (Object.keys(scaleCopies) as TraceName[]).filter((t) => only === undefined || t === only);
+const traces = (Object.keys(scaleCopies) as TraceName[]).filter((t) => only === undefined || only.includes(t));
 const started = performance.now();
 for (const name of traces) {
   const base = loadTrace(name, { seed });

@@ -145,7 +145,7 @@ function speedUp(trace: Trace, speedup: number): Trace {
 
 export function summaryOf(result: RunResult): [string, string][] {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
-  const perRequestMicros = (1e6 * result.wallSeconds) / Math.max(1, result.requests);
+  const perRequestMicros = (1e6 * result.cpuSeconds) / Math.max(1, result.requests);
   return [
     ["policy", result.policy],
     ["trace", result.trace],
@@ -159,7 +159,10 @@ export function summaryOf(result: RunResult): [string, string][] {
     ["largest backlog", String(result.maxBacklog)],
     ["most replicas", String(result.maxReplicas)],
     ["simulated", `${(result.spanSeconds / 60).toFixed(1)} min`],
-    ["simulator run time", `${result.wallSeconds.toFixed(2)} s (${perRequestMicros.toFixed(0)} µs per request)`],
+    [
+      "simulator run time",
+      `${result.wallSeconds.toFixed(2)} s wall, ${result.cpuSeconds.toFixed(2)} s CPU (${perRequestMicros.toFixed(0)} µs CPU per request)`,
+    ],
     ...(result.notes === undefined ? [] : ([["planner reasons", result.notes]] as [string, string][])),
   ];
 }

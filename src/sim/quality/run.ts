@@ -61,6 +61,8 @@ export interface RunResult {
   readonly maxReplicas: number;
   readonly spanSeconds: number;
   readonly wallSeconds: number;
+  /** CPU time of this process during the run (user + system): the figure a loaded machine does not inflate. */
+  readonly cpuSeconds: number;
   /** The policy's own account of the run (mds-scaler: its reasons by share of passes). */
   readonly notes?: string;
   readonly series: readonly SeriesPoint[];
@@ -91,6 +93,7 @@ function percentile(values: number[], q: number): number | undefined {
 
 export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): RunResult {
   const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
   const dt = options.stepSeconds ?? 0.25;
   const scrapeEvery = options.scrapeIntervalSeconds ?? 15;
   const slo = options.slo ?? defaultSlo;
@@ -201,6 +204,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     maxReplicas,
     spanSeconds: span,
     wallSeconds: (performance.now() - wallStart) / 1000,
+    cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
     ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
     series: points,
     records,
