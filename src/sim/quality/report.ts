@@ -62,7 +62,7 @@ const width = Math.max(600, Math.min(1100, window.innerWidth - 48));
 const x = { label: "minutes" };
 function draw(name, series, values, yLabel) {
   const el = document.querySelector('section[data-chart="' + name + '"] .chart');
-  new uPlot({ width, height: 260, series: [{}, ...series], axes: [x, { label: yLabel }] }, [d.t, ...values], el);
+  new uPlot({ width, height: 260, scales: { x: { time: false } }, series: [{ label: "minute" }, ...series], axes: [x, { label: yLabel }] }, [d.t, ...values], el);
   el.parentElement.setAttribute("data-rendered", "true");
 }
 draw("demand", [{ label: "arrivals/s", stroke: "#1f77b4" }], [d.demand], "requests/s");
