@@ -59,6 +59,21 @@ describe("mds-scaler simulate", () => {
     expect(events).toBeGreaterThan(0);
   });
 
+  it("runs the documented example scaler and fleet", () => {
+    const example = (name: string) => new URL(`../../docs/examples/${name}`, import.meta.url).pathname;
+    const io = memoryIo();
+    const args = [
+      "--trace",
+      slicePath,
+      "--scaler",
+      example("simulate-scaler.yaml"),
+      "--fleet",
+      example("simulate-fleet.yaml"),
+    ];
+    expect(runSimulate(args, io), io.err).toBe(0);
+    expect(io.out).toMatch(/policy\s+mds-scaler TokenThroughput/);
+  });
+
   it("-o json carries per-request TTFT and ITL for every arrival", () => {
     const io = memoryIo();
     expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "-o", "json"], io)).toBe(0);
