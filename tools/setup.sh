@@ -11,6 +11,8 @@ command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+# The quality report test renders the HTML report in headless Chromium.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]} > 0)); then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq

@@ -7,6 +7,7 @@ import { runController } from "../app/main.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { observeCommand } from "./observe.js";
 import { planCommand } from "./plan.js";
+import { simulateCommand } from "./simulate.js";
 import { validateCommand } from "./validate.js";
 
 export const commands: Readonly<Record<string, Command>> = {
@@ -25,7 +26,7 @@ export const commands: Readonly<Record<string, Command>> = {
       return runController(args, process.env, io);
     },
   },
-  // simulate: replays a trace through the simulator (src/sim).
+  simulate: simulateCommand,
 };
 
 function usage(): string {

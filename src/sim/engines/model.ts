@@ -142,6 +142,17 @@ interface ActiveRequest {
   firstTokenSeconds?: number;
   transferDoneSeconds?: number;
   fromPod?: string;
+  /** Sum of the inter-token gaps this request was served at (for per-request ITL). */
+  itlSumSeconds?: number;
+}
+
+/** A finished request as the quality simulator records it (per-request TTFT and ITL). */
+export interface FinishedRequest {
+  readonly request: SimRequest;
+  readonly firstTokenSeconds: number;
+  readonly endSeconds: number;
+  /** Mean inter-token latency over the tokens after the first; undefined for one-token requests. */
+  readonly meanItlSeconds: number | undefined;
 }
 
 function streamCounters(engine: SimEngineKind): StreamCounters {
@@ -212,6 +223,8 @@ export class EngineRank {
   private readonly inflight = new Map<number, ActiveRequest>();
   private readonly prefixCache: PrefixCache;
   private kvUsedTokens = 0;
+  /** Called once per finished request; the quality simulator reads per-request latency from it. */
+  onFinish: ((finished: FinishedRequest) => void) | undefined;
 
   constructor(private readonly spec: ReplicaSpec) {
     this.counters = rankCounters(spec.engine);
@@ -455,6 +468,8 @@ export class EngineRank {
           this.observeStep(r.stepTokens, tokenSeconds);
           r.stepTokens = 0;
         }
+        // A request's mean inter-token latency as its user sees it, one gap per token.
+        r.itlSumSeconds = (r.itlSumSeconds ?? 0) + tokenSeconds;
         if (this.spec.engine === "vllm") stream.generationTokens += 1;
       }
       if (r.generated >= r.request.outputTokens) {
@@ -486,6 +501,15 @@ export class EngineRank {
     stream.e2e.observe(endSeconds - r.request.arrivalSeconds);
     if (reason === "stop") c.finishedStop += 1;
     else c.finishedLength += 1;
+    if (this.onFinish !== undefined && this.spec.serving !== "prefill") {
+      const gaps = r.request.outputTokens - 1;
+      this.onFinish({
+        request: r.request,
+        firstTokenSeconds: r.firstTokenSeconds ?? endSeconds,
+        endSeconds,
+        meanItlSeconds: gaps > 0 ? (r.itlSumSeconds ?? 0) / gaps : undefined,
+      });
+    }
   }
 }
 
@@ -549,6 +573,11 @@ export class EngineReplica {
 
   releaseTransferred(requestId: number): void {
     for (const r of this.ranks) r.releaseTransferred(requestId);
+  }
+
+  /** Sets the per-request completion listener of every rank. */
+  onFinish(listener: (finished: FinishedRequest) => void): void {
+    for (const r of this.ranks) r.onFinish = listener;
   }
 
   step(nowSeconds: number, dtSeconds: number): { handoffs: Handoff[]; transferred: { id: number; fromPod: string }[] } {

@@ -1,0 +1,50 @@
+/**
+ * Scaling quality on real traces: every trace at its native rate and at a
+ * tens-of-replicas scale (overlaid copies), through mds-scaler with each
+ * algorithm, the baselines users would pick instead, and the oracle.
+ * Prints one markdown table per trace and scale (docs/quality.md).
+ *
+ *   npm run bench:quality                # the quick matrix (3 sweep points per baseline)
+ *   npm run bench:quality -- --full      # 5 sweep points per baseline
+ *   npm run bench:quality -- --only azure-code,azure-conv --native
+ */
+import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
+import { runMatrix } from "../src/sim/quality/matrix.js";
+import { formatMatrix } from "../src/sim/quality/table.js";
+
+/** Overlaid copies that take each trace to tens of replicas at the engine simulator's default capacity. */
+const scaleCopies: Readonly<Record<string, number>> = {
+  "azure-conv": 10,
+  "azure-code": 10,
+  "mooncake-conversation": 4,
+  "servegen-m-large-day": 10,
+};
+
+const args = process.argv.slice(2);
+const full = args.includes("--full");
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1]?.split(",") : undefined;
+const nativeOnly = args.includes("--native");
+const scaledOnly = args.includes("--scaled");
+const seed = 1;
+const traces = (Object.keys(scaleCopies) as TraceName[]).filter((t) => only === undefined || only.includes(t));
+const started = performance.now();
+for (const name of traces) {
+  const base = loadTrace(name, { seed });
+  const scales = [
+    ...(scaledOnly ? [] : [{ copies: 1, label: "native rate" }]),
+    ...(nativeOnly ? [] : [{ copies: scaleCopies[name] ?? 10, label: `${scaleCopies[name] ?? 10} overlaid copies` }]),
+  ];
+  for (const { copies, label } of scales) {
+    const trace = overlay(base, copies, seed);
+    const result = runMatrix(trace, {
+      seed,
+      sweepPoints: full ? 5 : 3,
+      onRow: (row) => process.stderr.write(`  ${name} x${copies}: ${row.policy} (${row.wallSeconds.toFixed(1)} s)\n`),
+    });
+    process.stdout.write(`${formatMatrix(result, `${name}, ${label}`)}\n`);
+  }
+}
+const simulated = traces.length;
+process.stdout.write(
+  `bench:quality: ${simulated} traces in ${((performance.now() - started) / 1000).toFixed(0)} s (${full ? "full" : "quick"} matrix)\n`,
+);

@@ -1,0 +1,212 @@
+/**
+ * The simulated-time loop: arrivals enter the fleet, Prometheus scrapes the
+ * ready pods, the policy decides at its interval, the engines advance one
+ * step. Deterministic for a seed: no clock, no I/O, one seeded generator per
+ * random source. GPU time is charged up to the trace's end; after it the
+ * engines keep running (at most `tailSeconds`) so late requests can finish.
+ */
+import { QualityFleet, type FleetOptions, type RequestRecord } from "./fleet.js";
+import { ScrapeHistory, scrapeOf } from "./observations.js";
+import type { Policy, PolicyContext } from "./policy.js";
+import type { Trace } from "./traces.js";
+
+export interface SloTargets {
+  /** Fixed part of the TTFT target; the per-request part is the prompt's full-speed prefill time. */
+  readonly ttftBaseSeconds: number;
+  readonly itlSeconds: number;
+}
+
+export const defaultSlo: SloTargets = { ttftBaseSeconds: 1, itlSeconds: 0.05 };
+
+export interface RunOptions {
+  readonly seed: number;
+  readonly fleet?: Omit<FleetOptions, "seed" | "initialReplicas">;
+  readonly slo?: SloTargets;
+  /** Engine step; arrivals wait up to one step for admission. */
+  readonly stepSeconds?: number;
+  readonly scrapeIntervalSeconds?: number;
+  readonly tailSeconds?: number;
+  /** Width of a time-series point. */
+  readonly seriesSeconds?: number;
+}
+
+export interface Attainment {
+  readonly both: number;
+  readonly ttft: number;
+  readonly itl: number;
+}
+
+export interface SeriesPoint {
+  readonly atSeconds: number;
+  readonly arrivalsPerSecond: number;
+  readonly desiredReplicas: number;
+  readonly readyReplicas: number;
+  /** p95 TTFT of the requests arriving in this point's interval (unfinished ones excluded), seconds. */
+  readonly ttftP95Seconds?: number;
+  readonly itlMeanSeconds?: number;
+}
+
+export interface RunResult {
+  readonly policy: string;
+  readonly family: string;
+  readonly trace: string;
+  readonly requests: number;
+  readonly completed: number;
+  /** Arrivals not finished when the tail ended (counted as missing the SLO). */
+  readonly unfinished: number;
+  readonly attainment: Attainment;
+  readonly gpuHours: number;
+  readonly scaleEvents: number;
+  readonly maxBacklog: number;
+  readonly maxReplicas: number;
+  readonly spanSeconds: number;
+  readonly wallSeconds: number;
+  /** CPU time of this process during the run (user + system): the figure a loaded machine does not inflate. */
+  readonly cpuSeconds: number;
+  /** The policy's own account of the run (mds-scaler: its reasons by share of passes). */
+  readonly notes?: string;
+  readonly series: readonly SeriesPoint[];
+  readonly records: readonly RequestRecord[];
+}
+
+export function ttftTargetSeconds(record: RequestRecord, slo: SloTargets, prefillTokensPerSecond: number): number {
+  return slo.ttftBaseSeconds + record.promptTokens / prefillTokensPerSecond;
+}
+
+export function meetsTtft(record: RequestRecord, slo: SloTargets, prefillTokensPerSecond: number): boolean {
+  return (
+    record.firstTokenSeconds !== undefined &&
+    record.endSeconds !== undefined &&
+    record.firstTokenSeconds - record.arrivalSeconds <= ttftTargetSeconds(record, slo, prefillTokensPerSecond)
+  );
+}
+
+export function meetsItl(record: RequestRecord, slo: SloTargets): boolean {
+  return record.endSeconds !== undefined && (record.meanItlSeconds ?? 0) <= slo.itlSeconds;
+}
+
+function percentile(values: number[], q: number): number | undefined {
+  if (values.length === 0) return undefined;
+  values.sort((a, b) => a - b);
+  return values[Math.min(values.length - 1, Math.ceil(q * values.length) - 1)];
+}
+
+export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): RunResult {
+  const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
+  const dt = options.stepSeconds ?? 0.25;
+  const scrapeEvery = options.scrapeIntervalSeconds ?? 15;
+  const slo = options.slo ?? defaultSlo;
+  const tail = options.tailSeconds ?? 900;
+  const seriesEvery = options.seriesSeconds ?? 30;
+  const fleet = new QualityFleet({ ...options.fleet, seed: options.seed, initialReplicas: policy.initialReplicas });
+  const scrapes = new Map<string, ScrapeHistory>();
+  const keepSeconds = 900;
+  const epochMs = Date.parse("2026-01-01T00:00:00Z");
+  const ctx = (nowSeconds: number): PolicyContext => ({ nowSeconds, fleet, scrapes, epochMs });
+  policy.start?.(fleet);
+
+  const requests = trace.requests;
+  const span = trace.spanSeconds;
+  const ticksPerScrape = Math.max(1, Math.round(scrapeEvery / dt));
+  const ticksPerDecision = Math.max(1, Math.round(policy.intervalSeconds / dt));
+  const ticksPerSecond = Math.max(1, Math.round(1 / dt));
+  const ticksPerSeries = Math.max(1, Math.round(seriesEvery / dt));
+  const series: { atSeconds: number; arrivals: number; desired: number; ready: number }[] = [];
+  let next = 0;
+  let arrivalsInPoint = 0;
+  let maxReplicas = 0;
+  for (let tick = 0; ; tick++) {
+    const now = tick * dt;
+    fleet.advance(now);
+    while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now) {
+      fleet.arrive(requests[next] as Trace["requests"][number]);
+      next++;
+      arrivalsInPoint++;
+    }
+    if (now >= span && next >= requests.length && (fleet.outstanding() === 0 || now >= span + tail)) break;
+    if (tick % ticksPerScrape === 0) {
+      for (const r of fleet.replicas) {
+        if (r.phase !== "Ready" && r.phase !== "Draining") continue;
+        let history = scrapes.get(r.name);
+        if (history === undefined) scrapes.set(r.name, (history = new ScrapeHistory(keepSeconds)));
+        history.add(scrapeOf(now, r.engine.totals()));
+      }
+    }
+    if (tick % ticksPerSecond === 0) fleet.sampleBacklog();
+    if (now < span) {
+      if (policy.sample !== undefined && tick % ticksPerSecond === 0) policy.sample(ctx(now));
+      if (tick > 0 && tick % ticksPerDecision === 0) policy.decide(ctx(now));
+    }
+    fleet.step(now, dt);
+    const live = fleet.admitted();
+    if (live > maxReplicas) maxReplicas = live;
+    if (tick % ticksPerSeries === 0 && now < span) {
+      series.push({
+        atSeconds: now,
+        arrivals: arrivalsInPoint,
+        desired: fleet.desiredReplicas,
+        ready: fleet.count("Ready"),
+      });
+      arrivalsInPoint = 0;
+    }
+  }
+
+  const records = fleet.records;
+  const cp = fleet.capacity.prefillTokensPerSecond;
+  let both = 0;
+  let ttft = 0;
+  let itl = 0;
+  let completed = 0;
+  for (const r of records) {
+    if (r.endSeconds !== undefined) completed++;
+    const t = meetsTtft(r, slo, cp);
+    const i = meetsItl(r, slo);
+    if (t) ttft++;
+    if (i) itl++;
+    if (t && i) both++;
+  }
+  const n = Math.max(1, records.length);
+  // Latency series by arrival interval.
+  const byPoint = new Map<number, { ttft: number[]; itl: number[] }>();
+  for (const r of records) {
+    if (r.firstTokenSeconds === undefined) continue;
+    const k = Math.floor(r.arrivalSeconds / seriesEvery);
+    let b = byPoint.get(k);
+    if (b === undefined) byPoint.set(k, (b = { ttft: [], itl: [] }));
+    b.ttft.push(r.firstTokenSeconds - r.arrivalSeconds);
+    if (r.meanItlSeconds !== undefined) b.itl.push(r.meanItlSeconds);
+  }
+  const points: SeriesPoint[] = series.map((p, i) => {
+    const b = byPoint.get(i - 1);
+    const ttftP95 = b === undefined ? undefined : percentile(b.ttft, 0.95);
+    const itlMean = b === undefined || b.itl.length === 0 ? undefined : b.itl.reduce((a, x) => a + x, 0) / b.itl.length;
+    return {
+      atSeconds: p.atSeconds,
+      arrivalsPerSecond: p.arrivals / seriesEvery,
+      desiredReplicas: p.desired,
+      readyReplicas: p.ready,
+      ...(ttftP95 === undefined ? {} : { ttftP95Seconds: ttftP95 }),
+      ...(itlMean === undefined ? {} : { itlMeanSeconds: itlMean }),
+    };
+  });
+  return {
+    policy: policy.name,
+    family: policy.family,
+    trace: trace.name,
+    requests: records.length,
+    completed,
+    unfinished: records.length - completed,
+    attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
+    gpuHours: fleet.replicaSeconds(span) / 3600,
+    scaleEvents: fleet.scaleEvents,
+    maxBacklog: fleet.maxBacklog,
+    maxReplicas,
+    spanSeconds: span,
+    wallSeconds: (performance.now() - wallStart) / 1000,
+    cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
+    ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
+    series: points,
+    records,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * The scaler a user would write for a simulated fleet: the shipped defaults
+ * for everything except the per-replica figures the user must supply. Those
+ * come from the trace's own request mix, as a user would measure them with a
+ * load test (docs/quality.md, Method): 80 % of the replica's fluid token
+ * capacity for the token algorithms, and the in-flight requests at that load
+ * (Little's law) for Proportional on QueueDepth.
+ */
+import { defaultScalerSpec } from "../../core/api/defaulting.js";
+import type { AlgorithmType, ScalerSpec } from "../../core/api/scaler.js";
+import type { EngineCapacity } from "../engines/model.js";
+import type { Trace } from "./traces.js";
+
+/** The share of measured capacity a user configures as the per-replica target. */
+export const targetUtilisation = 0.8;
+
+export interface ReplicaFigures {
+  /** Prompt + output tokens per second one replica sustains at the trace's mix. */
+  readonly tokensPerSecond: number;
+  readonly requestsPerSecond: number;
+  /** In-flight requests per replica at `targetUtilisation` of that rate. */
+  readonly queueDepthAtTarget: number;
+}
+
+export function replicaFigures(trace: Trace, capacity: EngineCapacity): ReplicaFigures {
+  const n = Math.max(1, trace.requests.length);
+  let prompt = 0;
+  let output = 0;
+  for (const r of trace.requests) {
+    prompt += r.promptTokens;
+    output += r.outputTokens;
+  }
+  const meanPrompt = prompt / n;
+  const meanOutput = output / n;
+  // Prefill and decode have separate budgets in the engine model: the slower one binds.
+  const secondsPerRequest = Math.max(
+    meanPrompt / capacity.prefillTokensPerSecond,
+    meanOutput / capacity.decodeTokensPerSecond,
+  );
+  const requestsPerSecond = 1 / secondsPerRequest;
+  const serviceSeconds =
+    meanPrompt / capacity.prefillTokensPerSecond + meanOutput / capacity.maxTokensPerSecondPerRequest;
+  return {
+    tokensPerSecond: (meanPrompt + meanOutput) * requestsPerSecond,
+    requestsPerSecond,
+    queueDepthAtTarget: targetUtilisation * requestsPerSecond * serviceSeconds,
+  };
+}
+
+export interface ScalerOptions {
+  readonly algorithm: AlgorithmType;
+  readonly figures: ReplicaFigures;
+  readonly maxReplicas: number;
+  readonly minReplicas?: number;
+  readonly mode?: "Active" | "Shadow";
+  /** Sets `ttftTargetMilliseconds` of the token algorithms; the shipped default otherwise. */
+  readonly ttftTargetMilliseconds?: number;
+}
+
+/** A defaulted scaler spec for the simulated Server role `server`. */
+export function defaultScaler(options: ScalerOptions): ScalerSpec {
+  const tokens = String(Math.round(targetUtilisation * options.figures.tokensPerSecond));
+  const depth = String(Math.max(1, Math.round(options.figures.queueDepthAtTarget)));
+  const tokenThroughput = {
+    serverTargetTokensPerSecond: tokens,
+    ...(options.ttftTargetMilliseconds === undefined
+      ? {}
+      : { ttftTargetMilliseconds: String(options.ttftTargetMilliseconds) }),
+  };
+  const algorithm =
+    options.algorithm === "Proportional"
+      ? {
+          type: "Proportional",
+          proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: depth }] },
+        }
+      : options.algorithm === "TokenThroughput"
+        ? { type: "TokenThroughput", tokenThroughput }
+        : { type: "Predictive", predictive: { tokenThroughput } };
+  const result = defaultScalerSpec({
+    targetRef: { name: "sim" },
+    mode: options.mode ?? "Active",
+    roles: [{ name: "server", minReplicas: options.minReplicas ?? 1, maxReplicas: options.maxReplicas }],
+    algorithm,
+  });
+  if (!result.ok) throw new Error(`default scaler: ${JSON.stringify(result.problems)}`);
+  return result.value;
+}

@@ -1,0 +1,101 @@
+/** Markdown tables of a comparison, as the benchmark prints them and docs/quality.md pastes them. */
+import { attainmentGoal, cheapestAtGoal, frontier, type MatrixResult, type Row } from "./matrix.js";
+
+const pct = (x: number): string => (100 * x).toFixed(2);
+
+function line(cells: readonly string[]): string {
+  return `| ${cells.join(" | ")} |`;
+}
+
+export const tableHeader = [
+  "policy",
+  "SLO %",
+  "TTFT %",
+  "ITL %",
+  "GPU-h",
+  "× oracle",
+  "scale events",
+  "max backlog",
+  "sim s",
+];
+
+export function rowCells(row: Row, oracleGpuHours: number | undefined): string[] {
+  return [
+    row.policy,
+    pct(row.attainment.both),
+    pct(row.attainment.ttft),
+    pct(row.attainment.itl),
+    row.gpuHours.toFixed(2),
+    oracleGpuHours === undefined || !(oracleGpuHours > 0) ? "–" : (row.gpuHours / oracleGpuHours).toFixed(2),
+    String(row.scaleEvents),
+    String(row.maxBacklog),
+    row.wallSeconds.toFixed(1),
+  ];
+}
+
+export type FrontierPosition = "beyond" | "behind" | "outside";
+
+/**
+ * Where a run lies against a family's frontier (attainment over GPU-hours,
+ * linear between swept points): `beyond` when its attainment is above the
+ * frontier at its GPU-hours, `behind` when at or below, `outside` when it
+ * spends more GPU-hours than any swept point (no point to compare with).
+ * Left of the first point the frontier is that point's attainment.
+ */
+export function frontierPosition(row: Row, familyRows: readonly Row[]): FrontierPosition {
+  const points = frontier(familyRows);
+  const last = points[points.length - 1];
+  if (last === undefined || row.gpuHours > last.gpuHours) return "outside";
+  let attainmentAt = points[0]?.attainment.both ?? 0;
+  for (let k = 1; k < points.length; k++) {
+    const a = points[k - 1] as Row;
+    const b = points[k] as Row;
+    if (row.gpuHours >= a.gpuHours && row.gpuHours <= b.gpuHours) {
+      const w = b.gpuHours === a.gpuHours ? 1 : (row.gpuHours - a.gpuHours) / (b.gpuHours - a.gpuHours);
+      attainmentAt = a.attainment.both + w * (b.attainment.both - a.attainment.both);
+      break;
+    }
+  }
+  return row.attainment.both > attainmentAt ? "beyond" : "behind";
+}
+
+/** One table: the oracle, the best point of each baseline at the goal, every mds-scaler run, then the sweeps. */
+export function formatMatrix(result: MatrixResult, title: string): string {
+  const o = result.oracle.gpuHours;
+  const out: string[] = [
+    `### ${title}`,
+    "",
+    `${result.requests} requests over ${(result.spanSeconds / 60).toFixed(1)} min; matrix run time ${result.wallSeconds.toFixed(0)} s.`,
+    "",
+    line(tableHeader),
+    line(tableHeader.map(() => "---")),
+  ];
+  out.push(line(rowCells(result.oracle, o)));
+  const families = ["static", "hpa", "knative"];
+  for (const family of families) {
+    const best = cheapestAtGoal(result.rows.filter((r) => r.family === family));
+    out.push(
+      best === undefined
+        ? line([`best ${family} at ${pct(attainmentGoal)}%: none reached`, ...tableHeader.slice(1).map(() => "")])
+        : line(rowCells({ ...best, policy: `best ${family} at 99%: ${best.policy}` }, o)),
+    );
+  }
+  const baselines = result.rows.filter((r) => families.includes(r.family));
+  for (const row of result.rows.filter((r) => r.family === "mds-scaler")) {
+    const position = families
+      .map(
+        (f) =>
+          `${f} ${frontierPosition(
+            row,
+            result.rows.filter((r) => r.family === f),
+          )}`,
+      )
+      .join(", ");
+    out.push(line(rowCells({ ...row, policy: `**${row.policy}**` }, o)));
+    out.push(line([`↳ frontier: ${position}; reasons: ${row.notes ?? ""}`, ...tableHeader.slice(1).map(() => "")]));
+  }
+  out.push(line(["*sweeps*", ...tableHeader.slice(1).map(() => "")]));
+  for (const row of baselines) out.push(line(rowCells(row, o)));
+  out.push("");
+  return out.join("\n");
+}

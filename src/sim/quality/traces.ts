@@ -1,0 +1,362 @@
+/**
+ * Trace readers for the quality simulator: Azure 2023 (CSV), Mooncake FAST'25
+ * (JSONL, quantised timestamps spread within their step) and ServeGen per-client
+ * rate series (arrivals drawn per client and window). Every reader returns
+ * requests in arrival order with times in seconds from the trace start.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseAzureTrace, parseMooncakeTrace, type TraceRow } from "../engines/workload.js";
+import { SeededRandom } from "../engines/random.js";
+
+/** One request of a replayed trace. */
+export interface TraceRequest {
+  readonly arrivalSeconds: number;
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+  readonly prefixBlocks?: readonly number[];
+  readonly blockTokens?: number;
+}
+
+export interface Trace {
+  readonly name: string;
+  readonly requests: readonly TraceRequest[];
+  /** Replay length: the last arrival plus one second, or the series' last window end. */
+  readonly spanSeconds: number;
+  /** How the trace was read, for reports (spread, sample, scale). */
+  readonly notes: readonly string[];
+}
+
+/** The shared traces directory beside the project (`../shared/traces`), overridable for tests. */
+export function defaultTracesDir(): string {
+  return process.env["MDS_TRACES_DIR"] ?? resolve(process.cwd(), "../shared/traces");
+}
+
+export const namedTraces = [
+  "azure-conv",
+  "azure-code",
+  "mooncake-conversation",
+  "mooncake-synthetic",
+  "servegen-m-large-day",
+  "servegen-m-large-14d",
+] as const;
+export type TraceName = (typeof namedTraces)[number];
+
+function fromRows(rows: readonly TraceRow[]): TraceRequest[] {
+  return rows.map((r) => ({
+    arrivalSeconds: r.offsetSeconds,
+    promptTokens: Math.max(1, r.promptTokens),
+    outputTokens: Math.max(1, r.outputTokens),
+    ...(r.prefixBlocks === undefined ? {} : { prefixBlocks: r.prefixBlocks, blockTokens: r.blockTokens ?? 512 }),
+  }));
+}
+
+function spanOf(requests: readonly TraceRequest[]): number {
+  return (requests[requests.length - 1]?.arrivalSeconds ?? 0) + 1;
+}
+
+function checkRows(rows: readonly TraceRow[], path: string): void {
+  rows.forEach((r, i) => {
+    for (const [field, value] of [
+      ["offsetSeconds", r.offsetSeconds],
+      ["promptTokens", r.promptTokens],
+      ["outputTokens", r.outputTokens],
+    ] as const) {
+      if (!Number.isFinite(value) || value < 0)
+        throw new Error(`${path}: row ${i + 1}: ${field} must be a finite non-negative number, got ${String(value)}`);
+    }
+  });
+  if (rows.length === 0) throw new Error(`${path}: no requests in the trace`);
+}
+
+/** Azure LLM inference 2023: `TIMESTAMP,ContextTokens,GeneratedTokens`. */
+export function readAzureTrace(path: string): Trace {
+  const text = readFileSync(path, "utf8");
+  if (!text.startsWith("TIMESTAMP,ContextTokens,GeneratedTokens"))
+    throw new Error(`${path}: not an Azure 2023 trace: the header must be TIMESTAMP,ContextTokens,GeneratedTokens`);
+  const rows = parseAzureTrace(text);
+  checkRows(rows, path);
+  const requests = fromRows(rows);
+  return { name: path, requests, spanSeconds: spanOf(requests), notes: [] };
+}
+
+/**
+ * Spreads requests that share a quantised timestamp evenly over the step to
+ * the next distinct timestamp: the k-th of m requests at `t` arrives at
+ * `t + (k + 0.5) / m · step`. Order is kept; the last step uses the median step.
+ */
+export function spreadQuantised(requests: readonly TraceRequest[]): TraceRequest[] {
+  const distinct = [...new Set(requests.map((r) => r.arrivalSeconds))].sort((a, b) => a - b);
+  const steps = distinct.slice(1).map((t, i) => t - (distinct[i] ?? 0));
+  const median = [...steps].sort((a, b) => a - b)[Math.floor(steps.length / 2)] ?? 1;
+  const next = new Map<number, number>();
+  distinct.forEach((t, i) => next.set(t, (distinct[i + 1] ?? t + median) - t));
+  const out: TraceRequest[] = [];
+  for (let i = 0; i < requests.length;) {
+    const t = requests[i]?.arrivalSeconds ?? 0;
+    let j = i;
+    while (j < requests.length && requests[j]?.arrivalSeconds === t) j++;
+    const m = j - i;
+    const step = next.get(t) ?? median;
+    for (let k = 0; k < m; k++) {
+      const r = requests[i + k] as TraceRequest;
+      out.push({ ...r, arrivalSeconds: t + ((k + 0.5) / m) * step });
+    }
+    i = j;
+  }
+  return out;
+}
+
+/** Mooncake FAST'25: `{"timestamp": ms, "input_length", "output_length", "hash_ids"}` per line. */
+export function readMooncakeTrace(path: string): Trace {
+  const text = readFileSync(path, "utf8");
+  let rows: TraceRow[];
+  try {
+    rows = parseMooncakeTrace(text);
+  } catch (error) {
+    throw new Error(`${path}: not a Mooncake JSONL trace: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  checkRows(rows, path);
+  const requests = spreadQuantised(fromRows(rows));
+  return {
+    name: path,
+    requests,
+    spanSeconds: spanOf(requests),
+    notes: ["quantised timestamps spread evenly within their step"],
+  };
+}
+
+// ------------------------------------------------------------------ ServeGen
+
+/** One client's window: `window_start_s, rate_rps, cv, dist, shape, scale`. */
+export interface ServeGenWindow {
+  readonly startSeconds: number;
+  readonly rateRps: number;
+  readonly dist: "Gamma" | "Weibull" | "";
+  readonly shape: number;
+  readonly scale: number;
+}
+
+export const serveGenWindowSeconds = 600;
+
+export function parseServeGenClient(csv: string, path: string): ServeGenWindow[] {
+  const out: ServeGenWindow[] = [];
+  csv.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === "") return;
+    const [start, rate, , dist, shape, scale] = line.split(",");
+    const window = {
+      startSeconds: Number(start),
+      rateRps: Number(rate),
+      dist: (dist ?? "") as ServeGenWindow["dist"],
+      shape: Number(shape || 0),
+      scale: Number(scale || 0),
+    };
+    if (!Number.isFinite(window.startSeconds) || !Number.isFinite(window.rateRps) || window.rateRps < 0)
+      throw new Error(
+        `${path}: line ${i + 1}: window_start_s and rate_rps must be numbers, got ${JSON.stringify(line)}`,
+      );
+    if (window.dist !== "" && window.dist !== "Gamma" && window.dist !== "Weibull")
+      throw new Error(`${path}: line ${i + 1}: dist must be Gamma or Weibull, got ${JSON.stringify(dist)}`);
+    out.push(window);
+  });
+  return out;
+}
+
+/** Lanczos log-gamma, for the Weibull mean. */
+function logGamma(x: number): number {
+  const g = 7;
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const xx = x - 1;
+  let a = c[0] as number;
+  const t = xx + g + 0.5;
+  for (let i = 1; i < g + 2; i++) a += (c[i] as number) / (xx + i);
+  return 0.5 * Math.log(2 * Math.PI) + (xx + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+function normal(rng: SeededRandom): number {
+  const u = 1 - rng.next();
+  const v = rng.next();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}
+
+/** Gamma(shape, 1) by Marsaglia and Tsang, with the shape < 1 boost. */
+export function drawGamma(shape: number, rng: SeededRandom): number {
+  if (shape < 1) return drawGamma(shape + 1, rng) * Math.pow(1 - rng.next(), 1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    const x = normal(rng);
+    const v0 = 1 + c * x;
+    if (v0 <= 0) continue;
+    const v = v0 * v0 * v0;
+    const u = 1 - rng.next();
+    if (Math.log(u) < 0.5 * x * x + d - d * v + d * Math.log(v)) return d * v;
+  }
+}
+
+/** One inter-arrival gap with the window's shape, rescaled so the mean gap is 1 / rate (as ServeGen does). */
+function drawGapSeconds(w: ServeGenWindow, rng: SeededRandom): number {
+  if (w.dist === "Weibull" && w.shape > 0) {
+    const unitMean = Math.exp(logGamma(1 + 1 / w.shape));
+    return Math.pow(-Math.log(1 - rng.next()), 1 / w.shape) / unitMean / w.rateRps;
+  }
+  if (w.dist === "Gamma" && w.shape > 0) return drawGamma(w.shape, rng) / w.shape / w.rateRps;
+  return rng.exponential(1 / w.rateRps);
+}
+
+export interface ServeGenOptions {
+  readonly seed: number;
+  /** Windows to replay: [first, first + count). */
+  readonly firstWindow: number;
+  readonly windowCount: number;
+  /** Each client's rate is multiplied by this; its inter-arrival shape (CV) is kept. */
+  readonly rateScale: number;
+  /** Trace seconds per replayed second: 24 plays a day in an hour. */
+  readonly compression: number;
+  /** Requests whose lengths are drawn jointly (prompt, output), e.g. the Azure conversation trace. */
+  readonly lengths: readonly TraceRequest[];
+}
+
+/**
+ * Arrivals from per-client rate series: per client and window, gaps drawn from
+ * the window's Gamma or Weibull fit and rescaled to its rate; clients merged.
+ * Windows where every client is at zero are data gaps (traces README) and are
+ * cut out, so the replay closes over them.
+ */
+export function serveGenArrivals(clients: readonly ServeGenWindow[][], options: ServeGenOptions): TraceRequest[] {
+  const rng = new SeededRandom(options.seed);
+  const lengthRng = new SeededRandom(options.seed ^ 0x5bd1e995);
+  const last = options.firstWindow + options.windowCount;
+  const active = new Set<number>();
+  for (const windows of clients)
+    for (const w of windows) {
+      const index = Math.round(w.startSeconds / serveGenWindowSeconds);
+      if (index >= options.firstWindow && index < last && w.rateRps > 0) active.add(index);
+    }
+  const kept = [...active].sort((a, b) => a - b);
+  const slot = new Map(kept.map((index, k) => [index, k]));
+  const times: number[] = [];
+  for (const windows of clients) {
+    for (const w of windows) {
+      const index = Math.round(w.startSeconds / serveGenWindowSeconds);
+      const k = slot.get(index);
+      if (k === undefined || !(w.rateRps > 0)) continue;
+      const scaled = { ...w, rateRps: w.rateRps * options.rateScale };
+      const start = k * serveGenWindowSeconds;
+      let t = start + drawGapSeconds(scaled, rng) * rng.next();
+      while (t < start + serveGenWindowSeconds) {
+        times.push(t / options.compression);
+        t += drawGapSeconds(scaled, rng);
+      }
+    }
+  }
+  times.sort((a, b) => a - b);
+  if (options.lengths.length === 0) throw new Error("serveGenArrivals: the length source has no requests");
+  return times.map((arrivalSeconds) => {
+    const pick = options.lengths[Math.floor(lengthRng.next() * options.lengths.length)] as TraceRequest;
+    return { arrivalSeconds, promptTokens: pick.promptTokens, outputTokens: pick.outputTokens };
+  });
+}
+
+export function readServeGenModel(dir: string): ServeGenWindow[][] {
+  if (!existsSync(dir)) throw new Error(`${dir}: ServeGen model directory not found`);
+  const files = readdirSync(dir)
+    .filter((f) => /^chunk-\d+-trace\.csv$/.test(f))
+    .sort();
+  if (files.length === 0) throw new Error(`${dir}: no chunk-<client>-trace.csv files`);
+  return files.map((f) => parseServeGenClient(readFileSync(join(dir, f), "utf8"), join(dir, f)));
+}
+
+/** The ServeGen sample the benchmark replays (see docs/quality.md): m-large, day 1. */
+export const serveGenDaySample = {
+  model: "language/m-large",
+  firstWindow: 0,
+  windowCount: 144,
+  /**
+   * m-large day 1 averages about 290 rps; with the day compressed 24x into an hour, client
+   * rates scaled by 0.0008 replay at about 5.5 rps, the Azure conversation trace's mean rate.
+   */
+  rateScale: 0.0008,
+  compression: 24,
+} as const;
+
+export interface LoadOptions {
+  readonly seed?: number;
+  readonly tracesDir?: string;
+  /** ServeGen time compression (trace seconds per replayed second). */
+  readonly compression?: number;
+}
+
+/** Reads a trace by name (from the shared traces) or by file (format from its extension). */
+export function loadTrace(nameOrFile: string, options: LoadOptions = {}): Trace {
+  const dir = options.tracesDir ?? defaultTracesDir();
+  const seed = options.seed ?? 1;
+  switch (nameOrFile as TraceName) {
+    case "azure-conv":
+      return { ...readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")), name: nameOrFile };
+    case "azure-code":
+      return { ...readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_code.csv")), name: nameOrFile };
+    case "mooncake-conversation":
+      return { ...readMooncakeTrace(join(dir, "mooncake_fast25/conversation_trace.jsonl")), name: nameOrFile };
+    case "mooncake-synthetic":
+      return { ...readMooncakeTrace(join(dir, "mooncake_fast25/synthetic_trace.jsonl")), name: nameOrFile };
+    case "servegen-m-large-day":
+    case "servegen-m-large-14d": {
+      const s = serveGenDaySample;
+      const windowCount = nameOrFile === "servegen-m-large-14d" ? 14 * s.windowCount : s.windowCount;
+      const compression = options.compression ?? s.compression;
+      const lengths = readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")).requests;
+      const requests = serveGenArrivals(readServeGenModel(join(dir, "servegen", s.model)), {
+        seed,
+        firstWindow: s.firstWindow,
+        windowCount,
+        rateScale: s.rateScale,
+        compression,
+        lengths,
+      });
+      return {
+        name: nameOrFile,
+        requests,
+        spanSeconds: (windowCount * serveGenWindowSeconds) / compression,
+        notes: [
+          `ServeGen ${s.model} windows ${s.firstWindow}..${s.firstWindow + windowCount - 1}, client rates scaled by ${s.rateScale}, time compressed ${compression}x`,
+          "token lengths drawn from the Azure 2023 conversation trace",
+        ],
+      };
+    }
+  }
+  if (!existsSync(nameOrFile))
+    throw new Error(
+      `--trace: ${JSON.stringify(nameOrFile)} is neither a trace name (${namedTraces.join(", ")}) nor a file`,
+    );
+  if (nameOrFile.endsWith(".csv")) return readAzureTrace(nameOrFile);
+  if (nameOrFile.endsWith(".jsonl")) return readMooncakeTrace(nameOrFile);
+  throw new Error(`--trace: ${JSON.stringify(nameOrFile)}: the format is read from the extension (.csv or .jsonl)`);
+}
+
+/**
+ * K copies of the trace, copy k delayed by a seeded offset drawn uniformly in
+ * [0, maxShiftSeconds): bursts at the minute scale and above keep their shape
+ * with K times the volume; spikes shorter than the shift are smoothed.
+ */
+export function overlay(trace: Trace, copies: number, seed: number, maxShiftSeconds = 60): Trace {
+  if (!Number.isInteger(copies) || copies < 1) throw new Error(`overlay copies must be an integer >= 1, got ${copies}`);
+  if (copies === 1) return trace;
+  const rng = new SeededRandom(seed ^ 0x9e3779b9);
+  const all: TraceRequest[] = [];
+  for (let k = 0; k < copies; k++) {
+    const shift = k === 0 ? 0 : rng.next() * maxShiftSeconds;
+    for (const r of trace.requests) all.push(shift === 0 ? r : { ...r, arrivalSeconds: r.arrivalSeconds + shift });
+  }
+  all.sort((a, b) => a.arrivalSeconds - b.arrivalSeconds);
+  return {
+    name: `${trace.name} x${copies}`,
+    requests: all,
+    spanSeconds: trace.spanSeconds + maxShiftSeconds,
+    notes: [...trace.notes, `${copies} copies overlaid, each delayed by a seeded offset in [0, ${maxShiftSeconds}) s`],
+  };
+}

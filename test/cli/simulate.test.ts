@@ -1,0 +1,140 @@
+/**
+ * `mds-scaler simulate` end to end on a slice of the real Azure conversation
+ * trace: the printed summary, JSON with per-request latency, errors that name
+ * the flag or field, and the HTML report rendered in headless Chromium with
+ * every chart found.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { runSimulate } from "../../src/cli/simulate.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { reportCharts } from "../../src/sim/quality/report.js";
+import { tracesDir } from "../sim/quality/fixtures.js";
+
+const run = promisify(execFile);
+
+function memoryIo(): CliIo & { out: string; err: string } {
+  const io = {
+    out: "",
+    err: "",
+    stdout: (text: string) => void (io.out += text),
+    stderr: (text: string) => void (io.err += text),
+    readFile: (path: string) => readFileSync(path, "utf8"),
+  };
+  return io;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "mds-simulate-"));
+const conv = readFileSync(join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv"), "utf8");
+const slicePath = join(dir, "conv-slice.csv");
+// The first 3000 requests: about nine minutes.
+writeFileSync(slicePath, conv.split("\n").slice(0, 3001).join("\n"));
+const scalerPath = join(dir, "scaler.yaml");
+writeFileSync(
+  scalerPath,
+  `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: {name: llm, namespace: default}
+spec:
+  targetRef: {name: llm}
+  mode: Active
+  roles: [{name: server, maxReplicas: 8}]
+  algorithm:
+    tokenThroughput: {serverTargetTokensPerSecond: "2000", ttftTargetMilliseconds: "1500"}
+`,
+);
+
+describe("mds-scaler simulate", () => {
+  it("prints attainment, GPU-hours and scale events of a run decided by the planner", () => {
+    const io = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath], io)).toBe(0);
+    expect(io.out).toMatch(/requests\s+3000\n/);
+    expect(io.out).toMatch(/SLO attainment \(TTFT and ITL\)\s+\d+\.\d\d%/);
+    expect(io.out).toMatch(/GPU-hours\s+\d+\.\d{3}/);
+    const events = Number(/scale events\s+(\d+)/.exec(io.out)?.[1]);
+    expect(events).toBeGreaterThan(0);
+  });
+
+  it("runs the documented example scaler and fleet", () => {
+    const example = (name: string) => new URL(`../../docs/examples/${name}`, import.meta.url).pathname;
+    const io = memoryIo();
+    const args = [
+      "--trace",
+      slicePath,
+      "--scaler",
+      example("simulate-scaler.yaml"),
+      "--fleet",
+      example("simulate-fleet.yaml"),
+    ];
+    expect(runSimulate(args, io), io.err).toBe(0);
+    expect(io.out).toMatch(/policy\s+mds-scaler TokenThroughput/);
+  });
+
+  it("-o json carries per-request TTFT and ITL for every arrival", () => {
+    const io = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "-o", "json"], io)).toBe(0);
+    const out = JSON.parse(io.out) as { requests: { ttftSeconds: number | null }[]; completed: number };
+    expect(out.requests).toHaveLength(3000);
+    expect(out.requests.filter((r) => r.ttftSeconds !== null)).toHaveLength(out.completed);
+  });
+
+  it("names the flag or field of bad input", () => {
+    const badFleet = join(dir, "fleet.yaml");
+    writeFileSync(badFleet, "coldStartSeconds: {min: 100, max: 10}\n");
+    const cases: [string[], RegExp, number][] = [
+      [["--scaler", scalerPath], /--trace is required/, 2],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--speedup", "0"],
+        /--speedup must be a positive number, got "0"/,
+        2,
+      ],
+      [["--trace", "nope", "--scaler", scalerPath], /"nope" is neither a trace name/, 1],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--fleet", badFleet],
+        /coldStartSeconds: max must be at least min/,
+        1,
+      ],
+    ];
+    for (const [args, message, code] of cases) {
+      const io = memoryIo();
+      expect(runSimulate(args, io), args.join(" ")).toBe(code);
+      expect(io.err).toMatch(message);
+    }
+  });
+
+  it("--report writes one self-contained page whose charts render in headless Chromium", async () => {
+    const report = join(dir, "out.html");
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--report", report], memoryIo())).toBe(0);
+    const html = readFileSync(report, "utf8");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+    const { stdout } = await run(
+      "chromium",
+      [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        `--user-data-dir=${mkdtempSync(join(tmpdir(), "mds-chromium-"))}`,
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        `file://${report}`,
+      ],
+      { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+    for (const chart of reportCharts) {
+      const section = new RegExp(`<section data-chart="${chart}" data-rendered="true">[\\s\\S]*?</section>`).exec(
+        stdout,
+      )?.[0];
+      expect(section, `chart ${chart} rendered`).toBeDefined();
+      expect(section).toMatch(/class="uplot[^"]*"/);
+      expect(section).toMatch(/<canvas/);
+    }
+  }, 120_000);
+});
