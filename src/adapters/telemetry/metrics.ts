@@ -231,6 +231,8 @@ export class ScalerMetrics {
     );
     this.rebalanceSteps = counter("mds_rebalance_steps_total", "Donor releases and receiver acquisitions committed.");
     this.errors = new Counter({ name: "mds_errors_total", help: "Errors by kind.", labelNames: ["kind"], registers });
+    // Zero from the start, so rate() reads 0 rather than no data before the first error.
+    for (const kind of errorKinds) this.errors.inc({ kind }, 0);
     this.passDuration = new Histogram({
       name: "mds_pass_duration_seconds",
       help: "Duration of one sampling and planning pass over all due scalers.",
@@ -248,7 +250,14 @@ export class ScalerMetrics {
 
   /** Replaces a scaler's figures with this pass's report. */
   report(report: ScalerReport): void {
-    this.reports.set(key(report.namespace, report.scaler), report);
+    const id = key(report.namespace, report.scaler);
+    if (!this.reports.has(id)) {
+      // A scaler's counters exist from its first report at zero, so increase()
+      // and rate() read 0, not no data, until the first commit or rollback.
+      for (const c of [this.commits, this.conflicts, this.rollbacks, this.abortedScaleDowns, this.rebalanceSteps])
+        c.inc(scalerKey(report), 0);
+    }
+    this.reports.set(id, report);
   }
 
   /** Drops every series of a deleted scaler, counters included. */
@@ -266,6 +275,9 @@ export class ScalerMetrics {
     return [...this.reports.keys()];
   }
 }
+
+/** The `kind` values of mds_errors_total the controller counts. */
+export const errorKinds = ["kubernetes", "invalid_scaler", "prometheus", "conflict", "reconcile"] as const;
 
 function key(namespace: string, scaler: string): string {
   return `${namespace}/${scaler}`;
