@@ -5,7 +5,7 @@
 #
 #   tools/prom-bin/build.sh                   build if the cache is empty; print the directory
 #   tools/prom-bin/build.sh --print-dir       print the directory, build nothing
-#   tools/prom-bin/build.sh --update-modules  regenerate module/go.mod + go.sum from
+#   tools/prom-bin/build.sh --update-modules  regenerate prometheus/ and operator/ go.mod + go.sum from
 #                                             versions.env (needs the network; commit the result)
 #
 # Progress goes to stderr; the last line on stdout is the binaries' directory.
@@ -59,38 +59,42 @@ need_go() {
 export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
 build_flags="-p=2 -buildvcs=false"
 
+# Two wrapper modules: Prometheus pins the client-go its Kubernetes discovery
+# compiles against, and the operator needs a newer one (it imports only
+# Prometheus's configuration packages), so one module cannot hold both.
 update_modules() {
   need_go
-  log "regenerating the wrapper module for $stamp (Prometheus module $PROMETHEUS_MODULE_VERSION)"
-  local op_mod
+  log "regenerating the wrapper modules for $stamp (Prometheus module $PROMETHEUS_MODULE_VERSION)"
+  local prom_mod op_mod
+  prom_mod=$("$GO" mod download -json "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION" |
+    sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
   op_mod=$("$GO" mod download -json "github.com/prometheus-operator/prometheus-operator@$OPERATOR_VERSION" |
     sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-  [[ -f $op_mod ]] || { log "no go.mod for the operator at $OPERATOR_VERSION"; exit 1; }
+  [[ -f $prom_mod && -f $op_mod ]] || { log "no go.mod for Prometheus or the operator at these versions"; exit 1; }
   (
-    cd "$here/module"
+    cd "$here/prometheus"
     rm -f go.mod go.sum
-    printf 'module mds-scaler.invalid/prom-bin\n\n%s\n' "$(grep -E '^go [0-9]' "$op_mod" | head -n 1)" >go.mod
-    # The operator's go.mod replaces its two API submodules with directories of
-    # its own repository; replace directives only apply in the main module, so
-    # require the published submodules at the operator's version instead. One
-    # module for all three tools: the operator imports Prometheus as a library,
-    # and sharing the dependency graph halves the compile work.
-    GOFLAGS="-mod=mod $build_flags" "$GO" get \
-      "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring@$OPERATOR_VERSION" \
-      "github.com/prometheus-operator/prometheus-operator/pkg/client@$OPERATOR_VERSION"
+    printf 'module mds-scaler.invalid/prom-bin/prometheus\n\n%s\n' "$(grep -E '^go [0-9]' "$prom_mod" | head -n 1)" >go.mod
     GOFLAGS="-mod=mod $build_flags" "$GO" get -tool \
-      "github.com/prometheus-operator/prometheus-operator/cmd/operator@$OPERATOR_VERSION" \
       "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_MODULE_VERSION" \
       "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_MODULE_VERSION"
     GOFLAGS="-mod=mod $build_flags" "$GO" mod tidy
   )
-  local resolved
-  resolved=$(sed -n 's/^\tgithub.com\/prometheus\/prometheus \(v[^ ]*\).*/\1/p' "$here/module/go.mod")
-  if [[ $resolved != "$PROMETHEUS_MODULE_VERSION" ]]; then
-    log "the operator needs Prometheus module $resolved, newer than $PROMETHEUS_MODULE_VERSION; pick a matching pair"
-    exit 1
-  fi
-  log "done; review and commit tools/prom-bin/module/go.{mod,sum}"
+  (
+    cd "$here/operator"
+    rm -f go.mod go.sum
+    printf 'module mds-scaler.invalid/prom-bin/operator\n\n%s\n' "$(grep -E '^go [0-9]' "$op_mod" | head -n 1)" >go.mod
+    # The operator's go.mod replaces its two API submodules with directories of
+    # its own repository; replace directives only apply in the main module, so
+    # require the published submodules at the operator's version instead.
+    GOFLAGS="-mod=mod $build_flags" "$GO" get \
+      "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring@$OPERATOR_VERSION" \
+      "github.com/prometheus-operator/prometheus-operator/pkg/client@$OPERATOR_VERSION"
+    GOFLAGS="-mod=mod $build_flags" "$GO" get -tool \
+      "github.com/prometheus-operator/prometheus-operator/cmd/operator@$OPERATOR_VERSION"
+    GOFLAGS="-mod=mod $build_flags" "$GO" mod tidy
+  )
+  log "done; review and commit tools/prom-bin/{prometheus,operator}/go.{mod,sum}"
 }
 
 is_built() {
@@ -105,7 +109,7 @@ copy_crds() {
   [[ -f $bin_dir/crds/VERSIONS && $(cat "$bin_dir/crds/VERSIONS") == "$stamp" ]] && return
   need_go
   local src
-  src=$(cd "$here/module" && GOFLAGS=-mod=readonly "$GO" mod download -json \
+  src=$(cd "$here/operator" && GOFLAGS=-mod=readonly "$GO" mod download -json \
     "github.com/prometheus-operator/prometheus-operator@$OPERATOR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   [[ -d $src/example/prometheus-operator-crd ]] || { log "no CRDs in the operator module at '$src'"; exit 1; }
   mkdir -p "$bin_dir/crds"
@@ -147,7 +151,7 @@ build() {
   local prom_ldflags="-s -w -X $v.Version=${PROMETHEUS_VERSION#v} -X $v.Branch=release -X $v.Revision=$PROMETHEUS_MODULE_VERSION"
   local op_ldflags="-s -w -X $v.Version=${OPERATOR_VERSION#v} -X $v.Branch=release -X $v.Revision=$OPERATOR_VERSION"
   (
-    cd "$here/module"
+    cd "$here/prometheus"
     # No builtinassets tag: the web UI is not needed, the HTTP API is.
     GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$prom_ldflags" \
       -o "$work/prometheus" github.com/prometheus/prometheus/cmd/prometheus
@@ -155,6 +159,9 @@ build() {
     GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$prom_ldflags" \
       -o "$work/promtool" github.com/prometheus/prometheus/cmd/promtool
     log "promtool built after $((SECONDS - started)) s"
+  )
+  (
+    cd "$here/operator"
     GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$op_ldflags" \
       -o "$work/operator" github.com/prometheus-operator/prometheus-operator/cmd/operator
   )
