@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine for the test suite: system packages the
 # integration tests run for real (Prometheus, promtool, openssl), the npm
-# dependencies (which bring Node 24), and kube-apiserver, kube-controller-manager and etcd built from
-# the Go module proxy (cached, so a warm machine skips the build).
+# dependencies (which bring Node 24), kube-apiserver, kube-controller-manager and etcd built
+# from the Go module proxy, and Prometheus 3, its promtool and the Prometheus Operator for the
+# end-to-end stack test, built the same way (all cached, so a warm machine skips the builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,5 +28,8 @@ npm ci --no-audit --no-fund
 
 if [[ -x tools/kube-bin/build.sh ]]; then
   bash tools/kube-bin/build.sh
+fi
+if [[ -x tools/prom-bin/build.sh ]]; then
+  bash tools/prom-bin/build.sh
 fi
 echo "setup: done (node $(node_modules/.bin/node --version))"

@@ -88,6 +88,7 @@ function one(objects: K8sObject[], kind: string): K8sObject {
 // Typed views of the parts the assertions read.
 interface Container {
   name: string;
+  image: string;
   args: string[];
   env?: { name: string; value?: string }[];
   ports?: { name: string; containerPort: number }[];
@@ -257,12 +258,14 @@ describe("helm template with defaults", () => {
 
   it("scrapes engine pods so their series carry the labels the controller groups by", () => {
     const spec = one(objects, "PodMonitor")["spec"] as {
-      selector: { matchLabels: Record<string, string> };
+      selector: { matchLabels: Record<string, string>; matchExpressions: unknown[] };
       namespaceSelector: { any?: boolean };
       podTargetLabels: string[];
       podMetricsEndpoints: { portNumber?: number; path: string }[];
     };
     expect(spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "model-deployment" });
+    // Only engine pods, which carry a role: a pod of the deployment without one is not scraped.
+    expect(spec.selector.matchExpressions).toEqual([{ key: "app.kubernetes.io/component", operator: "Exists" }]);
     expect(spec.namespaceSelector.any).toBe(true);
     expect(spec.podTargetLabels.map(prometheusLabelName)).toEqual([
       controllerDefaults.deploymentLabel,
@@ -285,6 +288,21 @@ describe("helm template with defaults", () => {
     expect(monitor.endpoints[0]?.path).toBe("/metrics");
     const containerPorts = controllerContainer(objects).ports?.map((p) => p.name);
     for (const port of ports) expect(containerPorts).toContain(port.targetPort);
+  });
+
+  it("keeps the scaler's own namespace label instead of renaming it exported_namespace", () => {
+    // Per-scaler series carry `namespace` = the scaler's namespace. Without
+    // honorLabels, Prometheus moves it to exported_namespace and writes the
+    // controller's namespace in its place (test/e2e/stack.e2e.test.ts shows it
+    // with the operator and a real Prometheus).
+    const monitor = one(objects, "ServiceMonitor");
+    const endpoints = (monitor["spec"] as { endpoints: { honorLabels?: boolean; scheme: string }[] }).endpoints;
+    expect(endpoints).toEqual([expect.objectContaining({ honorLabels: true, scheme: "http" })]);
+    expect(monitor.metadata.namespace).toBe(namespace);
+  });
+
+  it("pulls the controller image from the default registry by tag", () => {
+    expect(controllerContainer(objects).image).toMatch(/^ghcr\.io\/mds-scaler\/mds-scaler:\S+$/);
   });
 
   it("ships the rule groups of rules/ unchanged, including MdsScalerBlocked", () => {
@@ -449,6 +467,54 @@ describe("helm template with values", () => {
       metricSeparator: "_",
       watchNamespace: "llm",
     });
+  });
+
+  it("sets the ServiceMonitor options users expect", () => {
+    const objects = render({
+      set: {
+        "serviceMonitor.namespace": "monitoring",
+        "serviceMonitor.honorLabels": "false",
+        "serviceMonitor.jobLabel": "app.kubernetes.io/name",
+        "serviceMonitor.targetLabels[0]": "team",
+        "serviceMonitor.scheme": "https",
+        "serviceMonitor.tlsConfig.insecureSkipVerify": "true",
+        "serviceMonitor.tlsConfig.serverName": "mds.mds-system.svc",
+        "podMonitor.namespace": "monitoring",
+        "podMonitor.endpoint.tlsConfig.serverName": "engine",
+      },
+    });
+    const monitor = one(objects, "ServiceMonitor");
+    expect(monitor.metadata.namespace).toBe("monitoring");
+    expect(monitor["spec"]).toMatchObject({
+      jobLabel: "app.kubernetes.io/name",
+      targetLabels: ["team"],
+      // The object moves; what it selects stays in the release namespace.
+      namespaceSelector: { matchNames: [namespace] },
+      endpoints: [
+        {
+          honorLabels: false,
+          scheme: "https",
+          tlsConfig: { insecureSkipVerify: true, serverName: "mds.mds-system.svc" },
+        },
+      ],
+    });
+    const podMonitor = one(objects, "PodMonitor");
+    expect(podMonitor.metadata.namespace).toBe("monitoring");
+    expect(podMonitor["spec"]).toMatchObject({ podMetricsEndpoints: [{ tlsConfig: { serverName: "engine" } }] });
+  });
+
+  it("pulls the image through another registry, or by digest", () => {
+    const mirrored = render({ set: { "image.registry": "mirror.example.com", "image.tag": "1.2.3" } });
+    expect(controllerContainer(mirrored).image).toBe("mirror.example.com/mds-scaler/mds-scaler:1.2.3");
+    const digest = `sha256:${"a".repeat(64)}`;
+    const pinned = render({ set: { "image.registry": "", "image.repository": "me/mds", "image.digest": digest } });
+    expect(controllerContainer(pinned).image).toBe(`me/mds@${digest}`);
+  });
+
+  it("refuses an image digest that is not algorithm:hex, naming the field", () => {
+    const result = runHelm(helmArgs(["template", release], { set: { "image.digest": "latest" } }));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/image\.digest|\/image\/digest/);
   });
 
   it("labels the monitors and rules for the kube-prometheus-stack selector", () => {

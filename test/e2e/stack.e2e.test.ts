@@ -1,0 +1,697 @@
+/**
+ * mds-scaler beside a Prometheus Operator stack, end to end, with the real
+ * pieces: a kube-apiserver, the Prometheus Operator (v0.85.0) rendering the
+ * chart's ServiceMonitor, PodMonitor and PrometheusRule into a configuration,
+ * Prometheus 3 running that configuration with Kubernetes discovery against
+ * the API server, the `mds-scaler controller` binary, and simulated vLLM
+ * engine pods. Pods carry addresses inside a network namespace the test
+ * creates; the controller, the engines' listeners and Prometheus run inside
+ * it, so Prometheus scrapes the addresses discovery hands it.
+ *
+ * Configuration used: operator-generated (stated again in the log and the
+ * first test's name). The one change on the way: every alert's `for` is cut
+ * to 5 s so firing and resolving fit in a test; everything else is the chart
+ * as rendered, with 2 s scrape intervals.
+ *
+ * The scaler lives in `team-a`, the controller in `mds-system`: a series that
+ * kept the target's namespace instead of the scaler's would fail below.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer, get as httpGet } from "node:http";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  KubernetesObjectApi,
+  loadYaml,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import { EngineFleet } from "../../src/sim/engines/fleet.js";
+import { FleetServer, metricsPath } from "../../src/sim/engines/server.js";
+import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
+import { defaultFleetDeployment, EngineFleetPort, SimulatedReconciler } from "../../src/sim/reconciler/index.js";
+import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import type { ManagedProcess } from "../harness/kube/processes.js";
+import { NetworkNamespace, type Bridge } from "../harness/netns.js";
+import { findPromBinaries, type PromBinaries } from "../harness/prom-bin.js";
+import {
+  applyOperatorCrds,
+  readGenerated,
+  startPrometheusOperator,
+  writeLocalConfig,
+  type GeneratedPrometheus,
+} from "../harness/prometheus-operator.js";
+import { loadModelDeploymentCrd } from "../support/crds.js";
+import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
+import { runHelm } from "../support/helm.js";
+import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
+
+const root = join(import.meta.dirname, "..", "..");
+const controllerNamespace = "mds-system";
+const workloadNamespace = "team-a";
+const monitoringNamespace = "monitoring";
+const release = "mds";
+const scalerName = "chat";
+const prometheusName = "k8s";
+const scrapeIntervalSeconds = 2;
+const controllerAddress = "10.77.0.5";
+const prometheusInsidePort = 9090;
+const alertForDuration = "5s";
+
+interface Series {
+  metric: Record<string, string>;
+}
+
+/** The chart as a user installs it, with 2 s scrape intervals. */
+function renderChart(): KubernetesObject[] {
+  const result = runHelm([
+    "template",
+    release,
+    join(root, "charts", "mds-scaler"),
+    "--namespace",
+    controllerNamespace,
+    "--set",
+    `serviceMonitor.interval=${scrapeIntervalSeconds}s`,
+    "--set",
+    `podMonitor.endpoint.interval=${scrapeIntervalSeconds}s`,
+  ]);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  return parseAllDocuments(result.stdout)
+    .map((d) => d.toJS() as KubernetesObject | null)
+    .filter((o): o is KubernetesObject => o !== null);
+}
+
+function only(objects: KubernetesObject[], kind: string): KubernetesObject & Record<string, unknown> {
+  const found = objects.filter((o) => o.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind} in the chart, found ${found.length}`);
+  return found[0] as KubernetesObject & Record<string, unknown>;
+}
+
+/** The test's only change to the chart's rules: alerts fire after 5 s instead of minutes. */
+function withShortAlertDelays(rule: KubernetesObject & Record<string, unknown>): KubernetesObject {
+  const spec = rule["spec"] as { groups: { rules: { alert?: string; for?: string }[] }[] };
+  for (const g of spec.groups) for (const r of g.rules) if (r.alert !== undefined) r.for = alertForDuration;
+  return rule;
+}
+
+describe("beside a Prometheus Operator stack", () => {
+  let controlPlane: ControlPlane;
+  let ns: NetworkNamespace;
+  let bins: PromBinaries;
+  let operator: ManagedProcess | undefined;
+  let controller: ManagedProcess | undefined;
+  let prometheus: ManagedProcess | undefined;
+  let prometheusBridge: Bridge;
+  let fleetServer: FleetServer;
+  let reconciler: SimulatedReconciler | undefined;
+  let mirrorTimer: NodeJS.Timeout | undefined;
+  let generated: GeneratedPrometheus;
+  let rawConfigPath = "";
+  let localConfigPath = "";
+  const load = new LoadDial();
+
+  const promUrl = (): string => `http://127.0.0.1:${prometheusBridge.port}`;
+  async function promApi<T>(path: string, params: Record<string, string | string[]> = {}): Promise<T> {
+    const search = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) for (const one of [v].flat()) search.append(k, one);
+    const response = await fetch(`${promUrl()}${path}?${search.toString()}`);
+    const body = (await response.json()) as { status: string; data: T; error?: string };
+    if (body.status !== "success") throw new Error(`${path} ${search.toString()}: ${body.error ?? response.status}`);
+    return body.data;
+  }
+  const instant = async (query: string): Promise<Series[]> =>
+    (await promApi<{ result: Series[] }>("/api/v1/query", { query })).result;
+  const range = async (query: string, seconds: number): Promise<Series[]> => {
+    const end = Date.now() / 1000;
+    return (
+      await promApi<{ result: Series[] }>("/api/v1/query_range", {
+        query,
+        start: String(end - seconds),
+        end: String(end),
+        step: `${scrapeIntervalSeconds}s`,
+      })
+    ).result;
+  };
+
+  async function logTails(): Promise<string> {
+    const parts: string[] = [];
+    if (prometheusBridge !== undefined) {
+      const targets = await promApi<{
+        activeTargets: { scrapeUrl: string; health: string; lastError: string; labels: Record<string, string> }[];
+        droppedTargetCounts: Record<string, number>;
+      }>("/api/v1/targets").catch((error: unknown) => String(error));
+      parts.push(`--- Prometheus targets:\n${JSON.stringify(targets, null, 1)}`);
+    }
+    for (const p of [operator, controller, prometheus])
+      if (p !== undefined) parts.push(`--- ${p.name} (${p.describeExit()}):\n${await p.logTail(15)}`);
+    return parts.join("\n");
+  }
+
+  beforeAll(async () => {
+    bins = findPromBinaries();
+    controlPlane = await startControlPlane();
+    ns = NetworkNamespace.create("mds-e2e");
+    const kc = controlPlane.kubeConfig;
+    const core = kc.makeApiClient(CoreV1Api);
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const work = join(ns.dir, "work");
+    await mkdir(work, { recursive: true });
+
+    // CRDs: the scaler, the ModelDeployment, and the operator's own.
+    await controlPlane.applyCrd(
+      loadYaml<V1CustomResourceDefinition>(
+        readFileSync(
+          join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
+          "utf8",
+        ),
+      ),
+    );
+    await controlPlane.applyCrd(await loadModelDeploymentCrd());
+    await applyOperatorCrds(controlPlane, bins);
+    for (const name of [controllerNamespace, workloadNamespace, monitoringNamespace])
+      await core.createNamespace({ body: { metadata: { name } } });
+
+    // The chart's monitoring objects, its metrics Service, and a Prometheus object selecting everything.
+    const chart = renderChart();
+    for (const kind of ["Service", "ServiceMonitor", "PodMonitor"]) await objects.create(only(chart, kind));
+    await objects.create(withShortAlertDelays(only(chart, "PrometheusRule")));
+    await custom.createNamespacedCustomObject({
+      group: "monitoring.coreos.com",
+      version: "v1",
+      namespace: monitoringNamespace,
+      plural: "prometheuses",
+      body: {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "Prometheus",
+        metadata: { name: prometheusName, namespace: monitoringNamespace },
+        spec: {
+          // In the operator's compatibility list, and the version built: the config suits this binary.
+          version: bins.prometheusVersion,
+          serviceDiscoveryRole: "EndpointSlice",
+          scrapeInterval: `${scrapeIntervalSeconds}s`,
+          evaluationInterval: `${scrapeIntervalSeconds}s`,
+          serviceMonitorSelector: {},
+          serviceMonitorNamespaceSelector: {},
+          podMonitorSelector: {},
+          podMonitorNamespaceSelector: {},
+          ruleSelector: {},
+          ruleNamespaceSelector: {},
+        },
+      },
+    });
+    operator = await startPrometheusOperator(controlPlane, bins, join(work, "operator"));
+    generated = await eventually(
+      "the operator to generate a configuration with the chart's monitors and rules",
+      async () => {
+        if (operator?.hasExited()) throw new Error(await logTails());
+        const g = await readGenerated(kc, monitoringNamespace, prometheusName);
+        return g !== undefined &&
+          g.configYaml.includes(`serviceMonitor/${controllerNamespace}/`) &&
+          g.configYaml.includes(`podMonitor/${controllerNamespace}/`) &&
+          g.ruleFiles.size > 0
+          ? g
+          : undefined;
+      },
+      90_000,
+      500,
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await logTails()}`);
+    });
+    rawConfigPath = join(work, "generated.yaml");
+    await writeFile(rawConfigPath, generated.configYaml);
+
+    // The API server inside the namespace, for everything that runs there.
+    const apiInside = await ns.bridgeIn(Number(new URL(controlPlane.serverUrl).port));
+    const insideKubeconfig = join(work, "kubeconfig-inside");
+    const exported = JSON.parse(kc.exportConfig()) as { clusters: { cluster: { server: string } }[] };
+    for (const c of exported.clusters) c.cluster.server = `https://127.0.0.1:${apiInside.port}`;
+    await writeFile(insideKubeconfig, stringify(exported), { mode: 0o600 });
+    localConfigPath = await writeLocalConfig(generated, join(work, "prometheus"), insideKubeconfig, "prometheus-k8s-0");
+
+    // Simulated engines, started and retired by the simulated ModelDeployment reconciler.
+    const fleet = new EngineFleet({ startSeconds: Date.now() / 1000, stepSeconds: 0.05 });
+    fleetServer = new FleetServer({ fleet, tickMs: 100 });
+    const fleetAddress = await fleetServer.start();
+    reconciler = new SimulatedReconciler({
+      kubeConfig: kc,
+      fleet: new EngineFleetPort(fleet, {
+        describe: (namespace, deployment, context) => ({
+          ...defaultFleetDeployment(namespace, deployment, context),
+          workload: new SyntheticWorkload({
+            seed: 7,
+            startSeconds: Date.now() / 1000,
+            requestsPerSecond: () => load.get(namespace, deployment),
+            arrivals: "uniform",
+            promptTokens: { kind: "fixed", tokens: 400 },
+            outputTokens: { kind: "fixed", tokens: 100 },
+          }),
+        }),
+      }),
+      timings: { coldStartMs: 1_000, admitMs: 0, withdrawMs: 200, drainMs: 500, deleteMs: 200, settleMs: 200 },
+    });
+    const started = reconciler;
+    await eventually("the reconciler to start", async () => (await started.start(), true), 30_000, 500);
+
+    // Each engine pod becomes a Pod object with an address inside the namespace,
+    // where a listener on :8000 serves that pod's /metrics.
+    const podLabels = (only(chart, "PodMonitor")["spec"] as { selector: { matchLabels: Record<string, string> } })
+      .selector.matchLabels;
+    const mirrored = new Map<string, Bridge>();
+    let nextHost = 11;
+    let syncing = false;
+    const syncPods = async (): Promise<void> => {
+      if (syncing) return;
+      syncing = true;
+      try {
+        const live = new Set<string>();
+        for (const pod of fleet.listPods()) {
+          const key = `${pod.namespace}/${pod.name}`;
+          live.add(key);
+          if (mirrored.has(key)) continue;
+          const address = `10.77.1.${nextHost++}`;
+          ns.addAddress(address);
+          const server = createServer((_req, res) => {
+            httpGet(`http://${fleetAddress}${metricsPath(pod.namespace, pod.name)}`, (upstream) => {
+              res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+              upstream.pipe(res);
+            }).on("error", () => res.writeHead(502).end());
+          });
+          mirrored.set(key, await ns.serveAt(address, 8000, server));
+          const created = await core.createNamespacedPod({
+            namespace: pod.namespace,
+            body: {
+              metadata: {
+                name: pod.name,
+                labels: {
+                  ...podLabels,
+                  "app.kubernetes.io/instance": pod.deployment,
+                  "app.kubernetes.io/component": pod.role,
+                },
+              },
+              spec: {
+                containers: [
+                  { name: pod.engine, image: "vllm/vllm-openai", ports: [{ name: "http", containerPort: 8000 }] },
+                ],
+              },
+            },
+          });
+          // The whole object: a status write with bare metadata would drop the labels.
+          await core.replaceNamespacedPodStatus({
+            name: pod.name,
+            namespace: pod.namespace,
+            body: {
+              ...created,
+              status: {
+                phase: "Running",
+                podIP: address,
+                podIPs: [{ ip: address }],
+                conditions: [{ type: "Ready", status: "True" }],
+              },
+            },
+          });
+        }
+        for (const [key, bridge] of mirrored) {
+          if (live.has(key)) continue;
+          const [namespace = "", name = ""] = key.split("/");
+          await core.deleteNamespacedPod({ name, namespace }).catch(() => undefined);
+          await bridge.close();
+          mirrored.delete(key);
+        }
+      } finally {
+        syncing = false;
+      }
+    };
+    mirrorTimer = setInterval(() => void syncPods().catch(() => undefined), 500);
+
+    // The controller: a Pod with the chart's pod labels, an EndpointSlice for the
+    // chart's Service, and the real binary listening at the pod address.
+    ns.addAddress(controllerAddress);
+    const deployment = only(chart, "Deployment") as {
+      spec?: { template: { metadata: { labels: Record<string, string> } } };
+    };
+    const service = only(chart, "Service");
+    const servicePorts = (service["spec"] as { ports: { name: string; port: number }[] }).ports;
+    const controllerPod = `${release}-mds-scaler-0`;
+    const createdController = await core.createNamespacedPod({
+      namespace: controllerNamespace,
+      body: {
+        metadata: { name: controllerPod, labels: deployment.spec?.template.metadata.labels ?? {} },
+        spec: {
+          containers: [
+            { name: "controller", image: "mds-scaler", ports: [{ name: "http-metrics", containerPort: 8080 }] },
+          ],
+        },
+      },
+    });
+    await core.replaceNamespacedPodStatus({
+      name: controllerPod,
+      namespace: controllerNamespace,
+      body: {
+        ...createdController,
+        status: {
+          phase: "Running",
+          podIP: controllerAddress,
+          podIPs: [{ ip: controllerAddress }],
+          conditions: [{ type: "Ready", status: "True" }],
+        },
+      },
+    });
+    const metricsPort = servicePorts.find((p) => p.name === "http-metrics");
+    await discovery.createNamespacedEndpointSlice({
+      namespace: controllerNamespace,
+      body: {
+        metadata: {
+          name: `${service.metadata?.name ?? ""}-netns`,
+          labels: { "kubernetes.io/service-name": service.metadata?.name ?? "" },
+        },
+        addressType: "IPv4",
+        endpoints: [
+          {
+            addresses: [controllerAddress],
+            conditions: { ready: true },
+            targetRef: { kind: "Pod", name: controllerPod, namespace: controllerNamespace },
+          },
+        ],
+        ports: [{ name: "http-metrics", port: metricsPort?.port ?? 8080, protocol: "TCP" }],
+      },
+    });
+    controller = await ns.start({
+      name: "mds-scaler-controller",
+      command: process.execPath,
+      args: [
+        "--import",
+        "tsx",
+        join(root, "src", "cli", "main.ts"),
+        "controller",
+        `--kubeconfig=${insideKubeconfig}`,
+        `--prometheus-url=http://127.0.0.1:${prometheusInsidePort}`,
+        `--metrics-address=${controllerAddress}:8080`,
+        `--pod-namespace=${controllerNamespace}`,
+        `--pod-name=${controllerPod}`,
+        "--tick-ms=1000",
+      ],
+      logPath: join(work, "controller.log"),
+    });
+
+    // Prometheus 3 on the operator's configuration, inside the namespace.
+    prometheus = await ns.start({
+      name: "prometheus-3",
+      command: bins.prometheusPath,
+      args: [
+        `--config.file=${localConfigPath}`,
+        `--storage.tsdb.path=${join(work, "tsdb")}`,
+        `--web.listen-address=127.0.0.1:${prometheusInsidePort}`,
+        "--log.level=info",
+      ],
+      logPath: join(work, "prometheus.log"),
+    });
+    prometheusBridge = await ns.bridgeOut("127.0.0.1", prometheusInsidePort);
+    await eventually(
+      "Prometheus 3 to be ready",
+      async () => {
+        if (prometheus?.hasExited()) throw new Error(await logTails());
+        const r = await fetch(`${promUrl()}/-/ready`).catch(() => undefined);
+        return r?.ok === true || undefined;
+      },
+      60_000,
+      250,
+    );
+
+    // The workload: a ModelDeployment with one vLLM server and its scaler.
+    await custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: workloadNamespace,
+      plural: "modeldeployments",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeployment",
+        metadata: { name: scalerName, namespace: workloadNamespace },
+        spec: { roles: [{ name: "server", kind: "Server", replicas: 1, instanceType: "h100" }] },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: workloadNamespace,
+      plural: "modeldeploymentscalers",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeploymentScaler",
+        metadata: { name: scalerName, namespace: workloadNamespace },
+        spec: {
+          targetRef: { name: scalerName },
+          mode: "Active",
+          sampling: { intervalSeconds: 5, pendingTimeoutSeconds: 60 },
+          roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
+          // Predictive, so the predictor panels have series too; TokenThroughput is its fallback.
+          algorithm: {
+            type: "Predictive",
+            predictive: {
+              tokenThroughput: {
+                serverTargetTokensPerSecond: "1000",
+                stableWindowSeconds: 30,
+                panicWindowSeconds: 10,
+                ttftTargetMilliseconds: "5000",
+                itlTargetMilliseconds: "1000",
+              },
+              horizonSeconds: 30,
+              serverTokenCapacityPerReplica: "1000",
+              minPoints: 2,
+            },
+          },
+          behavior: { scaleDown: { stabilizationWindowSeconds: 30, cooldownAfterAbortSeconds: 600 } },
+        },
+      },
+    });
+    // 5 requests/s of 500 tokens over 1000 tokens/s per replica: the scaler grows the target to 3.
+    load.set(workloadNamespace, scalerName, 5);
+    console.log(
+      `stack e2e configuration: operator-generated (Prometheus Operator ${bins.operatorVersion}, ` +
+        `Prometheus ${bins.prometheusVersion} = spec.version); alerts' "for" set to ${alertForDuration}`,
+    );
+  }, 420_000);
+
+  afterAll(async () => {
+    if (mirrorTimer !== undefined) clearInterval(mirrorTimer);
+    await operator?.stop();
+    await reconciler?.stop();
+    await fleetServer?.stop();
+    // Kills the controller, Prometheus and the relays, and deletes the namespace.
+    await ns?.remove();
+    await controlPlane?.stop();
+  }, 120_000);
+
+  it("uses the operator-generated configuration, which that Prometheus's promtool accepts", async () => {
+    const check = async (path: string): Promise<string> => {
+      const { stdout, stderr } = await promisify(execFile)(bins.promtoolPath, ["check", "config", path]);
+      return `${stdout}${stderr}`;
+    };
+    // As generated (in-cluster discovery, rule files under /etc/prometheus), and as run here.
+    expect(await check(rawConfigPath)).toMatch(/SUCCESS/);
+    const local = await check(localConfigPath);
+    expect(local).toMatch(/SUCCESS: .* is valid prometheus config file syntax/);
+    expect(local).toMatch(/SUCCESS: \d+ rules found/);
+    expect(generated.configYaml).toMatch(/honor_labels: true/);
+  });
+
+  it("scrapes the controller and the engines at their pod addresses, keeping the scaler's namespace", async () => {
+    const scalerSeries = await eventually(
+      "the controller's per-scaler series in Prometheus",
+      async () => {
+        const r = await instant(`mds_scaler_mode{scaler="${scalerName}"}`);
+        return r.length > 0 ? r : undefined;
+      },
+      120_000,
+      1_000,
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await logTails()}`);
+    });
+    for (const s of scalerSeries) {
+      expect(s.metric).toMatchObject({ namespace: workloadNamespace, scaler: scalerName });
+      expect(s.metric["exported_namespace"]).toBeUndefined();
+    }
+    // Series that belong to no scaler keep the controller pod's target labels.
+    const up = await instant("up");
+    const controllerUp = up.filter((s) => s.metric["job"] === `${release}-mds-scaler`);
+    expect(controllerUp.map((s) => s.metric)).toEqual([
+      expect.objectContaining({ namespace: controllerNamespace, instance: `${controllerAddress}:8080` }),
+    ]);
+    const engines = await eventually(
+      "engine series with the pod labels the controller groups by",
+      async () => {
+        const r = await instant(`vllm:num_requests_running{namespace="${workloadNamespace}"}`);
+        return r.length > 0 ? r : undefined;
+      },
+      60_000,
+      1_000,
+    );
+    for (const s of engines)
+      expect(s.metric).toMatchObject({
+        app_kubernetes_io_instance: scalerName,
+        app_kubernetes_io_component: "server",
+        pod: expect.stringMatching(/^chat-server-\d+$/) as string,
+      });
+  }, 240_000);
+
+  it("answers every dashboard panel query with data for the workload namespace", async () => {
+    // The load step has grown the target, so commits exist too.
+    await eventually(
+      "the scaler to commit a scale-up",
+      async () => {
+        const t = (await controlPlane.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+          group,
+          version,
+          namespace: workloadNamespace,
+          plural: "modeldeployments",
+          name: scalerName,
+        })) as { spec: { roles: { name: string; replicas: number }[] } };
+        return (replicasOf(t as never, "server") ?? 1) > 1 || undefined;
+      },
+      180_000,
+      1_000,
+    );
+    const timing = { rangeSeconds: 300, scrapeIntervalSeconds, maxDataPoints: 1000 };
+    const dashboards = readdirSync(join(root, "dashboards")).filter((f) => f.endsWith(".json"));
+    expect(dashboards.length).toBeGreaterThan(0);
+    const report: string[] = [];
+    for (const file of dashboards) {
+      const dashboard = JSON.parse(readFileSync(join(root, "dashboards", file), "utf8")) as Dashboard;
+      const { values, options } = await resolveVariables(
+        dashboard,
+        builtInVariables(timing),
+        async (label, match) =>
+          await promApi<string[]>(`/api/v1/label/${label}/values`, match === undefined ? {} : { "match[]": match }),
+        (name) => (name === "namespace" ? [workloadNamespace] : name === "scaler" ? [scalerName] : undefined),
+      );
+      // The namespace variable offers the scaler's namespace (today's chart offered only the controller's).
+      if (options.has("namespace"))
+        expect(options.get("namespace"), `${file}: $namespace`).toContain(workloadNamespace);
+      if (options.has("scaler")) expect(options.get("scaler"), `${file}: $scaler`).toContain(scalerName);
+      for (const q of panelQueries(dashboard)) {
+        const expr = interpolate(q.expr, values);
+        const where = `${file} / ${q.panel} / ${q.refId}: ${expr}`;
+        const result = await eventually(
+          `data for ${where}`,
+          async () => {
+            const r = q.instant ? await instant(expr) : await range(expr, timing.rangeSeconds);
+            return r.length > 0 ? r : undefined;
+          },
+          60_000,
+          1_000,
+        );
+        // A query filtered by $namespace answers for that namespace only.
+        if (/\$\{?namespace\b/.test(q.expr))
+          for (const s of result)
+            if (s.metric["namespace"] !== undefined) expect(s.metric["namespace"], where).toBe(workloadNamespace);
+        report.push(`${result.length} series  ${file} / ${q.panel} / ${q.refId}`);
+      }
+    }
+    console.log(`dashboard panel queries (series returned):\n${report.join("\n")}`);
+  }, 600_000);
+
+  it("evaluates every recording rule to data, with no rule failing", async () => {
+    const groups = (
+      await promApi<{ groups: { rules: { type: string; name: string; health: string; lastError?: string }[] }[] }>(
+        "/api/v1/rules",
+      )
+    ).groups;
+    const rules = groups.flatMap((g) => g.rules);
+    expect(rules.length).toBeGreaterThan(0);
+    const records = rules.filter((r) => r.type === "recording").map((r) => r.name);
+    expect(records.length).toBeGreaterThan(0);
+    for (const record of records) {
+      const result = await eventually(
+        `data for recording rule ${record}`,
+        async () => {
+          const r = await instant(record);
+          return r.length > 0 ? r : undefined;
+        },
+        60_000,
+        1_000,
+      );
+      for (const s of result)
+        if (s.metric["namespace"] !== undefined) expect(s.metric["namespace"]).toBe(workloadNamespace);
+    }
+    // Health after the records have data: a duplicate-series error would show here.
+    const unhealthy = (
+      await promApi<{ groups: { rules: { name: string; health: string; lastError?: string }[] }[] }>("/api/v1/rules")
+    ).groups
+      .flatMap((g) => g.rules)
+      .filter((r) => r.health !== "ok");
+    expect(unhealthy).toEqual([]);
+  }, 300_000);
+
+  it("fires MdsScalerBlocked with the scaler's own namespace and name while it is Blocked, and resolves it", async () => {
+    const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+    const scalerRef = {
+      group,
+      version,
+      namespace: workloadNamespace,
+      plural: "modeldeploymentscalers",
+      name: scalerName,
+    };
+    const setMaxReplicas = async (maxReplicas: number): Promise<void> => {
+      const s = (await custom.getNamespacedCustomObject(scalerRef)) as ScalerObject & {
+        spec: { roles: { maxReplicas: number }[] };
+      };
+      for (const r of s.spec.roles) r.maxReplicas = maxReplicas;
+      await custom.replaceNamespacedCustomObject({ ...scalerRef, body: s });
+    };
+    const blockedAlerts = async (): Promise<{ labels: Record<string, string>; state: string }[]> =>
+      (await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>("/api/v1/alerts")).alerts.filter(
+        (a) => a.labels["alertname"] === "MdsScalerBlocked",
+      );
+    expect(await blockedAlerts()).toEqual([]);
+
+    // A maximum below the current count: nothing can be planned (BoundsConflict).
+    await setMaxReplicas(1);
+    const blocked = await eventually(
+      "the scaler to report Blocked",
+      async () => {
+        const s = (await custom.getNamespacedCustomObject(scalerRef)) as ScalerObject;
+        return condition(s, "Blocked")?.status === "True" ? s : undefined;
+      },
+      60_000,
+      1_000,
+    );
+    const reason = condition(blocked, "Blocked")?.reason;
+    const firing = await eventually(
+      "MdsScalerBlocked to fire",
+      async () => {
+        const a = (await blockedAlerts()).filter((x) => x.state === "firing");
+        return a.length > 0 ? a : undefined;
+      },
+      90_000,
+      1_000,
+    );
+    expect(firing.map((a) => a.labels)).toEqual([
+      expect.objectContaining({ namespace: workloadNamespace, scaler: scalerName, target: scalerName, reason }),
+    ]);
+
+    await setMaxReplicas(4);
+    await eventually(
+      "the scaler to leave Blocked",
+      async () =>
+        condition((await custom.getNamespacedCustomObject(scalerRef)) as ScalerObject, "Blocked")?.status === "False" ||
+        undefined,
+      60_000,
+      1_000,
+    );
+    await eventually(
+      "MdsScalerBlocked to resolve",
+      async () => (await blockedAlerts()).length === 0 || undefined,
+      60_000,
+      1_000,
+    );
+  }, 300_000);
+});
