@@ -13,6 +13,8 @@ import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
 
 export const signalLabel = "mds_signal";
 export const windowLabel = "mds_window_seconds";
+/** The scrape target label: a pod recreated under the same name comes back with a new one. */
+export const instanceLabel = "instance";
 
 /** Escapes text for a PromQL double-quoted string literal. */
 export function escapePromQLString(value: string): string {
@@ -123,20 +125,25 @@ class Builder {
   }
 }
 
-/** The gauge query: running, waiting, KV usage, decode transfer queue and the newest sample time per pod. */
+/**
+ * The gauge query: running, waiting, KV usage, decode transfer queue and the
+ * newest sample time per pod and scrape target (`instance`), so that the old
+ * target of a recreated pod, still inside the lookback, is not added to the new one.
+ */
 export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   const b = new Builder(ctx);
-  const g = b.group;
+  const g = `${b.group}, ${instanceLabel}`;
   const id = (s: string): string => s;
+  const by = [instanceLabel];
   return union([
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_waiting", sel)})`, "vllm/waiting"),
     tag(`avg by (${g}) (${b.series("vllm", "kv_cache_usage_perc", sel)})`, "vllm/kv"),
     tag(`max by (${g}) (timestamp(${b.series("vllm", "num_requests_running", sel)}))`, "vllm/timestamp"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id)})`, "sglang/running"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id)})`, "sglang/waiting"),
-    tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id)})`, "sglang/kv"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id)})`, "sglang/transfer"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id, by)})`, "sglang/running"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id, by)})`, "sglang/waiting"),
+    tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id, by)})`, "sglang/kv"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id, by)})`, "sglang/transfer"),
     tag(`max by (${g}) (timestamp(${b.series("sglang", "num_running_reqs", sel)}))`, "sglang/timestamp"),
   ]);
 }
@@ -191,6 +198,12 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
         tag(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+        // Scrape targets seen in the window: more than one means the pod was recreated inside it.
+        tag(
+          `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
+          `${engine}/instances`,
+          w,
+        ),
       );
     }
   }

@@ -9,10 +9,20 @@
  * latency percentile and the signal state.
  */
 import type { RoleKind } from "../api/model-deployment.js";
+import { coversPod, withMeasuredZeros } from "./coverage.js";
 import { definedFields, meanDefined, sumDefined } from "./defined.js";
 import { mergeHistograms, p95Milliseconds } from "./histogram.js";
+import { podWaitingRequests, type PodField } from "./pod-fields.js";
 import { measured, promptDemandTokensPerSecond } from "./prompt-demand.js";
-import type { PodSample, PodWindowRates, RoleObservation, RoleSamples, SignalState, WindowName } from "./types.js";
+import type {
+  PodSample,
+  PodWindowRates,
+  RoleObservation,
+  RoleSamples,
+  SignalFamily,
+  SignalState,
+  WindowName,
+} from "./types.js";
 import { maxSampledPodsPerRole } from "./types.js";
 
 export interface ObserveRoleInput {
@@ -24,6 +34,8 @@ export interface ObserveRoleInput {
   readonly nowMs: number;
   /** A pod whose newest gauge sample is older than this is stale; see `staleAfterSeconds`. */
   readonly staleAfterSeconds: number;
+  /** The fields the role's algorithm reads (`Algorithm.reads`): a pod counts toward coverage only with all of them. */
+  readonly reads: readonly PodField[];
 }
 
 /** The staleness floor: a Prometheus scrape interval up to a minute must not look stale. */
@@ -99,13 +111,6 @@ function latencyMilliseconds(pods: readonly PodSample[], field: LatencyField): n
   return windowLatencyMilliseconds(pods, "panic", field) ?? windowLatencyMilliseconds(pods, "stable", field);
 }
 
-/** Waiting requests; a Decode role adds SGLang's KV transfer queue, whose requests wait for their cache. */
-function podWaitingRequests(pod: PodSample, kind: RoleKind): number | undefined {
-  const waiting = measured(pod.waitingRequests);
-  if (kind !== "Decode") return waiting;
-  return sumDefined([waiting, measured(pod.decodeTransferQueueRequests)]);
-}
-
 /** Idle: every reported demand figure is a measured zero. */
 function isIdle(observation: Omit<RoleObservation, "signalState">): boolean {
   const figures = [
@@ -129,8 +134,11 @@ function isIdle(observation: Omit<RoleObservation, "signalState">): boolean {
  * - `Idle`: usable readings, all zero. `Fresh`: usable readings with work.
  *
  * `sampledReplicas` counts fresh pods (at most 64) whose stable window is
- * established: a pod reset inside the window makes coverage incomplete until it
- * has a new baseline, which holds scale-down in the planner.
+ * established and that report every field in `reads` (coverage.ts): a pod reset
+ * inside the window, or missing a field because its series is absent or its
+ * request failed or came back partial (`unknownFamilies`), makes coverage
+ * incomplete, which holds scale-down in the planner. What such a pod does
+ * report still adds to the figures: partial readings may justify growth.
  */
 export function observeRole(input: ObserveRoleInput): RoleObservation {
   const { kind, samples, readyReplicas, nowMs } = input;
@@ -138,14 +146,18 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   if (samples.queryFailed !== undefined) return unknown("Missing");
   const answering = uniquePods(samples.pods);
   if (answering.length === 0) return unknown("Missing");
-  const fresh = answering.filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds)).slice(0, maxSampledPodsPerRole);
+  const unknownFamilies = new Set(Object.keys(samples.unknownFamilies ?? {}) as SignalFamily[]);
+  const fresh = answering
+    .filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds))
+    .slice(0, maxSampledPodsPerRole)
+    .map((pod) => withMeasuredZeros(pod, input.reads, kind, unknownFamilies));
   if (fresh.length === 0) return unknown("Stale");
 
   const stable = windowRates(fresh, "stable");
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,
-    sampledReplicas: fresh.filter((pod) => pod.windows.stable.established).length,
+    sampledReplicas: fresh.filter((pod) => coversPod(pod, input.reads, kind)).length,
     ...definedFields({
       runningRequests: sumDefined(fresh.map((pod) => measured(pod.runningRequests))),
       waitingRequests: sumDefined(fresh.map((pod) => podWaitingRequests(pod, kind))),
