@@ -31,6 +31,8 @@ export interface PrometheusHarnessOptions {
   /** How long to wait for readiness. */
   readonly startTimeoutMs?: number;
   readonly remoteRead?: readonly RemoteReadOptions[];
+  /** More command-line flags, e.g. `--query.max-samples=1000`. */
+  readonly extraArgs?: readonly string[];
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -50,6 +52,7 @@ export class PrometheusHarness {
   private exited: Promise<void> | undefined;
   private stderrTail = "";
   private remoteRead: readonly RemoteReadOptions[];
+  private extraArgs: readonly string[];
 
   private constructor(
     readonly dir: string,
@@ -57,6 +60,12 @@ export class PrometheusHarness {
     private readonly options: PrometheusHarnessOptions,
   ) {
     this.remoteRead = options.remoteRead ?? [];
+    this.extraArgs = options.extraArgs ?? [];
+  }
+
+  /** Replaces the extra flags; they apply from the next `resume`. */
+  setExtraArgs(args: readonly string[]): void {
+    this.extraArgs = args;
   }
 
   static async start(options: PrometheusHarnessOptions = {}): Promise<PrometheusHarness> {
@@ -142,6 +151,7 @@ export class PrometheusHarness {
         `--web.listen-address=127.0.0.1:${this.port}`,
         "--storage.tsdb.retention.time=1h",
         "--log.level=warn",
+        ...this.extraArgs,
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );

@@ -5,6 +5,9 @@
  * - one query made to time out: a remote store that never answers, read only
  *   by the selectors of one series family (`required_matchers` on `__name__`),
  *   holds the TTFT query until the client's deadline; the other queries answer;
+ * - one query refused: with `--query.max-samples` set between what the light
+ *   queries and the TTFT histogram query hold, Prometheus answers 422 to that
+ *   query alone;
  * - a partial answer: a remote store that refuses connections makes Prometheus
  *   answer the counters query with a warning, as a federating layer's partial
  *   response does;
@@ -302,6 +305,50 @@ describe("Prometheus faults cost only what they touch", () => {
       }
     } finally {
       await prometheus.setRemoteRead([]);
+    }
+  });
+
+  it("a query Prometheus refuses to execute (too many samples) costs its own family only", async () => {
+    // How many samples each query holds at its peak, from Prometheus' own query statistics.
+    const queries = source.queriesFor([scaler]);
+    const peakSamples = async (query: string): Promise<number> => {
+      const res = await fetch(`${prometheus.url}/api/v1/query`, {
+        method: "POST",
+        body: new URLSearchParams({ query, time: String(Date.now() / 1000), stats: "all" }),
+        signal: AbortSignal.timeout(5000),
+      });
+      const body = (await res.json()) as { data: { stats: { samples: { peakSamples: number } } } };
+      return body.data.stats.samples.peakSamples;
+    };
+    const light = Math.max(await peakSamples(queries.gauges), await peakSamples(queries.counters));
+    const ttft = await peakSamples(queries.ttft);
+    // The histogram query reads every bucket series: more than twice what the others hold.
+    expect(ttft, `TTFT peak ${ttft} against ${light}`).toBeGreaterThan(2 * light);
+    const limit = Math.round(Math.sqrt(light * ttft));
+    await prometheus.pause();
+    prometheus.setExtraArgs([`--query.max-samples=${limit}`]);
+    await prometheus.resume();
+    try {
+      const pass = await source.sample([scaler], Date.now());
+      // The ITL histogram query is as heavy, so it may be refused too; the light queries never are.
+      expect(pass.unknownFamilies.ttft).toMatch(/ttft query failed: .*422.*too many samples/);
+      expect(pass.unknownFamilies.gauges).toBeUndefined();
+      expect(pass.unknownFamilies.counters).toBeUndefined();
+      const prefill = roleOf(pass, "prefill");
+      expect(prefill.pods).toHaveLength(2);
+      for (const pod of prefill.pods) {
+        expect(pod.windows.stable.established).toBe(true);
+        expect(pod.windows.stable.promptTokensPerSecond).toBeDefined();
+        expect(pod.windows.stable.ttftSeconds).toBeUndefined();
+      }
+      const prompt = prefill.pods.reduce((sum, pod) => sum + (pod.windows.stable.promptTokensPerSecond ?? 0), 0);
+      expect(prompt).toBeGreaterThan(0);
+      const grow = recommend(pass, tokenThroughputSpec("100", "20"));
+      expect(grow.get("prefill")?.replicas).toBeGreaterThan(2);
+    } finally {
+      await prometheus.pause();
+      prometheus.setExtraArgs([]);
+      await prometheus.resume();
     }
   });
 
