@@ -44,7 +44,7 @@ const namespace = "serving";
 const deployment = "pd";
 const stableWindowSeconds = 10;
 const panicWindowSeconds = 3;
-const queryTimeoutMs = 2_000;
+const queryTimeoutMs = 4_000;
 const rateTolerance = 0.15;
 /** The pod recreated in the last test; its scrape target's `instance` changes with each incarnation. */
 const recreatedPod = `${deployment}-decode-0`;
