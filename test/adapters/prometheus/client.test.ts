@@ -226,7 +226,7 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
   });
 
   it("reads a warning as a partial answer: the query's family is unknown, never the part that came back", async () => {
-    // What Thanos answers with partial_response when a store does not answer.
+    // A warning of the kind a federating layer (Thanos with partial responses) sends when a store did not answer.
     const partial = "No StoreAPIs matched for this query; store 10.0.0.7:10901 unavailable";
     answer("gauges", gauges);
     answer("counters", { ...counters, warnings: [partial] });
