@@ -94,7 +94,7 @@ export type SignalState = "Fresh" | "Idle" | "Missing" | "Stale";
  */
 export interface RoleObservation {
   readonly readyReplicas: number;
-  /** Answering ready pods that contributed, at most 64. */
+  /** Fresh pods (at most 64) with an established stable window and every field the role's algorithm reads. */
   readonly sampledReplicas: number;
   readonly signalState: SignalState;
   readonly runningRequests?: number;
