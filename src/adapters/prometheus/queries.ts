@@ -13,8 +13,6 @@ import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
 
 export const signalLabel = "mds_signal";
 export const windowLabel = "mds_window_seconds";
-/** The scrape target label: a pod recreated under the same name comes back with a new one. */
-export const instanceLabel = "instance";
 
 /** Escapes text for a PromQL double-quoted string literal. */
 export function escapePromQLString(value: string): string {
@@ -42,6 +40,9 @@ export function anyOf(label: string, values: readonly string[]): string {
   const unique = [...new Set(values)].sort();
   return `${label}=~"${escapePromQLString(unique.map(escapeRegex).join("|"))}"`;
 }
+
+/** The scrape target label: a pod recreated under the same name comes back with a new one. */
+export const instanceLabel = "instance";
 
 /** Which series a part reads: the cross product is narrowed again in memory. */
 export interface TargetSelection {
@@ -110,7 +111,8 @@ class Builder {
    * SGLang scheduler series: keep pipeline rank 0 and the `priority=""`
    * total; keep tensor rank 0 unless the series names a data-parallel rank
    * (with DP attention `tp_rank` is that rank's global TP rank); then one value
-   * per DP rank (duplicates from other TP ranks collapse) with `inner` applied.
+   * per DP rank (duplicates from other TP ranks collapse) with `inner` applied,
+   * per scrape target (`instance`) so that gauges can tell a recreated pod's targets apart.
    */
   sglangScheduler(
     metric: string,
@@ -121,29 +123,25 @@ class Builder {
     const base = ['pp_rank=~"0|"', 'priority=""'];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
-    return `max by (${[this.group, "dp_rank", ...by].join(", ")}) (${leader} or ${dataParallel})`;
+    return `max by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
   }
 }
 
-/**
- * The gauge query: running, waiting, KV usage, decode transfer queue and the
- * newest sample time per pod and scrape target (`instance`), so that the old
- * target of a recreated pod, still inside the lookback, is not added to the new one.
- */
+/** The gauge query: running, waiting, KV usage, decode transfer queue and the newest sample time per pod. */
 export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   const b = new Builder(ctx);
+  // Per scrape target too: the old target of a recreated pod, still in the lookback, is not added to the new one.
   const g = `${b.group}, ${instanceLabel}`;
   const id = (s: string): string => s;
-  const by = [instanceLabel];
   return union([
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_waiting", sel)})`, "vllm/waiting"),
     tag(`avg by (${g}) (${b.series("vllm", "kv_cache_usage_perc", sel)})`, "vllm/kv"),
     tag(`max by (${g}) (timestamp(${b.series("vllm", "num_requests_running", sel)}))`, "vllm/timestamp"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id, by)})`, "sglang/running"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id, by)})`, "sglang/waiting"),
-    tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id, by)})`, "sglang/kv"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id, by)})`, "sglang/transfer"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id)})`, "sglang/running"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id)})`, "sglang/waiting"),
+    tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id)})`, "sglang/kv"),
+    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id)})`, "sglang/transfer"),
     tag(`max by (${g}) (timestamp(${b.series("sglang", "num_running_reqs", sel)}))`, "sglang/timestamp"),
   ]);
 }
