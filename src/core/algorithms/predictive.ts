@@ -5,14 +5,8 @@
  * TokenThroughput result; after the Dynamo planner's load predictor.
  */
 import { quantityValue } from "../api/quantity.js";
-import { PredictiveSchema, type PredictiveParams, type PredictorStatus, type ScalerSpec } from "../api/scaler.js";
-import type { PodField } from "../signals/pod-fields.js";
-import {
-  forecastCapacityPerReplica,
-  roleDemandTokensPerSecond,
-  tokenFieldsRead,
-  tokenTargetPerReplica,
-} from "./capacity.js";
+import { PredictiveSchema, type PredictiveParams, type PredictorStatus } from "../api/scaler.js";
+import { forecastCapacityPerReplica, roleDemandTokensPerSecond, tokenTargetPerReplica } from "./capacity.js";
 import { withCoupledRoles } from "./coupling.js";
 import { ceilReplicas, type Decision } from "./decision.js";
 import { forecastTrend, initialTrendState, updateTrend, type NoiseModel, type TrendFilterState } from "./kalman.js";
@@ -31,14 +25,7 @@ import {
   toRecommendation,
   type TokenThroughputOutcome,
 } from "./token-throughput.js";
-import type {
-  Algorithm,
-  AlgorithmInput,
-  AlgorithmResult,
-  AlgorithmRoleInput,
-  RoleIdentity,
-  RoleRecommendation,
-} from "./types.js";
+import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "./types.js";
 
 /** Consolidation leaves the remaining replicas at most this fraction of their capacity. */
 export const consolidationLoadFraction = 0.8;
@@ -225,12 +212,6 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
     if (predictor !== undefined) predictors.push(predictor);
   }
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors };
-}
-
-/** As TokenThroughput: the fallback and the filter read the kind's demand, the guard its latency. */
-export function predictiveReads(spec: ScalerSpec, role: RoleIdentity): readonly PodField[] {
-  const params = spec.algorithm.predictive ?? PredictiveSchema.parse({});
-  return tokenTargetPerReplica(role.kind, params.tokenThroughput) === undefined ? [] : tokenFieldsRead(role.kind);
 }
 
 export const predictive: Algorithm = { type: "Predictive", recommend };

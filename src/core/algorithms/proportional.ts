@@ -3,20 +3,12 @@
  * per-replica target with a tolerance deadband, after the Kubernetes HPA.
  */
 import { quantityValue } from "../api/quantity.js";
-import type { ProportionalMetric, ProportionalParams, ScalerSpec } from "../api/scaler.js";
-import type { PodField } from "../signals/pod-fields.js";
+import type { ProportionalMetric, ProportionalParams } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
 import { withCoupledRoles } from "./coupling.js";
 import { ceilReplicas, guardUnknownSignal, noReadyReplicas, waitForMetrics, type Decision } from "./decision.js";
 import { algorithmReasons } from "./reasons.js";
-import type {
-  Algorithm,
-  AlgorithmInput,
-  AlgorithmResult,
-  AlgorithmRoleInput,
-  RoleIdentity,
-  RoleRecommendation,
-} from "./types.js";
+import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "./types.js";
 
 interface RatePair {
   readonly prompt: number | undefined;
@@ -118,22 +110,6 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
     }
   }
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors: [] };
-}
-
-const metricFields: Readonly<Record<ProportionalMetric, readonly PodField[]>> = {
-  QueueDepth: ["runningRequests", "waitingRequests"],
-  RunningRequests: ["runningRequests"],
-  WaitingRequests: ["waitingRequests"],
-  PromptTokensPerSecond: ["promptTokens"],
-  GenerationTokensPerSecond: ["generationTokens"],
-  TotalTokensPerSecond: ["promptTokens", "generationTokens"],
-};
-
-/** A role with a target reads the fields its metric is made of; the others follow ratios and read nothing. */
-export function proportionalReads(spec: ScalerSpec, role: RoleIdentity): readonly PodField[] {
-  const params = spec.algorithm.proportional;
-  if (params === undefined || !params.roleTargets.some((entry) => entry.name === role.name)) return [];
-  return metricFields[params.metric];
 }
 
 export const proportional: Algorithm = { type: "Proportional", recommend };

@@ -6,15 +6,9 @@
  */
 import type { RoleKind } from "../api/model-deployment.js";
 import { quantityValue } from "../api/quantity.js";
-import {
-  TokenThroughputSchema,
-  type PredictorStatus,
-  type ScalerSpec,
-  type TokenThroughputParams,
-} from "../api/scaler.js";
-import type { PodField } from "../signals/pod-fields.js";
+import { TokenThroughputSchema, type PredictorStatus, type TokenThroughputParams } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
-import { roleDemandTokensPerSecond, tokenFieldsRead, tokenTargetPerReplica } from "./capacity.js";
+import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "./capacity.js";
 import { withCoupledRoles } from "./coupling.js";
 import {
   ceilReplicas,
@@ -32,7 +26,6 @@ import type {
   AlgorithmResult,
   AlgorithmRoleInput,
   DemandFigures,
-  RoleIdentity,
   RoleRecommendation,
 } from "./types.js";
 
@@ -234,12 +227,6 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
     if (entry !== undefined) predictors.push(entry);
   }
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors };
-}
-
-/** A driven role reads its kind's demand and guarded latency; a ratio-coupled one reads nothing. */
-export function tokenThroughputReads(spec: ScalerSpec, role: RoleIdentity): readonly PodField[] {
-  const params = tokenThroughputParams(spec.algorithm.tokenThroughput);
-  return tokenTargetPerReplica(role.kind, params) === undefined ? [] : tokenFieldsRead(role.kind);
 }
 
 export const tokenThroughput: Algorithm = { type: "TokenThroughput", recommend };
