@@ -376,7 +376,14 @@ describe("real and derived engine captures through a real Prometheus", () => {
       const windowSeconds = Math.ceil(gapSeconds + 0.5);
       const samples = await sampleAt(key, second, windowSeconds);
       expect(samples.pods.map((p) => p.pod)).toEqual([`${key}-0`]);
-      const observation = observeRole({ kind, samples, readyReplicas: 1, nowMs: second, staleAfterSeconds: 60 });
+      const observation = observeRole({
+        kind,
+        samples,
+        readyReplicas: 1,
+        nowMs: second,
+        staleAfterSeconds: 60,
+        reads: [],
+      });
       expectClose(observation, expected(gapSeconds));
     },
     90_000,
