@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { RoleKind } from "../../../src/core/api/model-deployment.js";
 import { observeRole, staleAfterSeconds } from "../../../src/core/signals/observe.js";
 import type { PodField } from "../../../src/core/signals/pod-fields.js";
-import type { PodSample, PodWindowRates, RoleObservation, RoleSamples } from "../../../src/core/signals/types.js";
+import type {
+  PodSample,
+  PodWindowRates,
+  RoleObservation,
+  RoleSamples,
+  SignalFamily,
+} from "../../../src/core/signals/types.js";
 import { histogram, nowMs, pod } from "./pods.js";
 
 function observe(
@@ -639,6 +645,41 @@ describe("coverage by fields read", () => {
     const observation = observe([fresh], { reads: serverReads });
     expect(observation.sampledReplicas).toBe(0);
     expect(observation.signalState).toBe("Missing");
+  });
+
+  it("absent SGLang first-use series the absent-counter rule calls zeros cover, unless their family is unknown", () => {
+    // Fresh, established, the seeded start-up counter present and no tokenizer series: nothing finished yet.
+    const idle = pod("a", {
+      engine: "sglang",
+      runningRequests: 0,
+      waitingRequests: 0,
+      stable: {
+        effectivePrefillTokensPerSecond: 0,
+        counterPresence: { firstUseFamily: false, startupCounter: true },
+      },
+    });
+    const covered = observe([idle], { reads: serverReads });
+    expect(covered).toMatchObject({ signalState: "Idle", sampledReplicas: 1, generationTokensPerSecond: 0 });
+    expect(covered.ttftMilliseconds).toBeUndefined();
+    expect(covered.itlMilliseconds).toBeUndefined();
+    const withUnknown = (family: SignalFamily): RoleObservation =>
+      observe([idle], {
+        reads: serverReads,
+        samples: { pods: [idle], unknownFamilies: { [family]: `${family} query failed: timed out` } },
+      });
+    expect(withUnknown("ttft").sampledReplicas).toBe(0);
+    expect(withUnknown("itl").sampledReplicas).toBe(0);
+    expect(withUnknown("counters").sampledReplicas).toBe(0);
+    expect(withUnknown("counters").generationTokensPerSecond).toBeUndefined();
+    // One family series present and another absent is a partial scrape: unknown, not zero.
+    const partial = pod("b", {
+      engine: "sglang",
+      stable: { promptTokensPerSecond: 5, counterPresence: { firstUseFamily: true, startupCounter: true } },
+    });
+    expect(observe([partial], { reads: serverReads }).sampledReplicas).toBe(0);
+    // vLLM creates its counters at start-up: an absent one was not scraped.
+    const vllm = pod("c", { stable: { counterPresence: { firstUseFamily: false, startupCounter: true } } });
+    expect(observe([vllm], { reads: serverReads }).sampledReplicas).toBe(0);
   });
 
   it("an unestablished window covers nothing whatever it reports", () => {
