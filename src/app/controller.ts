@@ -21,6 +21,7 @@ import { decideBinding, type BindingOutcome } from "../core/binding/binding.js";
 import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
 import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
+import { fieldsRead } from "../core/algorithms/reads.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
 import { ConflictError } from "../adapters/kubernetes/resources.js";
@@ -380,6 +381,7 @@ export class Controller {
         readyReplicas: ready,
         nowMs,
         staleAfterSeconds: staleAfter,
+        reads: fieldsRead(spec, role),
       });
     }
     const result = plan({

@@ -72,11 +72,14 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
   };
 }
 
-/** The PromQL source behind the controller's `SignalSource` port. */
-export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number): SignalSource {
+/** The PromQL source behind the controller's `SignalSource` port; a failed or partial query is logged with what it cost. */
+export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number, logger?: Logger): SignalSource {
   return {
     async sample(requests: readonly SampleRequest[]) {
       const pass = await source.sampleDue(requests, nowMs());
+      if (Object.keys(pass.unknownFamilies).length > 0) {
+        logger?.warn("signals unknown this pass", { unknownFamilies: pass.unknownFamilies });
+      }
       return pass.scalers;
     },
   };
@@ -358,6 +361,7 @@ export async function startController(opts: {
         queryTimeoutMs: config.prometheusTimeoutMs,
       }),
       nowMs,
+      logger,
     );
   // A fresh controller per leadership: its memory starts from the objects' status.
   const makeController = (): Controller =>

@@ -18,6 +18,7 @@ import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler } from "../core/api/scaler.js";
+import { fieldsRead } from "../core/algorithms/reads.js";
 import { explainSignalState } from "../core/signals/explain.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../core/signals/types.js";
@@ -237,6 +238,7 @@ export async function observeOnce(
         readyReplicas: ready,
         nowMs,
         staleAfterSeconds: staleAfter,
+        reads: fieldsRead(spec, role),
       });
       return {
         role: role.name,

@@ -13,6 +13,18 @@ import type { FileSdGroup } from "../../src/sim/engines/server.js";
 
 export const prometheusBinary = process.env["PROMETHEUS_BIN"] ?? "/usr/bin/prometheus";
 
+/**
+ * A remote store Prometheus reads from beside its own TSDB. A store that
+ * fails makes Prometheus answer with a warning (a partial answer); one that
+ * never answers holds the query until its timeout. `requiredMatchers` limits
+ * the store to selectors with these equality matchers (`__name__` included),
+ * so the fault reaches only the queries that read that series family.
+ */
+export interface RemoteReadOptions {
+  readonly url: string;
+  readonly requiredMatchers?: Readonly<Record<string, string>>;
+}
+
 export interface PrometheusHarnessOptions {
   readonly scrapeIntervalSeconds?: number;
   readonly targets?: readonly FileSdGroup[];
@@ -20,6 +32,9 @@ export interface PrometheusHarnessOptions {
   readonly honorLabels?: boolean;
   /** How long to wait for readiness. */
   readonly startTimeoutMs?: number;
+  readonly remoteRead?: readonly RemoteReadOptions[];
+  /** More command-line flags, e.g. `--query.max-samples=1000`. */
+  readonly extraArgs?: readonly string[];
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -38,12 +53,22 @@ export class PrometheusHarness {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
   private stderrTail = "";
+  private remoteRead: readonly RemoteReadOptions[];
+  private extraArgs: readonly string[];
 
   private constructor(
     readonly dir: string,
     readonly port: number,
     private readonly options: PrometheusHarnessOptions,
-  ) {}
+  ) {
+    this.remoteRead = options.remoteRead ?? [];
+    this.extraArgs = options.extraArgs ?? [];
+  }
+
+  /** Replaces the extra flags; they apply from the next `resume`. */
+  setExtraArgs(args: readonly string[]): void {
+    this.extraArgs = args;
+  }
 
   static async start(options: PrometheusHarnessOptions = {}): Promise<PrometheusHarness> {
     const dir = await mkdtemp(join(tmpdir(), "mds-prometheus-"));
@@ -74,8 +99,40 @@ export class PrometheusHarness {
           file_sd_configs: [{ files: [join(this.dir, "targets.json")], refresh_interval: "1s" }],
         },
       ],
+      // read_recent: ask the store for recent data too, which Prometheus otherwise serves from its TSDB alone.
+      remote_read: this.remoteRead.map((r) => ({
+        url: r.url,
+        read_recent: true,
+        remote_timeout: "60s",
+        ...(r.requiredMatchers ? { required_matchers: r.requiredMatchers } : {}),
+      })),
     };
     await writeFile(join(this.dir, "prometheus.yml"), JSON.stringify(config, null, 2));
+  }
+
+  /** Replaces the remote stores and reloads the running Prometheus (SIGHUP), waiting until it applied them. */
+  async setRemoteRead(remoteRead: readonly RemoteReadOptions[], timeoutMs = 15_000): Promise<void> {
+    this.remoteRead = remoteRead;
+    await this.writeConfig();
+    const child = this.child;
+    if (!child) return;
+    child.kill("SIGHUP");
+    const deadline = Date.now() + timeoutMs;
+    let last = "no answer";
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`${this.url}/api/v1/status/config`, { signal: AbortSignal.timeout(2000) });
+        const body = (await res.json()) as { data: { yaml: string } };
+        const urls = [...body.data.yaml.matchAll(/^\s*- url: (\S+)/gm)].map((m) => m[1]);
+        last = `remote read urls ${JSON.stringify(urls)}`;
+        const want = remoteRead.map((r) => r.url);
+        if (urls.length === want.length && want.every((u) => urls.includes(u))) return;
+      } catch (err) {
+        last = `${last} (then ${String(err)})`;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`prometheus did not apply the remote read configuration: ${last}`);
   }
 
   /** Replaces the discovered targets (atomically, as file_sd expects). */
@@ -96,6 +153,7 @@ export class PrometheusHarness {
         `--web.listen-address=127.0.0.1:${this.port}`,
         "--storage.tsdb.retention.time=1h",
         "--log.level=warn",
+        ...this.extraArgs,
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );

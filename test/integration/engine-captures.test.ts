@@ -20,6 +20,8 @@ import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { RoleKind } from "../../src/core/api/model-deployment.js";
+import { tokenFieldsRead } from "../../src/core/algorithms/capacity.js";
+import type { PodField } from "../../src/core/signals/pod-fields.js";
 import { absentFirstUseSeries, observeRole } from "../../src/core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../../src/core/signals/types.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
@@ -376,11 +378,44 @@ describe("real and derived engine captures through a real Prometheus", () => {
       const windowSeconds = Math.ceil(gapSeconds + 0.5);
       const samples = await sampleAt(key, second, windowSeconds);
       expect(samples.pods.map((p) => p.pod)).toEqual([`${key}-0`]);
-      const observation = observeRole({ kind, samples, readyReplicas: 1, nowMs: second, staleAfterSeconds: 60 });
+      const observation = observeRole({
+        kind,
+        samples,
+        readyReplicas: 1,
+        nowMs: second,
+        staleAfterSeconds: 60,
+        reads: [],
+      });
       expectClose(observation, expected(gapSeconds));
     },
     90_000,
   );
+
+  it("a fresh SGLang pod with no tokenizer series covers every field a Server's token algorithm reads", async () => {
+    const key = "sglang-fresh-derived";
+    const [first, second] = await scrapeTimesMs(key, 2);
+    if (first === undefined || second === undefined) throw new Error("two scrapes expected");
+    const samples = await sampleAt(key, second, Math.ceil((second - first) / 1000 + 0.5));
+    const observe = (reads: readonly PodField[], unknown: RoleSamples["unknownFamilies"] = {}): RoleObservation =>
+      observeRole({
+        kind: "Server",
+        samples: { ...samples, unknownFamilies: unknown },
+        readyReplicas: 1,
+        nowMs: second,
+        staleAfterSeconds: 60,
+        reads,
+      });
+    const reads = tokenFieldsRead("Server");
+    expect(reads).toEqual(["promptTokens", "generationTokens", "ttft", "itl"]);
+    // Absent prompt and generation counters and TTFT and ITL histograms are measured zeros: the pod covers.
+    expect(observe(reads)).toMatchObject({ signalState: "Idle", sampledReplicas: 1, generationTokensPerSecond: 0 });
+    expect(observe(reads).ttftMilliseconds).toBeUndefined();
+    // A family whose query failed is never a measured zero.
+    expect(observe(reads, { itl: "itl query failed: timed out" }).sampledReplicas).toBe(0);
+    const noCounters = observe(reads, { counters: "counters query answered partially: store down" });
+    expect(noCounters.sampledReplicas).toBe(0);
+    expect(noCounters.generationTokensPerSecond).toBeUndefined();
+  }, 90_000);
 
   it("reads SGLang's per-tier cached tokens as the hit rates when prefill_effective_tokens_total is absent", async () => {
     const key = "sglang-early-2026-derived";

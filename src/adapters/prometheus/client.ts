@@ -1,7 +1,7 @@
 /**
  * A thin instant-query client over `prometheus-query`: one deadline per call,
- * typed errors with `cause`, Prometheus warnings returned with the result, and
- * strict checking of the response shape.
+ * typed errors with `cause`, Prometheus warnings and infos returned with the
+ * result, and strict checking of the response shape.
  */
 import { PrometheusDriver, type QueryResult } from "prometheus-query";
 
@@ -29,7 +29,14 @@ export interface VectorSample {
 
 export interface InstantQueryResult {
   readonly samples: readonly VectorSample[];
+  /**
+   * The response's `warnings`: a store that did not answer (a remote read, a
+   * federating layer's partial response) or a PromQL warning. The caller
+   * decides; the signal source reads any warning as a partial answer.
+   */
   readonly warnings: readonly string[];
+  /** The response's `infos` (Prometheus 3 info annotations, e.g. "metric might not be a counter"). */
+  readonly infos?: readonly string[];
 }
 
 export interface PrometheusQueryClient {
@@ -60,6 +67,7 @@ export class PrometheusClient implements PrometheusQueryClient {
   async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
     const timeoutMs = this.options.timeoutMs;
     const warnings: string[] = [];
+    const infos: string[] = [];
     const deadline = AbortSignal.timeout(timeoutMs);
     // A driver per call keeps the deadline and the warnings of concurrent calls apart.
     const driver = new PrometheusDriver({
@@ -80,8 +88,10 @@ export class PrometheusClient implements PrometheusQueryClient {
         onFulfilled: (response) => {
           // The driver looks for warnings beside the body, where Prometheus never puts them.
           const body: unknown = response.data;
-          if (typeof body === "object" && body !== null && "warnings" in body && Array.isArray(body.warnings)) {
-            for (const w of body.warnings) warnings.push(String(w));
+          if (typeof body === "object" && body !== null) {
+            if ("warnings" in body && Array.isArray(body.warnings))
+              for (const w of body.warnings) warnings.push(String(w));
+            if ("infos" in body && Array.isArray(body.infos)) for (const i of body.infos) infos.push(String(i));
           }
           return response;
         },
@@ -94,7 +104,7 @@ export class PrometheusClient implements PrometheusQueryClient {
     } catch (err) {
       throw this.wrap(err, deadline.aborted);
     }
-    return { samples: parseVector(result), warnings };
+    return { samples: parseVector(result), warnings, infos };
   }
 
   private wrap(err: unknown, deadlinePassed: boolean): PrometheusQueryError {

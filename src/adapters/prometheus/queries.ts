@@ -43,6 +43,9 @@ export function anyOf(label: string, values: readonly string[]): string {
   return `${label}=~"${escapePromQLString(unique.map(escapeRegex).join("|"))}"`;
 }
 
+/** The scrape target label: a pod recreated under the same name comes back with a new one. */
+export const instanceLabel = "instance";
+
 /** Which series a part reads: the cross product is narrowed again in memory. */
 export interface TargetSelection {
   readonly namespaces: readonly string[];
@@ -132,7 +135,8 @@ class Builder {
    * SGLang scheduler series: keep pipeline rank 0 and the `priority=""`
    * total; keep tensor rank 0 unless the series names a data-parallel rank
    * (with DP attention `tp_rank` is that rank's global TP rank); then one value
-   * per DP rank (duplicates from other TP ranks collapse) with `inner` applied.
+   * per DP rank (duplicates from other TP ranks collapse) with `inner` applied,
+   * per scrape target (`instance`) so that gauges can tell a recreated pod's targets apart.
    */
   sglangScheduler(
     metric: string,
@@ -143,7 +147,7 @@ class Builder {
     const base = ['pp_rank=~"0|"', 'priority=""'];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
-    return `max by (${[this.group, "dp_rank", ...by].join(", ")}) (${leader} or ${dataParallel})`;
+    return `max by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
   }
 }
 
@@ -154,7 +158,8 @@ class Builder {
  */
 export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   const b = new Builder(ctx);
-  const g = b.group;
+  // Per scrape target too: the old target of a recreated pod, still in the lookback, is not added to the new one.
+  const g = `${b.group}, ${instanceLabel}`;
   const id = (s: string): string => s;
   return union([
     tag(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
@@ -233,6 +238,12 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
         tag(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+        // Scrape targets seen in the window: more than one means the pod was recreated inside it.
+        tag(
+          `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
+          `${engine}/instances`,
+          w,
+        ),
       );
     }
   }

@@ -3,15 +3,25 @@
  * fixed set of queries in queries.ts, then splits the results in memory into
  * one `RoleSamples` per scaler role, one `PodSample` per pod (ranks already
  * filtered and summed). Nothing unknown becomes zero: a missing or non-finite
- * value is an absent field, and a failed query marks every role of the pass
- * `queryFailed`.
+ * value is an absent field; a query that fails, or answers with warnings (a
+ * partial answer), costs only its family of fields (`unknownFamilies`), except
+ * the gauge query, which names the pods: its failure marks every role of the
+ * pass `queryFailed`.
  */
-import type { EngineKind, HistogramWindow, PodSample, PodWindowRates, RoleSamples } from "../../core/signals/types.js";
+import type {
+  EngineKind,
+  HistogramWindow,
+  PodSample,
+  PodWindowRates,
+  RoleSamples,
+  SignalFamily,
+} from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
 import {
   buildSamplingQueries,
   firstUseCounters,
+  instanceLabel,
   seriesLabel,
   signalLabel,
   startupCounters,
@@ -42,7 +52,12 @@ export interface SamplingPass {
   readonly queries: number;
   /** Per sampled scaler key, per role name. */
   readonly scalers: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>;
+  /** Prometheus warnings, each prefixed with its query; every one made its query's family unknown. */
   readonly warnings: readonly string[];
+  /** Prometheus info annotations (Prometheus 3), prefixed with their query: reported, not a partial answer. */
+  readonly infos: readonly string[];
+  /** The families this pass could not read in full, with the reason (also on every role's `unknownFamilies`). */
+  readonly unknownFamilies: Readonly<Partial<Record<SignalFamily, string>>>;
 }
 
 interface WindowAcc {
@@ -52,6 +67,8 @@ interface WindowAcc {
   present: Set<string>;
   itlSeries?: string;
   samples?: number;
+  /** Scrape targets (`instance`) seen in the window. */
+  instances?: number;
   ttft: HistogramAcc;
   itl: HistogramAcc;
 }
@@ -62,20 +79,37 @@ interface HistogramAcc {
   sum?: number;
 }
 
-interface PodAcc {
-  namespace: string;
-  deployment: string;
-  role: string;
-  pod: string;
+/** The gauges of one scrape target of a pod. */
+interface TargetAcc {
   engine?: EngineKind;
   timestamp?: number;
   gauges: Map<string, number>;
   /** The series a renamed gauge was read from, by `<engine>/<signal>`. */
   gaugeSeries: Map<string, string>;
+}
+
+interface PodAcc {
+  namespace: string;
+  deployment: string;
+  role: string;
+  pod: string;
+  /** By `instance`: a recreated pod's old target stays in the lookback until its series go stale. */
+  targets: Map<string, TargetAcc>;
   windows: Map<number, WindowAcc>;
 }
 
 const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "itl"];
+
+/** The family of fields each query carries: what its failure or partial answer costs. */
+const familyOfQuery: Readonly<Record<QueryName, SignalFamily>> = {
+  gauges: "gauges",
+  counters: "counters",
+  ttft: "ttft",
+  itl: "itl",
+};
+
+/** Which answers a pass may use: all of a complete one; only the pod names and times of a partial gauge answer. */
+type Usable = "all" | "podsOnly";
 
 export class PrometheusSignalSource {
   private readonly config: PrometheusSignalConfig;
@@ -104,33 +138,26 @@ export class PrometheusSignalSource {
 
   /** One pass over exactly these scalers, evaluated at `atUnixMs`. */
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
-    if (scalers.length === 0) return { atUnixMs, queries: 0, scalers: new Map(), warnings: [] };
+    if (scalers.length === 0)
+      return { atUnixMs, queries: 0, scalers: new Map(), warnings: [], infos: [], unknownFamilies: {} };
     const queries = this.queriesFor(scalers);
     this.queriesIssued += queryNames.length;
+    // The queries are independent: each one's failure or partial answer costs its own fields only.
     const settled = await Promise.allSettled(
       queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs)),
     );
-    const warnings: string[] = [];
-    const failures: string[] = [];
-    const results = new Map<QueryName, InstantQueryResult>();
-    settled.forEach((s, i) => {
-      const name = queryNames[i];
-      if (!name) return;
-      if (s.status === "fulfilled") {
-        results.set(name, s.value);
-        warnings.push(...s.value.warnings);
-      } else {
-        failures.push(`${name}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
-      }
-    });
+    const answers = readAnswers(settled);
+    const { warnings, infos, unknownFamilies } = answers;
     const out = new Map<string, Map<string, RoleSamples>>();
-    if (failures.length > 0) {
-      // Every query spans every scaler, so a failed one leaves each role unknown.
-      const reason = failures.join("; ");
+    const gaugeFailure = answers.failures.get("gauges");
+    if (gaugeFailure !== undefined) {
+      // The gauge query names the pods and their freshness: without it no pod is known.
+      const reason = `gauges: ${gaugeFailure}`;
       for (const s of scalers) out.set(s.key, new Map(s.roles.map((r) => [r, { pods: [], queryFailed: { reason } }])));
-      return { atUnixMs, queries: queryNames.length, scalers: out, warnings };
+      return { atUnixMs, queries: queryNames.length, scalers: out, warnings, infos, unknownFamilies };
     }
-    const pods = this.accumulate(results);
+    const pods = this.accumulate(answers.usable);
+    const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
     for (const s of scalers) {
       const roles = new Map<string, RoleSamples>();
       for (const role of s.roles) {
@@ -141,11 +168,11 @@ export class PrometheusSignalSource {
           if (sample) samples.push(sample);
         }
         samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
-        roles.set(role, { pods: samples });
+        roles.set(role, { pods: samples, ...partial });
       }
       out.set(s.key, roles);
     }
-    return { atUnixMs, queries: queryNames.length, scalers: out, warnings };
+    return { atUnixMs, queries: queryNames.length, scalers: out, warnings, infos, unknownFamilies };
   }
 
   /** The queries a pass over these scalers issues (exposed for tests and docs). */
@@ -173,7 +200,9 @@ export class PrometheusSignalSource {
     );
   }
 
-  private accumulate(results: ReadonlyMap<QueryName, InstantQueryResult>): Map<string, PodAcc> {
+  private accumulate(
+    results: ReadonlyMap<QueryName, { result: InstantQueryResult; use: Usable }>,
+  ): Map<string, PodAcc> {
     const l = this.config.labels;
     const pods = new Map<string, PodAcc>();
     const podOf = (s: VectorSample): PodAcc | undefined => {
@@ -184,12 +213,14 @@ export class PrometheusSignalSource {
       if (!namespace || !deployment || !role || !pod) return undefined;
       const key = JSON.stringify([namespace, deployment, role, pod]);
       let acc = pods.get(key);
-      if (!acc)
-        pods.set(
-          key,
-          (acc = { namespace, deployment, role, pod, gauges: new Map(), gaugeSeries: new Map(), windows: new Map() }),
-        );
+      if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
       return acc;
+    };
+    const targetOf = (acc: PodAcc, s: VectorSample): TargetAcc => {
+      const instance = s.labels[instanceLabel] ?? "";
+      let target = acc.targets.get(instance);
+      if (!target) acc.targets.set(instance, (target = { gauges: new Map(), gaugeSeries: new Map() }));
+      return target;
     };
     const windowOf = (acc: PodAcc, s: VectorSample): WindowAcc | undefined => {
       const w = Number(s.labels[windowLabel]);
@@ -203,7 +234,8 @@ export class PrometheusSignalSource {
       return win;
     };
     for (const name of queryNames) {
-      for (const s of results.get(name)?.samples ?? []) {
+      const answer = results.get(name);
+      for (const s of answer?.result.samples ?? []) {
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
         const [engineTag, signal, counter] = (s.labels[signalLabel] ?? "").split("/");
@@ -211,13 +243,14 @@ export class PrometheusSignalSource {
         const acc = podOf(s);
         if (!acc) continue;
         if (name === "gauges") {
+          const target = targetOf(acc, s);
           if (signal === "timestamp") {
-            if (acc.engine === undefined || (acc.timestamp ?? -Infinity) < s.value) acc.engine = engineTag;
-            acc.timestamp = Math.max(acc.timestamp ?? -Infinity, s.value);
-          } else {
-            acc.gauges.set(`${engineTag}/${signal}`, s.value);
+            if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engineTag;
+            target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
+          } else if (answer?.use === "all") {
+            target.gauges.set(`${engineTag}/${signal}`, s.value);
             const series = s.labels[seriesLabel];
-            if (series !== undefined) acc.gaugeSeries.set(`${engineTag}/${signal}`, `${engineTag}:${series}`);
+            if (series !== undefined) target.gaugeSeries.set(`${engineTag}/${signal}`, `${engineTag}:${series}`);
           }
           continue;
         }
@@ -234,12 +267,14 @@ export class PrometheusSignalSource {
             const key = `${engineTag}/cached/${tier}`;
             win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
           } else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
+          else if (signal === "instances") win.instances = Math.max(win.instances ?? 0, s.value);
           else if (signal === "effective") win.rates.set(`${engineTag}/effective/${s.labels["mode"] ?? ""}`, s.value);
           else win.rates.set(`${engineTag}/${signal}`, s.value);
           continue;
         }
         const h = name === "ttft" ? win.ttft : win.itl;
-        if (engineTag !== acc.engine && acc.engine !== undefined) continue;
+        const engine = newestTarget(acc)?.engine;
+        if (engineTag !== engine && engine !== undefined) continue;
         if (name === "itl" && s.labels[seriesLabel] !== undefined)
           win.itlSeries = `${engineTag}:${s.labels[seriesLabel]}`;
         if (signal === "bucket") {
@@ -267,19 +302,68 @@ function parseLe(le: string | undefined): number | undefined {
   return Number.isNaN(v) ? undefined : v;
 }
 
+/** Reads the answers of a pass: what may be used, and what each failed or partial query costs. */
+function readAnswers(settled: readonly PromiseSettledResult<InstantQueryResult>[]): {
+  usable: Map<QueryName, { result: InstantQueryResult; use: Usable }>;
+  failures: Map<QueryName, string>;
+  warnings: string[];
+  infos: string[];
+  unknownFamilies: Partial<Record<SignalFamily, string>>;
+} {
+  const usable = new Map<QueryName, { result: InstantQueryResult; use: Usable }>();
+  const failures = new Map<QueryName, string>();
+  const warnings: string[] = [];
+  const infos: string[] = [];
+  const unknownFamilies: Partial<Record<SignalFamily, string>> = {};
+  settled.forEach((s, i) => {
+    const name = queryNames[i];
+    if (!name) return;
+    const family = familyOfQuery[name];
+    if (s.status === "rejected") {
+      const reason = s.reason instanceof Error ? s.reason.message : String(s.reason);
+      failures.set(name, reason);
+      unknownFamilies[family] = `${name} query failed: ${reason}`;
+      return;
+    }
+    infos.push(...(s.value.infos ?? []).map((info) => `${name}: ${info}`));
+    if (s.value.warnings.length === 0) {
+      usable.set(name, { result: s.value, use: "all" });
+      return;
+    }
+    // A warning may mean a store did not answer (remote read, a federating layer's partial
+    // response): what came back may be half the demand, so the family is unknown, not smaller.
+    warnings.push(...s.value.warnings.map((warning) => `${name}: ${warning}`));
+    unknownFamilies[family] = `${name} query answered partially: ${s.value.warnings.join("; ")}`;
+    // The pods a partial gauge answer names did answer; their gauge values may be partial sums.
+    if (name === "gauges") usable.set(name, { result: s.value, use: "podsOnly" });
+  });
+  return { usable, failures, warnings, infos, unknownFamilies };
+}
+
+/** The pod's newest scrape target: a recreated pod's old target, still in the lookback, is older. */
+function newestTarget(acc: PodAcc): TargetAcc | undefined {
+  let newest: TargetAcc | undefined;
+  for (const target of acc.targets.values()) {
+    if (target.engine === undefined || target.timestamp === undefined) continue;
+    if (newest === undefined || (newest.timestamp ?? -Infinity) < target.timestamp) newest = target;
+  }
+  return newest;
+}
+
 function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | undefined {
   // A pod without a current gauge sample did not answer.
-  const engine = acc.engine;
-  if (engine === undefined || acc.timestamp === undefined) return undefined;
-  const g = (name: string): number | undefined => acc.gauges.get(`${engine}/${name}`);
+  const target = newestTarget(acc);
+  const engine = target?.engine;
+  if (target === undefined || engine === undefined || target.timestamp === undefined) return undefined;
+  const g = (name: string): number | undefined => target.gauges.get(`${engine}/${name}`);
   const running = g("running");
   const waiting = g("waiting");
   const kv = g("kv");
   const transfer = g("transfer");
   const prealloc = g("prealloc");
   const bootstrap = g("bootstrap");
-  const kvSeries = acc.gaugeSeries.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
-  const bootstrapSeries = acc.gaugeSeries.get(`${engine}/bootstrap`);
+  const kvSeries = target.gaugeSeries.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
+  const bootstrapSeries = target.gaugeSeries.get(`${engine}/bootstrap`);
   const gaugeSeries = {
     ...(kv !== undefined && kvSeries !== undefined ? { kvCacheUsage: kvSeries } : {}),
     ...(bootstrap !== undefined && bootstrapSeries !== undefined
@@ -289,7 +373,7 @@ function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | unde
   return {
     pod: acc.pod,
     engine,
-    lastSampleUnixSeconds: acc.timestamp,
+    lastSampleUnixSeconds: target.timestamp,
     ...(running !== undefined ? { runningRequests: running } : {}),
     ...(waiting !== undefined ? { waitingRequests: waiting } : {}),
     ...(transfer !== undefined ? { decodeTransferQueueRequests: transfer } : {}),
@@ -306,7 +390,16 @@ function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | unde
 
 function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindowRates {
   if (!win) return { established: false };
-  const established = win.samples !== undefined && win.samples >= 2 && win.resets !== undefined && win.resets === 0;
+  // Two samples, no counter reset, and one scrape target: a pod recreated inside the window
+  // (a new `instance`) has two series whose rates and histograms would add up, and whose
+  // `resets()` each read zero; it is established again once the window holds only the new one.
+  const established =
+    win.samples !== undefined &&
+    win.samples >= 2 &&
+    win.resets !== undefined &&
+    win.resets === 0 &&
+    win.instances !== undefined &&
+    win.instances <= 1;
   const r = (name: string): number | undefined => win.rates.get(`${engine}/${name}`);
   const entries: [keyof PodWindowRates, number | undefined][] =
     engine === "vllm"

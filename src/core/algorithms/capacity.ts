@@ -6,6 +6,7 @@
 import type { RoleKind } from "../api/model-deployment.js";
 import { quantityValue } from "../api/quantity.js";
 import type { PredictiveParams, TokenThroughputParams } from "../api/scaler.js";
+import type { PodField } from "../signals/pod-fields.js";
 import type { RoleObservation, WindowName } from "../signals/types.js";
 
 /**
@@ -30,6 +31,24 @@ export function roleDemandTokensPerSecond(
       return prompt === undefined || generation === undefined ? undefined : prompt + generation;
     case "Encode":
       return undefined;
+  }
+}
+
+/**
+ * The pod fields token-driven algorithms read for a role kind: the demand the
+ * kind serves and the latency it is guarded on (TTFT for Prefill, ITL for
+ * Decode, both for Server).
+ */
+export function tokenFieldsRead(kind: RoleKind): readonly PodField[] {
+  switch (kind) {
+    case "Prefill":
+      return ["promptTokens", "ttft"];
+    case "Decode":
+      return ["generationTokens", "itl"];
+    case "Server":
+      return ["promptTokens", "generationTokens", "ttft", "itl"];
+    case "Encode":
+      return [];
   }
 }
 

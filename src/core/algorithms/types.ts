@@ -7,6 +7,7 @@
  */
 import type { RoleKind } from "../api/model-deployment.js";
 import type { AlgorithmType, PredictorStatus, ScalerSpec } from "../api/scaler.js";
+import type { PodField } from "../signals/pod-fields.js";
 import type { RoleObservation } from "../signals/types.js";
 
 export interface AlgorithmRoleInput {
@@ -56,7 +57,20 @@ export interface AlgorithmResult {
   readonly predictors: readonly PredictorStatus[];
 }
 
+/** A target role as `Algorithm.reads` sees it. */
+export interface RoleIdentity {
+  readonly name: string;
+  readonly kind: RoleKind;
+}
+
 export interface Algorithm {
   readonly type: AlgorithmType;
   recommend(input: AlgorithmInput): AlgorithmResult;
 }
+
+/**
+ * The pod fields an algorithm reads for one role (none for a role it does not
+ * drive): the observation counts a pod toward coverage only when the pod
+ * reports all of them, so a missing field holds scale-down. See `reads.ts`.
+ */
+export type FieldsRead = (spec: ScalerSpec, role: RoleIdentity) => readonly PodField[];

@@ -9,9 +9,10 @@
  * latency percentile and the signal state.
  */
 import type { RoleKind } from "../api/model-deployment.js";
-import { absentCounterReading } from "./absent-counter.js";
+import { coversPod, withMeasuredZeros } from "./coverage.js";
 import { definedFields, meanDefined, sumDefined } from "./defined.js";
 import { mergeHistograms, p95Bracket, p95Milliseconds, type MergedHistogram } from "./histogram.js";
+import { podWaitingRequests, type PodField } from "./pod-fields.js";
 import { measured, promptDemandSeries, promptDemandTokensPerSecond } from "./prompt-demand.js";
 import type {
   LatencyBracket,
@@ -20,6 +21,7 @@ import type {
   RoleObservation,
   RoleSamples,
   SeriesUsed,
+  SignalFamily,
   SignalState,
   WindowName,
 } from "./types.js";
@@ -34,6 +36,8 @@ export interface ObserveRoleInput {
   readonly nowMs: number;
   /** A pod whose newest gauge sample is older than this is stale; see `staleAfterSeconds`. */
   readonly staleAfterSeconds: number;
+  /** The fields the role's algorithm reads (`Algorithm.reads`): a pod counts toward coverage only with all of them. */
+  readonly reads: readonly PodField[];
 }
 
 /** The staleness floor: a Prometheus scrape interval up to a minute must not look stale. */
@@ -63,19 +67,8 @@ function uniquePods(pods: readonly PodSample[]): PodSample[] {
   return [...byName.values()].sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
 }
 
-/** The pod's window, with absent first-use token counters read as zero where the absent-counter rule says so. */
 function windowOf(pod: PodSample, window: WindowName): PodWindowRates {
-  const rates = window === "stable" ? pod.windows.stable : pod.windows.panic;
-  if (rates.promptTokensPerSecond !== undefined && rates.generationTokensPerSecond !== undefined) return rates;
-  // Only fresh pods reach here: staleness is decided before any rate is read.
-  const reading = absentCounterReading({
-    engine: pod.engine,
-    podFresh: true,
-    windowEstablished: rates.established,
-    firstUseFamilySeen: rates.counterPresence?.firstUseFamily ?? true,
-    startupCounterSeen: rates.counterPresence?.startupCounter ?? false,
-  });
-  return reading.kind === "zero" ? { ...rates, promptTokensPerSecond: 0, generationTokensPerSecond: 0 } : rates;
+  return window === "stable" ? pod.windows.stable : pod.windows.panic;
 }
 
 /** How `seriesUsed` names tokenizer counters that the absent-counter rule read as zero. */
@@ -129,30 +122,21 @@ function latency(pods: readonly PodSample[], field: LatencyField): { millisecond
   return {};
 }
 
-/**
- * Waiting requests. SGLang's disaggregation queues are waiting work too, as
- * vLLM's waiting count is: a Decode role adds the prealloc queue (waiting for a
- * decode KV slot) and the transfer queue (waiting for its cache to arrive); a
- * Prefill role adds the bootstrap queue (waiting for the KV handshake before prefill).
- */
-function podWaitingRequests(pod: PodSample, kind: RoleKind): number | undefined {
-  const waiting = measured(pod.waitingRequests);
-  if (kind === "Decode") {
-    return sumDefined([waiting, measured(pod.decodeTransferQueueRequests), measured(pod.decodePreallocQueueRequests)]);
-  }
-  if (kind === "Prefill") return sumDefined([waiting, measured(pod.prefillBootstrapQueueRequests)]);
-  return waiting;
+/** A fresh pod as sampled, and with the absent fields the absent-counter rule reads as zero filled in. */
+interface SampledPod {
+  readonly sampled: PodSample;
+  readonly filled: PodSample;
 }
 
 /** Counts, per signal, the pods that read each series (stable window for rates and histograms). */
-function seriesUsed(pods: readonly PodSample[]): SeriesUsed | undefined {
+function seriesUsed(pods: readonly SampledPod[]): SeriesUsed | undefined {
   const out: Record<string, Record<string, number>> = {};
   const count = (signal: string, series: string | undefined): void => {
     if (series === undefined) return;
     const bySeries = (out[signal] ??= {});
     bySeries[series] = (bySeries[series] ?? 0) + 1;
   };
-  for (const pod of pods) {
+  for (const { sampled, filled: pod } of pods) {
     const stable = windowOf(pod, "stable");
     count("kvCacheUsage", measured(pod.kvCacheUsage) === undefined ? undefined : pod.gaugeSeries?.kvCacheUsage);
     count(
@@ -164,7 +148,7 @@ function seriesUsed(pods: readonly PodSample[]): SeriesUsed | undefined {
     if (!stable.established) continue;
     count("itl", stable.itlSeconds === undefined ? undefined : stable.itlSeries);
     count("promptDemand", promptDemandSeries(pod.engine, stable));
-    if (pod.windows.stable.generationTokensPerSecond === undefined && stable.generationTokensPerSecond === 0) {
+    if (sampled.windows.stable.generationTokensPerSecond === undefined && stable.generationTokensPerSecond === 0) {
       count("tokenCounters", absentFirstUseSeries);
     }
   }
@@ -194,8 +178,13 @@ function isIdle(observation: Omit<RoleObservation, "signalState">): boolean {
  * - `Idle`: usable readings, all zero. `Fresh`: usable readings with work.
  *
  * `sampledReplicas` counts fresh pods (at most 64) whose stable window is
- * established: a pod reset inside the window makes coverage incomplete until it
- * has a new baseline, which holds scale-down in the planner.
+ * established and that report every field in `reads` (coverage.ts): a pod reset
+ * inside the window, or missing a field because its series is absent or its
+ * request failed or came back partial (`unknownFamilies`), makes coverage
+ * incomplete, which holds scale-down in the planner. What such a pod does
+ * report still adds to the figures: partial readings may justify growth.
+ * Absent first-use series that the absent-counter rule calls measured zeros
+ * are filled in first (`withMeasuredZeros`), so they count as reported.
  */
 export function observeRole(input: ObserveRoleInput): RoleObservation {
   const { kind, samples, readyReplicas, nowMs } = input;
@@ -203,8 +192,13 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   if (samples.queryFailed !== undefined) return unknown("Missing");
   const answering = uniquePods(samples.pods);
   if (answering.length === 0) return unknown("Missing");
-  const fresh = answering.filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds)).slice(0, maxSampledPodsPerRole);
-  if (fresh.length === 0) return unknown("Stale");
+  const unknownFamilies = new Set(Object.keys(samples.unknownFamilies ?? {}) as SignalFamily[]);
+  const sampled = answering
+    .filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds))
+    .slice(0, maxSampledPodsPerRole)
+    .map((pod) => ({ sampled: pod, filled: withMeasuredZeros(pod, kind, unknownFamilies) }));
+  if (sampled.length === 0) return unknown("Stale");
+  const fresh = sampled.map((pod) => pod.filled);
 
   const stable = windowRates(fresh, "stable");
   const ttft = latency(fresh, "ttftSeconds");
@@ -212,7 +206,7 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,
-    sampledReplicas: fresh.filter((pod) => pod.windows.stable.established).length,
+    sampledReplicas: fresh.filter((pod) => coversPod(pod, input.reads, kind)).length,
     ...definedFields({
       runningRequests: sumDefined(fresh.map((pod) => measured(pod.runningRequests))),
       waitingRequests: sumDefined(fresh.map((pod) => podWaitingRequests(pod, kind))),
@@ -225,7 +219,7 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
       itlMilliseconds: itl.milliseconds,
       ttftBracket: ttft.bracket,
       itlBracket: itl.bracket,
-      seriesUsed: seriesUsed(fresh),
+      seriesUsed: seriesUsed(sampled),
     }),
   };
   const stableUsable = stable.promptTokensPerSecond !== undefined || stable.generationTokensPerSecond !== undefined;

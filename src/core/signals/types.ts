@@ -86,13 +86,28 @@ export interface PodSample {
 }
 
 /**
+ * The families of pod fields a source reads together, one request each:
+ * `gauges` (running, waiting, transfer queue, KV usage), `counters` (token
+ * rates and whether each window is established), `ttft` and `itl` (the
+ * latency histograms). A request that failed or came back partial costs its
+ * family and nothing else.
+ */
+export const signalFamilies = ["gauges", "counters", "ttft", "itl"] as const;
+export type SignalFamily = (typeof signalFamilies)[number];
+
+/**
  * The result of sampling one role: `pods` holds the pods that answered.
- * `queryFailed` is set when the source could not ask (Prometheus unreachable,
- * query error), so nothing about the role is known.
+ * `queryFailed` is set when the source could not learn which pods answered
+ * (Prometheus unreachable, the gauge request failed), so nothing about the
+ * role is known. `unknownFamilies` names the families whose request failed or
+ * was answered partially (a Prometheus warning, a federating layer's partial
+ * response), with the reason: their fields are absent from every pod and are
+ * unknown, never zero.
  */
 export interface RoleSamples {
   readonly pods: readonly PodSample[];
   readonly queryFailed?: { readonly reason: string };
+  readonly unknownFamilies?: Readonly<Partial<Record<SignalFamily, string>>>;
 }
 
 /** `Fresh` current readings, `Idle` observed with no work, `Missing` unavailable, `Stale` expired. */
@@ -104,7 +119,7 @@ export type SignalState = "Fresh" | "Idle" | "Missing" | "Stale";
  */
 export interface RoleObservation {
   readonly readyReplicas: number;
-  /** Answering ready pods that contributed, at most 64. */
+  /** Fresh pods (at most 64) with an established stable window and every field the role's algorithm reads. */
   readonly sampledReplicas: number;
   readonly signalState: SignalState;
   readonly runningRequests?: number;

@@ -33,7 +33,8 @@ afterEach(() => {
 });
 
 describe("PrometheusClient", () => {
-  const client = new PrometheusClient({ endpoint, timeoutMs: 200 });
+  // A deadline a loaded machine meets; the timeout test uses its own short one.
+  const client = new PrometheusClient({ endpoint, timeoutMs: 5_000 });
 
   it("posts the query with its evaluation time and parses a vector", async () => {
     let body = "";
@@ -51,7 +52,7 @@ describe("PrometheusClient", () => {
     const params = new URLSearchParams(body);
     expect(params.get("query")).toBe('up{pod="p-0"}');
     expect(Number(params.get("time"))).toBe(at / 1000);
-    expect(params.get("timeout")).toBe("1s");
+    expect(params.get("timeout")).toBe("5s");
   });
 
   it("keeps NaN and Inf as non-finite values for the caller to drop", async () => {
@@ -74,6 +75,15 @@ describe("PrometheusClient", () => {
       .reply(200, vector([], { warnings: ["query hit the series limit"] }));
     const r = await client.instantQuery("x", at);
     expect(r.warnings).toEqual(["query hit the series limit"]);
+  });
+
+  it("returns Prometheus 3 infos apart from warnings", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([], { infos: ["PromQL info: metric might not be a counter"] }));
+    const r = await client.instantQuery("x", at);
+    expect(r.warnings).toEqual([]);
+    expect(r.infos).toEqual(["PromQL info: metric might not be a counter"]);
   });
 
   it.each([
@@ -113,7 +123,7 @@ describe("PrometheusClient", () => {
 
   it("times out a slow answer within its deadline", async () => {
     nock(endpoint).post("/api/v1/query").delay(5_000).reply(200, vector([]));
-    const err = await failure(client.instantQuery("x", at));
+    const err = await failure(new PrometheusClient({ endpoint, timeoutMs: 200 }).instantQuery("x", at));
     expect(err.kind).toBe("timeout");
     expect(err.cause).toBeDefined();
   });
@@ -128,7 +138,49 @@ describe("PrometheusClient", () => {
   });
 });
 
-describe("PrometheusSignalSource over HTTP failures", () => {
+describe("PrometheusSignalSource over HTTP failures and partial answers", () => {
+  const labels = { namespace: "ns", app_kubernetes_io_instance: "d", app_kubernetes_io_component: "decode" };
+  const windowed = (signal: string, window: string, value: string) => ({
+    metric: { ...labels, pod: "p-0", mds_signal: signal, mds_window_seconds: window },
+    value: [at / 1000, value],
+  });
+  const gauges = vector([
+    { metric: { ...labels, pod: "p-0", mds_signal: "vllm/timestamp" }, value: [at / 1000, String(at / 1000 - 1)] },
+    { metric: { ...labels, pod: "p-0", mds_signal: "vllm/running" }, value: [at / 1000, "3"] },
+  ]);
+  const counters = {
+    status: "success",
+    data: {
+      resultType: "vector",
+      result: [
+        windowed("vllm/samples", "60", "4"),
+        windowed("vllm/resets", "60", "0"),
+        windowed("vllm/instances", "60", "1"),
+        windowed("vllm/generation", "60", "50"),
+        windowed("vllm/prompt", "60", "100"),
+      ],
+    },
+  };
+  const histogramAnswer = (name: "ttft" | "itl") =>
+    vector([
+      windowed("vllm/bucket", "60", "10"),
+      windowed("vllm/count", "60", "10"),
+      windowed("vllm/sum", "60", name === "ttft" ? "2" : "0.5"),
+    ]);
+  const queryOf = (b: unknown): string => new URLSearchParams(b as Record<string, string>).get("query") ?? "";
+  const marker: Record<"gauges" | "counters" | "ttft" | "itl", string> = {
+    gauges: "timestamp(",
+    counters: "resets(",
+    ttft: "time_to_first_token_seconds_bucket",
+    itl: "inter_token_latency_seconds_bucket",
+  };
+  const answer = (name: keyof typeof marker, body: Record<string, unknown>): void => {
+    nock(endpoint)
+      .post("/api/v1/query", (b: unknown) => queryOf(b).includes(marker[name]))
+      .reply(200, body);
+  };
+  const newSource = () =>
+    new PrometheusSignalSource(new PrometheusClient({ endpoint, timeoutMs: 5_000 }), defaultPrometheusSignalConfig);
   const scaler = {
     key: "ns/s",
     namespace: "ns",
@@ -139,19 +191,122 @@ describe("PrometheusSignalSource over HTTP failures", () => {
     intervalSeconds: 15,
   };
 
-  it("marks every role queryFailed when one of the pass's queries fails, never zero", async () => {
-    nock(endpoint).post("/api/v1/query").times(3).reply(200, vector([]));
-    nock(endpoint).post("/api/v1/query").reply(503, { status: "error", errorType: "unavailable", error: "overloaded" });
-    const source = new PrometheusSignalSource(
-      new PrometheusClient({ endpoint, timeoutMs: 500 }),
-      defaultPrometheusSignalConfig,
-    );
-    const pass = await source.sample([scaler], at);
+  it("marks every role queryFailed when the gauge query, which names the pods, fails", async () => {
+    answer("counters", vector([]));
+    answer("ttft", vector([]));
+    answer("itl", vector([]));
+    nock(endpoint)
+      .post("/api/v1/query", (b: unknown) => queryOf(b).includes("timestamp("))
+      .reply(503, { status: "error", errorType: "unavailable", error: "overloaded" });
+    const pass = await newSource().sample([scaler], at);
     for (const role of ["prefill", "decode"]) {
       const r = pass.scalers.get("ns/s")?.get(role);
       expect(r?.pods).toEqual([]);
-      expect(r?.queryFailed?.reason).toMatch(/503/);
+      expect(r?.queryFailed?.reason).toMatch(/gauges: .*503/);
     }
+  });
+
+  it("a failed latency query costs latency only: gauges and rates stay known", async () => {
+    answer("gauges", gauges);
+    answer("counters", counters);
+    answer("itl", histogramAnswer("itl"));
+    nock(endpoint)
+      .post("/api/v1/query", (b: unknown) => queryOf(b).includes("time_to_first_token_seconds_bucket"))
+      .reply(422, { status: "error", errorType: "execution", error: "query processing would load too many samples" });
+    const pass = await newSource().sample([scaler], at);
+    const decode = pass.scalers.get("ns/s")?.get("decode");
+    expect(decode?.queryFailed).toBeUndefined();
+    expect(decode?.unknownFamilies?.ttft).toMatch(/ttft query failed: .*422/);
+    expect(Object.keys(decode?.unknownFamilies ?? {})).toEqual(["ttft"]);
+    const pod = decode?.pods[0];
+    expect(pod?.runningRequests).toBe(3);
+    expect(pod?.windows.stable).toMatchObject({ established: true, generationTokensPerSecond: 50 });
+    expect(pod?.windows.stable.ttftSeconds).toBeUndefined();
+    expect(pod?.windows.stable.itlSeconds?.count).toBe(10);
+  });
+
+  it("reads a warning as a partial answer: the query's family is unknown, never the part that came back", async () => {
+    // A warning of the kind a federating layer (Thanos with partial responses) sends when a store did not answer.
+    const partial = "No StoreAPIs matched for this query; store 10.0.0.7:10901 unavailable";
+    answer("gauges", gauges);
+    answer("counters", { ...counters, warnings: [partial] });
+    answer("ttft", histogramAnswer("ttft"));
+    answer("itl", histogramAnswer("itl"));
+    const pass = await newSource().sample([scaler], at);
+    expect(pass.warnings).toEqual([`counters: ${partial}`]);
+    expect(pass.unknownFamilies).toEqual({ counters: `counters query answered partially: ${partial}` });
+    const decode = pass.scalers.get("ns/s")?.get("decode");
+    expect(decode?.unknownFamilies).toEqual(pass.unknownFamilies);
+    const pod = decode?.pods[0];
+    expect(pod?.runningRequests).toBe(3);
+    // Establishment comes from the counters query: no window is established, so no rate is read.
+    expect(pod?.windows.stable).toEqual({
+      established: false,
+      ttftSeconds: expect.anything(),
+      itlSeconds: expect.anything(),
+    });
+  });
+
+  it("keeps the pods a partial gauge answer names but not their gauge values", async () => {
+    answer("gauges", { ...gauges, warnings: ["remote_read: error sending request"] });
+    answer("counters", counters);
+    answer("ttft", histogramAnswer("ttft"));
+    answer("itl", histogramAnswer("itl"));
+    const pass = await newSource().sample([scaler], at);
+    const decode = pass.scalers.get("ns/s")?.get("decode");
+    expect(decode?.unknownFamilies?.gauges).toMatch(/gauges query answered partially/);
+    const pod = decode?.pods[0];
+    expect(pod?.lastSampleUnixSeconds).toBe(at / 1000 - 1);
+    expect(pod?.runningRequests).toBeUndefined();
+    expect(pod?.windows.stable.generationTokensPerSecond).toBe(50);
+  });
+
+  it("reports Prometheus 3 infos without reading them as a partial answer", async () => {
+    const info = 'PromQL info: metric might not be a counter, name does not end in _total: "x"';
+    answer("gauges", gauges);
+    answer("counters", { ...counters, infos: [info] });
+    answer("ttft", histogramAnswer("ttft"));
+    answer("itl", histogramAnswer("itl"));
+    const pass = await newSource().sample([scaler], at);
+    expect(pass.infos).toEqual([`counters: ${info}`]);
+    expect(pass.unknownFamilies).toEqual({});
+    expect(pass.scalers.get("ns/s")?.get("decode")?.unknownFamilies).toBeUndefined();
+    expect(pass.scalers.get("ns/s")?.get("decode")?.pods[0]?.windows.stable.generationTokensPerSecond).toBe(50);
+  });
+
+  it("reads a recreated pod from its newest scrape target, and not as established while both are in the window", async () => {
+    const old = { ...labels, pod: "p-0", instance: "10.0.0.1:8000" };
+    const recreated = { ...labels, pod: "p-0", instance: "10.0.0.2:8000" };
+    answer(
+      "gauges",
+      vector([
+        // The old target's series are still in the lookback (no staleness marker was written).
+        { metric: { ...old, mds_signal: "vllm/timestamp" }, value: [at / 1000, String(at / 1000 - 40)] },
+        { metric: { ...old, mds_signal: "vllm/running" }, value: [at / 1000, "5"] },
+        { metric: { ...recreated, mds_signal: "vllm/timestamp" }, value: [at / 1000, String(at / 1000 - 1)] },
+        { metric: { ...recreated, mds_signal: "vllm/running" }, value: [at / 1000, "2"] },
+      ]),
+    );
+    answer(
+      "counters",
+      vector([
+        ...counters.data.result.filter((r) => r.metric.mds_signal !== "vllm/instances"),
+        windowed("vllm/instances", "60", "2"),
+        windowed("vllm/instances", "10", "1"),
+        windowed("vllm/samples", "10", "4"),
+        windowed("vllm/resets", "10", "0"),
+        windowed("vllm/generation", "10", "20"),
+      ]),
+    );
+    answer("ttft", vector([]));
+    answer("itl", vector([]));
+    const pass = await newSource().sample([scaler], at);
+    const pods = pass.scalers.get("ns/s")?.get("decode")?.pods ?? [];
+    expect(pods).toHaveLength(1);
+    expect(pods[0]?.runningRequests).toBe(2);
+    expect(pods[0]?.lastSampleUnixSeconds).toBe(at / 1000 - 1);
+    expect(pods[0]?.windows.stable.established).toBe(false);
+    expect(pods[0]?.windows.panic).toEqual({ established: true, generationTokensPerSecond: 20 });
   });
 
   it("drops non-finite gauges and pods without a current sample", async () => {
@@ -164,6 +319,7 @@ describe("PrometheusSignalSource over HTTP failures", () => {
       { metric: { ...labels, pod: "p-1", mds_signal: "vllm/running" }, value: [at / 1000, "4"] },
     ]);
     const counters = vector([
+      windowed("vllm/instances", "60", "1"),
       {
         metric: { ...labels, pod: "p-0", mds_signal: "vllm/generation", mds_window_seconds: "60" },
         value: [at / 1000, "+Inf"],
@@ -190,7 +346,7 @@ describe("PrometheusSignalSource over HTTP failures", () => {
       .reply(200, counters);
     nock(endpoint).post("/api/v1/query").times(2).reply(200, vector([]));
     const source = new PrometheusSignalSource(
-      new PrometheusClient({ endpoint, timeoutMs: 500 }),
+      new PrometheusClient({ endpoint, timeoutMs: 5_000 }),
       defaultPrometheusSignalConfig,
     );
     const pass = await source.sample([scaler], at);

@@ -129,7 +129,19 @@ describe("one pass, a fixed number of queries", () => {
     expect(q).toContain('tp_rank=~"0|"');
     expect(q).toContain('pp_rank=~"0|"');
     expect(q).toContain('dp_rank!=""');
-    expect(q).toContain("max by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, dp_rank)");
+    expect(q).toContain(
+      "max by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, dp_rank, instance)",
+    );
+  });
+
+  it("keeps gauges apart per scrape target and counts targets per window, so a recreated pod is not added up", () => {
+    const { gauges, counters } = source.queriesFor([scaler(1)]);
+    expect(gauges).toContain(
+      "sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (vllm:num_requests_running{",
+    );
+    expect(counters).toContain(
+      "count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component) (count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
+    );
   });
 });
 

@@ -56,6 +56,7 @@ function observed(kind: RoleKind, histogram: HistogramWindow): RoleObservation {
     readyReplicas: 3,
     nowMs,
     staleAfterSeconds: 60,
+    reads: [],
   });
 }
 

@@ -5,7 +5,7 @@ import type { PodSample, RoleSamples } from "../../../src/core/signals/types.js"
 import { nowMs, pod } from "./pods.js";
 
 function explain(samples: RoleSamples, ready = samples.pods.length): string {
-  const input = { kind: "Server" as const, samples, readyReplicas: ready, nowMs, staleAfterSeconds: 60 };
+  const input = { kind: "Server" as const, samples, readyReplicas: ready, nowMs, staleAfterSeconds: 60, reads: [] };
   return explainSignalState({ samples, observation: observeRole(input), nowMs, staleAfterSeconds: 60 });
 }
 

@@ -6,7 +6,7 @@ import type { PodSample, RoleObservation } from "../../../src/core/signals/types
 import { nowMs, pod } from "./pods.js";
 
 function observe(pods: readonly PodSample[], kind: RoleKind = "Server"): RoleObservation {
-  return observeRole({ kind, samples: { pods }, readyReplicas: pods.length, nowMs, staleAfterSeconds: 60 });
+  return observeRole({ kind, samples: { pods }, readyReplicas: pods.length, nowMs, staleAfterSeconds: 60, reads: [] });
 }
 
 describe("SGLang prompt demand without prefill_effective_tokens_total", () => {

@@ -1,12 +1,19 @@
 import { describe, expect, it } from "vitest";
 import type { RoleKind } from "../../../src/core/api/model-deployment.js";
 import { observeRole, staleAfterSeconds } from "../../../src/core/signals/observe.js";
-import type { PodSample, PodWindowRates, RoleObservation, RoleSamples } from "../../../src/core/signals/types.js";
+import type { PodField } from "../../../src/core/signals/pod-fields.js";
+import type {
+  PodSample,
+  PodWindowRates,
+  RoleObservation,
+  RoleSamples,
+  SignalFamily,
+} from "../../../src/core/signals/types.js";
 import { histogram, nowMs, pod } from "./pods.js";
 
 function observe(
   pods: readonly PodSample[],
-  options: { kind?: RoleKind; readyReplicas?: number; samples?: RoleSamples } = {},
+  options: { kind?: RoleKind; readyReplicas?: number; samples?: RoleSamples; reads?: readonly PodField[] } = {},
 ): RoleObservation {
   return observeRole({
     kind: options.kind ?? "Server",
@@ -14,6 +21,8 @@ function observe(
     readyReplicas: options.readyReplicas ?? pods.length,
     nowMs,
     staleAfterSeconds: 60,
+    // Coverage by established windows alone unless a test names the fields read (see "coverage by fields read").
+    reads: options.reads ?? [],
   });
 }
 
@@ -321,7 +330,9 @@ describe("signal state", () => {
       want: { readyReplicas: 2, sampledReplicas: 0, signalState: "Stale" },
     },
   ])("$name", ({ samples, want }) => {
-    expect(observeRole({ kind: "Server", samples, readyReplicas: 2, nowMs, staleAfterSeconds: 60 })).toEqual(want);
+    expect(observeRole({ kind: "Server", samples, readyReplicas: 2, nowMs, staleAfterSeconds: 60, reads: [] })).toEqual(
+      want,
+    );
   });
 
   it.each([
@@ -558,5 +569,123 @@ describe("latency", () => {
       50,
     );
     expect(observe([pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: tail } })]).ttftMilliseconds).toBe(500);
+  });
+});
+
+describe("coverage by fields read", () => {
+  const h = histogram(
+    [
+      [0.1, 8],
+      [Infinity, 10],
+    ],
+    0.9,
+  );
+  const complete = (name: string, generation = 100): PodSample =>
+    pod(name, {
+      runningRequests: 2,
+      waitingRequests: 1,
+      stable: { promptTokensPerSecond: 300, generationTokensPerSecond: generation, ttftSeconds: h, itlSeconds: h },
+    });
+  const serverReads: readonly PodField[] = ["promptTokens", "generationTokens", "ttft", "itl"];
+
+  it("counts a pod only when it reports every field the algorithm reads", () => {
+    const noItl = pod("b", { stable: { promptTokensPerSecond: 300, generationTokensPerSecond: 100, ttftSeconds: h } });
+    const observation = observe([complete("a"), noItl], { reads: serverReads });
+    expect(observation.sampledReplicas).toBe(1);
+    // What the incomplete pod does report still adds up: partial readings may justify growth.
+    expect(observation.generationTokensPerSecond).toBe(200);
+    expect(observation.itlMilliseconds).toBe(90);
+  });
+
+  it("a field the algorithm does not read does not cost coverage", () => {
+    const noLatency = pod("b", { stable: { promptTokensPerSecond: 300, generationTokensPerSecond: 100 } });
+    expect(observe([complete("a"), noLatency], { reads: ["generationTokens"] }).sampledReplicas).toBe(2);
+    expect(observe([complete("a"), noLatency], { reads: serverReads }).sampledReplicas).toBe(1);
+  });
+
+  it("a measured zero covers; NaN, Inf and negatives do not", () => {
+    const zero = complete("a", 0);
+    expect(observe([zero], { reads: serverReads }).sampledReplicas).toBe(1);
+    for (const bad of [NaN, Infinity, -1]) {
+      expect(observe([complete("a", bad)], { reads: serverReads }).sampledReplicas).toBe(0);
+    }
+  });
+
+  it("gauge fields: QueueDepth reads running and waiting; a decode role's transfer queue stands for waiting", () => {
+    const noWaiting = pod("b", { runningRequests: 2, stable: { generationTokensPerSecond: 1 } });
+    const reads: readonly PodField[] = ["runningRequests", "waitingRequests"];
+    expect(observe([complete("a"), noWaiting], { reads }).sampledReplicas).toBe(1);
+    const transfer = pod("c", { runningRequests: 2, decodeTransferQueueRequests: 3, stable: {} });
+    expect(observe([transfer], { reads, kind: "Decode" }).sampledReplicas).toBe(1);
+    expect(observe([transfer], { reads, kind: "Server" }).sampledReplicas).toBe(0);
+  });
+
+  it("a latency family the source could not read leaves throughput known and coverage empty", () => {
+    // What the source hands over when the TTFT query failed: no pod carries a TTFT histogram.
+    const noTtft = (name: string): PodSample =>
+      pod(name, { stable: { promptTokensPerSecond: 300, generationTokensPerSecond: 100, itlSeconds: h } });
+    const pods = [noTtft("a"), noTtft("b")];
+    const observation = observe(pods, {
+      reads: serverReads,
+      samples: { pods, unknownFamilies: { ttft: "ttft query failed: timed out" } },
+    });
+    expect(observation).toMatchObject({
+      signalState: "Fresh",
+      sampledReplicas: 0,
+      promptTokensPerSecond: 600,
+      generationTokensPerSecond: 200,
+      itlMilliseconds: 90,
+    });
+    expect(observation.ttftMilliseconds).toBeUndefined();
+  });
+
+  it("an absent series is unknown until the engine-signals rule calls it a measured zero", () => {
+    // An SGLang pod before its first finished request: no tokenizer counters or histograms yet.
+    const fresh = pod("a", { engine: "sglang", runningRequests: 0, waitingRequests: 0, stable: {} });
+    const observation = observe([fresh], { reads: serverReads });
+    expect(observation.sampledReplicas).toBe(0);
+    expect(observation.signalState).toBe("Missing");
+  });
+
+  it("absent SGLang first-use series the absent-counter rule calls zeros cover, unless their family is unknown", () => {
+    // Fresh, established, the seeded start-up counter present and no tokenizer series: nothing finished yet.
+    const idle = pod("a", {
+      engine: "sglang",
+      runningRequests: 0,
+      waitingRequests: 0,
+      stable: {
+        effectivePrefillTokensPerSecond: 0,
+        counterPresence: { firstUseFamily: false, startupCounter: true },
+      },
+    });
+    const covered = observe([idle], { reads: serverReads });
+    expect(covered).toMatchObject({ signalState: "Idle", sampledReplicas: 1, generationTokensPerSecond: 0 });
+    expect(covered.ttftMilliseconds).toBeUndefined();
+    expect(covered.itlMilliseconds).toBeUndefined();
+    const withUnknown = (family: SignalFamily): RoleObservation =>
+      observe([idle], {
+        reads: serverReads,
+        samples: { pods: [idle], unknownFamilies: { [family]: `${family} query failed: timed out` } },
+      });
+    expect(withUnknown("ttft").sampledReplicas).toBe(0);
+    expect(withUnknown("itl").sampledReplicas).toBe(0);
+    expect(withUnknown("counters").sampledReplicas).toBe(0);
+    expect(withUnknown("counters").generationTokensPerSecond).toBeUndefined();
+    // One family series present and another absent is a partial scrape: unknown, not zero.
+    const partial = pod("b", {
+      engine: "sglang",
+      stable: { promptTokensPerSecond: 5, counterPresence: { firstUseFamily: true, startupCounter: true } },
+    });
+    expect(observe([partial], { reads: serverReads }).sampledReplicas).toBe(0);
+    // vLLM creates its counters at start-up: an absent one was not scraped.
+    const vllm = pod("c", { stable: { counterPresence: { firstUseFamily: false, startupCounter: true } } });
+    expect(observe([vllm], { reads: serverReads }).sampledReplicas).toBe(0);
+  });
+
+  it("an unestablished window covers nothing whatever it reports", () => {
+    const reset = pod("a", {
+      stable: { established: false, promptTokensPerSecond: 1, generationTokensPerSecond: 1, ttftSeconds: h },
+    });
+    expect(observe([reset], { reads: [] }).sampledReplicas).toBe(0);
   });
 });

@@ -200,6 +200,7 @@ describe("speculative decoding and ITL semantics", () => {
       readyReplicas: 1,
       nowMs: 60_000,
       staleAfterSeconds: 60,
+      reads: [],
     });
     return {
       p95: observation.itlMilliseconds,
