@@ -156,6 +156,8 @@ describe("quality observation builder vs the Prometheus source", () => {
       ],
       at,
     );
+    // Both builders judge coverage by the fields a Server's token algorithm reads.
+    const reads = ["runningRequests", "waitingRequests", "promptTokens", "generationTokens", "ttft", "itl"] as const;
     const samples = pass.scalers.get(`${namespace}/chat`)?.get("server");
     if (samples === undefined) throw new Error("no samples for chat/server");
     const fromSource = observeRole({
@@ -164,9 +166,11 @@ describe("quality observation builder vs the Prometheus source", () => {
       readyReplicas: 2,
       nowMs: at,
       staleAfterSeconds: staleAfterSeconds(1),
+      reads,
     });
     const histories = await rawScrapes(at, stableWindowSeconds);
     const fromBuilder = buildObservation({
+      reads,
       pods: [...histories.entries()].map(([pod, history]) => ({ pod, history })),
       readyReplicas: 2,
       nowSeconds: at / 1000,

@@ -14,6 +14,7 @@
  */
 import type { ReplicaTotals } from "../engines/model.js";
 import { observeRole, staleAfterSeconds } from "../../core/signals/observe.js";
+import type { PodField } from "../../core/signals/pod-fields.js";
 import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../../core/signals/types.js";
 
 /** One scrape of one pod: cumulative counters and gauges at a simulated time. */
@@ -116,6 +117,8 @@ export interface BuildObservationInput {
   readonly stableWindowSeconds: number;
   readonly panicWindowSeconds: number;
   readonly samplingIntervalSeconds: number;
+  /** The fields the scaler's algorithm reads: a pod counts toward coverage only with all of them. */
+  readonly reads: readonly PodField[];
 }
 
 /** The pod samples the Prometheus source would return for these ready pods. */
@@ -148,5 +151,6 @@ export function buildObservation(input: BuildObservationInput): RoleObservation 
     readyReplicas: input.readyReplicas,
     nowMs: input.epochMs + input.nowSeconds * 1000,
     staleAfterSeconds: staleAfterSeconds(input.samplingIntervalSeconds),
+    reads: input.reads,
   });
 }

@@ -52,6 +52,7 @@ describe("observation builder", () => {
       stableWindowSeconds: 180,
       panicWindowSeconds: 60,
       samplingIntervalSeconds: 15,
+      reads: [],
     };
     const observation = buildObservation(input);
     expect(observation).toMatchObject({

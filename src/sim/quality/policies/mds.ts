@@ -11,6 +11,7 @@ import { bindingAnnotation, decisionAnnotation } from "../../../core/api/model-d
 import type { ScalerSpec, ScalerStatus } from "../../../core/api/scaler.js";
 import { plan } from "../../../core/planner/plan.js";
 import type { PlanResult } from "../../../core/planner/types.js";
+import { fieldsRead } from "../../../core/algorithms/reads.js";
 import { buildObservation } from "../observations.js";
 import type { Policy, PolicyContext } from "../policy.js";
 
@@ -41,6 +42,7 @@ function windowsOf(spec: ScalerSpec): { stable: number; panic: number } {
 export function mdsPolicy(options: MdsOptions): Policy {
   const spec = options.spec;
   const role = serverRoleName(spec);
+  const reads = fieldsRead(spec, { name: role, kind: "Server" });
   const bounds = spec.roles[0] as { minReplicas: number; maxReplicas: number };
   const initial = Math.min(bounds.maxReplicas, Math.max(bounds.minReplicas, options.initialReplicas));
   const windows = windowsOf(spec);
@@ -96,6 +98,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
         stableWindowSeconds: windows.stable,
         panicWindowSeconds: windows.panic,
         samplingIntervalSeconds: spec.sampling.intervalSeconds,
+        reads,
       });
       const result = plan({
         scaler: {
