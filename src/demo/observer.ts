@@ -97,7 +97,7 @@ export class Observer {
       this.world.get(this.namespace, "modeldeployments", this.targetName),
       this.world.get(this.namespace, "modeldeploymentscalers", this.scalerName),
     ]);
-    const spec = (target["spec"] ?? {}) as { roles?: { name: string; replicas: number }[] };
+    const spec = (target["spec"] ?? {}) as { roles?: { name: string; kind?: string; replicas: number }[] };
     const tstatus = (target["status"] ?? {}) as { roles?: { name: string; ready?: number }[] };
     const sstatus = (scaler["status"] ?? {}) as {
       roles?: ScalerStatusRole[];
@@ -106,7 +106,17 @@ export class Observer {
     };
     const roles: RoleView[] = (spec.roles ?? []).map((r) => {
       const s = sstatus.roles?.find((x) => x.name === r.name);
-      const demand = s?.promptTokensPerSecond ?? s?.generationTokensPerSecond;
+      // The demand each kind is sized by: prompt tokens for prefill, generated tokens for decode, both for a server.
+      const prompt = s?.promptTokensPerSecond === undefined ? undefined : Number(s.promptTokensPerSecond);
+      const generation = s?.generationTokensPerSecond === undefined ? undefined : Number(s.generationTokensPerSecond);
+      const demand =
+        r.kind === "Prefill"
+          ? prompt
+          : r.kind === "Decode"
+            ? generation
+            : prompt === undefined || generation === undefined
+              ? undefined
+              : prompt + generation;
       return {
         name: r.name,
         committed: r.replicas,
@@ -115,7 +125,7 @@ export class Observer {
         constrained: s?.constrainedReplicas,
         reason: s?.reason ?? "",
         signalState: s?.signalState ?? "",
-        demandTokensPerSecond: demand === undefined ? undefined : Number(demand),
+        demandTokensPerSecond: demand,
       };
     });
     const snapshot: Snapshot = { atSeconds, roles, conditions: sstatus.conditions ?? [] };

@@ -7,6 +7,7 @@ import { defaultScalerSpec } from "../core/api/defaulting.js";
 
 /** Why the demo's scaler and world differ from a production setting, by field path. */
 const reasons: Readonly<Record<string, string>> = {
+  mode: "the demo shows commits; the default, Shadow, only recommends",
   "sampling.intervalSeconds": "the shortest pass interval the API allows, so a minute holds a dozen decisions",
   "algorithm.tokenThroughput.stableWindowSeconds":
     "the shortest stable window: the speed-up compresses traffic, not windows, and a scale-down must fit in a minute",
