@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Prepares a fresh Debian machine for the test suite: system packages the
-# integration tests run for real (Prometheus, promtool, openssl), the npm
-# dependencies (which bring Node 24), and a kube-apiserver and etcd built from
-# the Go module proxy (cached, so a warm machine skips the build).
+# Prepares a fresh Debian machine for the test suite and the demo: system packages
+# the tests run for real (Prometheus, promtool, openssl; Chromium for the demo's
+# page; umoci and skopeo for the image), the npm dependencies (which bring Node 24),
+# a kube-apiserver and etcd built from the Go module proxy (cached, so a warm
+# machine skips the build), and the public traces (tools/fetch-traces.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,10 @@ command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v umoci >/dev/null 2>&1 || missing+=(umoci)
+command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
 if ((${#missing[@]} > 0)); then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq
@@ -26,4 +31,5 @@ npm ci --no-audit --no-fund
 if [[ -x tools/kube-bin/build.sh ]]; then
   bash tools/kube-bin/build.sh
 fi
+bash tools/fetch-traces.sh
 echo "setup: done (node $(node_modules/.bin/node --version))"

@@ -234,6 +234,12 @@ export async function runDemo(
       itlTargetMs: loaded.itlTargetMs,
     });
     io.stdout(formatSummary(summary));
+    const log = world.controllerLog;
+    io.stdout(
+      log.count === 0
+        ? "  controller log      no warnings or errors\n"
+        : `  controller log      ${log.count} warnings or errors (a pass that fails is retried at the next tick); the last:\n    ${briefLog(log.lines.at(-1) ?? "")}\n`,
+    );
     code = stopSignal.fired() ? 130 : 0;
   } catch (error) {
     const message = error instanceof Error ? describeError(error) : String(error);
@@ -247,6 +253,16 @@ export async function runDemo(
     io.stdout("stopped.\n");
   }
   return code;
+}
+
+/** A JSON log line as "message: error message", cut to one screen line. */
+function briefLog(line: string): string {
+  try {
+    const record = JSON.parse(line) as { msg?: string; error?: { message?: string } };
+    return `${record.msg ?? ""}${record.error?.message === undefined ? "" : `: ${record.error.message}`}`.slice(0, 160);
+  } catch {
+    return line.slice(0, 160);
+  }
 }
 
 function describeError(error: Error): string {

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { startController, type RunningController } from "../app/main.js";
+import { createLogger } from "../adapters/telemetry/logger.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { freeLoopbackPort } from "../harness/kube/net.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
@@ -55,6 +56,17 @@ export class DeferredWorkload implements Workload {
   }
 }
 
+/** The controller's warnings and errors, kept in memory so they do not break the table; the summary reports them. */
+export class LogTail {
+  count = 0;
+  readonly lines: string[] = [];
+  write(line: string): void {
+    this.count += 1;
+    this.lines.push(line);
+    if (this.lines.length > 20) this.lines.shift();
+  }
+}
+
 export class DemoWorld {
   readonly custom: CustomObjectsApi;
   private syncTimer: NodeJS.Timeout | undefined;
@@ -67,6 +79,7 @@ export class DemoWorld {
     readonly reconciler: SimulatedReconciler,
     readonly controller: RunningController,
     readonly workload: DeferredWorkload,
+    readonly controllerLog: LogTail,
   ) {
     this.custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   }
@@ -125,6 +138,7 @@ export class DemoWorld {
       stops.push(() => reconciler.stop());
 
       progress("the controller and its admission webhooks");
+      const controllerLog = new LogTail();
       const webhookPort = await freeLoopbackPort();
       await installWebhookConfigurations(controlPlane.kubeConfig, webhookPort);
       const controller = await startController({
@@ -132,14 +146,24 @@ export class DemoWorld {
           webhookPort,
           podName: "mds-scaler-demo",
           prometheusUrl: prometheus.url,
-          extra: [`--tick-ms=${settings.controllerTickMs}`, "--log-level=error"],
+          extra: [`--tick-ms=${settings.controllerTickMs}`, "--log-level=warn"],
         }),
+        logger: createLogger({ level: "warn", write: (line) => controllerLog.write(line) }),
         kubeConfig: await controllerKubeConfig(controlPlane),
       });
       stops.push(() => controller.stop());
       await waitForProductWebhooks(controlPlane.kubeConfig, namespace, 60_000);
 
-      const world = new DemoWorld(controlPlane, fleet, fleetServer, prometheus, reconciler, controller, workload);
+      const world = new DemoWorld(
+        controlPlane,
+        fleet,
+        fleetServer,
+        prometheus,
+        reconciler,
+        controller,
+        workload,
+        controllerLog,
+      );
       world.syncTimer = setInterval(() => {
         // Discovery as a PodMonitor and a ServiceMonitor would do it: engine pods as they come and go, and the controller.
         if (prometheus.running) void prometheus.setTargets(world.scrapeTargets()).catch(() => undefined);
