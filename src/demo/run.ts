@@ -97,7 +97,7 @@ function interruption(io: CliIo): { promise: Promise<void>; fired: () => boolean
       process.exit(130);
     }
     fired = true;
-    io.stderr("\nstopping: every process the demo started is being stopped...\n");
+    io.stderr("\ninterrupted: ending the replay\n");
     resolve();
   };
   process.on("SIGINT", onSignal);

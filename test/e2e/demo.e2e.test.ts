@@ -39,6 +39,23 @@ function processesMarked(marker: string): number[] {
   return pids;
 }
 
+/** Marked processes still alive after a grace period, with their command lines. */
+async function leftBehind(marker: string): Promise<string[]> {
+  let left = processesMarked(marker);
+  const until = Date.now() + 15_000;
+  while (left.length > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    left = processesMarked(marker);
+  }
+  return left.map((pid) => {
+    try {
+      return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ")}`;
+    } catch {
+      return String(pid);
+    }
+  });
+}
+
 /** Runs headless Chromium on `url` with a fresh profile; returns stdout. */
 function runChromium(url: string, args: readonly string[]): string {
   const profile = mkdtempSync(join(tmpdir(), "mds-chromium-"));
@@ -159,19 +176,33 @@ describe("npm start (mds-scaler demo)", () => {
     expect(stdout).toContain("stopped.");
 
     // Nothing the demo started outlives it: etcd, kube-apiserver, Prometheus, watchdogs, tsx.
-    let left = processesMarked(marker);
-    const until = Date.now() + 15_000;
-    while (left.length > 0 && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      left = processesMarked(marker);
-    }
-    const describe = left.map((pid) => {
-      try {
-        return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ")}`;
-      } catch {
-        return String(pid);
-      }
-    });
-    expect(describe).toEqual([]);
+    expect(await leftBehind(marker)).toEqual([]);
   }, 420_000);
+
+  it("stops every process it started on Ctrl-C, with a summary", async () => {
+    const ctrlC = `MDS_DEMO_TEST_${randomUUID()}`;
+    let stdout = "";
+    const demo = spawn("npm", ["start"], {
+      cwd: root,
+      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}`, [ctrlC]: "1" },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = demo;
+    demo.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
+    const exited = new Promise<void>((resolve) => demo.once("exit", () => resolve()));
+    const deadline = Date.now() + 180_000;
+    while (!stdout.includes("replaying;") && demo.exitCode === null && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(stdout).toContain("replaying;");
+    const running = processesMarked(ctrlC);
+    // etcd, kube-apiserver and Prometheus at least, besides npm, sh, tsx and node.
+    expect(running.length).toBeGreaterThanOrEqual(7);
+    // A terminal's Ctrl-C: SIGINT to the whole foreground process group.
+    process.kill(-(demo.pid ?? 0), "SIGINT");
+    await exited;
+    expect(stdout).toContain("summary");
+    expect(stdout).toContain("stopped.");
+    expect(await leftBehind(ctrlC)).toEqual([]);
+  }, 300_000);
 });

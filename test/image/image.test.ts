@@ -5,12 +5,14 @@
  * bind mount of it (as `readOnlyRootFilesystem: true` runs it).
  */
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
+/** The host's chroot, by path: the image's PATH is all `env -i` leaves. */
+const chroot = ["/usr/sbin/chroot", "/usr/bin/chroot"].find((p) => existsSync(p)) ?? "chroot";
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
 
 interface OciConfig {
@@ -48,7 +50,7 @@ describe("the controller image", () => {
       `mount --bind '${rootfs}' '${rootfs}'`,
       `mount -o remount,bind,ro '${rootfs}'`,
       `cd '${rootfs}'`,
-      `exec env -i ${env} chroot --userspec=${config.process.user.uid}:${config.process.user.gid} '${rootfs}' ${quoted}`,
+      `exec env -i ${env} ${chroot} --userspec=${config.process.user.uid}:${config.process.user.gid} '${rootfs}' ${quoted}`,
     ].join(" && ");
     return spawnSync("unshare", ["--mount", "sh", "-c", script], { encoding: "utf8" });
   }

@@ -24,10 +24,10 @@ node_bin="$root/node_modules/node/bin/node"
   exit 1
 }
 if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
-  echo "image: note: the working tree has uncommitted changes; the image holds them, its labels name HEAD" >&2
+  echo "image: note: uncommitted changes are not in the image: it is built from HEAD" >&2
 fi
 
-version="$(node -p 'require("./package.json").version')"
+version="$(git show HEAD:package.json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).version')"
 node_version="$("$node_bin" --version)"
 revision="$(git rev-parse HEAD)"
 epoch="$(git log -1 --format=%ct)"
@@ -41,11 +41,15 @@ mkdir -p "$rootfs"/{app,etc,tmp,usr/local/bin,usr/lib/x86_64-linux-gnu,usr/lib64
 ln -s usr/lib "$rootfs/lib"
 ln -s usr/lib64 "$rootfs/lib64"
 
-echo "image: compiling TypeScript"
-"$root/node_modules/.bin/tsc" -p tsconfig.json --outDir "$work/build"
+echo "image: compiling TypeScript from HEAD ($revision)"
+# The commit's files, not the working tree's: one commit, one image.
+mkdir -p "$work/src"
+git archive --format=tar HEAD | tar -x -C "$work/src"
+ln -s "$root/node_modules" "$work/src/node_modules"
+"$root/node_modules/.bin/tsc" -p "$work/src/tsconfig.json" --outDir "$work/build"
 mkdir -p "$rootfs/app/dist"
 cp -r "$work/build/src" "$rootfs/app/dist/src"
-cp package.json package-lock.json "$rootfs/app/"
+cp "$work/src/package.json" "$work/src/package-lock.json" "$rootfs/app/"
 
 echo "image: production node_modules (npm ci --omit=dev)"
 (cd "$rootfs/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null)
