@@ -119,8 +119,12 @@ export async function runDemo(
 ): Promise<number> {
   const options = parseDemoArgs(args, env);
   if (typeof options === "string") {
-    io.stderr(options === "" ? demoUsage : `${options}\n${demoUsage}`);
-    return options === "" ? 0 : 2;
+    if (options === "") {
+      io.stdout(demoUsage);
+      return 0;
+    }
+    io.stderr(`${options}\n${demoUsage}`);
+    return 2;
   }
   const missing = missingPieces(options, env);
   if (missing.length > 0) {

@@ -1,4 +1,5 @@
 /** The demo's pure parts: the dashboards' queries as the page runs them, the settings it prints, the summary's attainment. */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -97,4 +98,31 @@ describe("SLO attainment", () => {
     expect(attainment([], 0.5)).toBeUndefined();
     expect(attainment([h([[Infinity, 0]])], 0.5)).toBeUndefined();
   });
+});
+
+describe("a missing piece", () => {
+  it("is a message naming the set-up command, before anything starts", () => {
+    const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "src", "cli", "main.ts"), "demo"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PROMETHEUS_BIN: "/nonexistent/prometheus",
+        MDS_KUBE_BIN_DIR: "/nonexistent/kube-bin",
+        MDS_TRACES_DIR: "/nonexistent/traces",
+      },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe("");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines[0]).toBe("mds-scaler demo cannot start; missing:");
+    expect(lines.filter((l) => l.includes("run `bash tools/setup.sh`"))).toHaveLength(2);
+    expect(result.stderr).toContain("Prometheus is not installed at /nonexistent/prometheus");
+    expect(result.stderr).toContain("/nonexistent/kube-bin/kube-apiserver is missing");
+    expect(result.stderr).toContain(
+      "the trace /nonexistent/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv is missing: run `bash tools/fetch-traces.sh`",
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
 });
