@@ -6,11 +6,13 @@
 # umoci (Debian) writes the layout. Every timestamp is the last commit's time and every file
 # is owned by root and readable, so two builds of one commit give one digest.
 #
-#   MDS_IMAGE_DIR   where to write the layout (default dist/image)
+#   MDS_IMAGE_DIR      where to write the layout (default dist/image)
+#   MDS_IMAGE_COMMIT   the commit to build (default HEAD)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
 out="${MDS_IMAGE_DIR:-$root/dist/image}"
+commit="$(git rev-parse "${MDS_IMAGE_COMMIT:-HEAD}^{commit}")"
 
 for tool in umoci git tar ldd dpkg-query; do
   command -v "$tool" >/dev/null 2>&1 || {
@@ -24,13 +26,13 @@ node_bin="$root/node_modules/node/bin/node"
   exit 1
 }
 if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
-  echo "image: note: uncommitted changes are not in the image: it is built from HEAD" >&2
+  echo "image: note: uncommitted changes are not in the image: it is built from ${MDS_IMAGE_COMMIT:-HEAD}" >&2
 fi
 
-version="$(git show HEAD:package.json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).version')"
+version="$(git show "$commit:package.json" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).version')"
 node_version="$("$node_bin" --version)"
-revision="$(git rev-parse HEAD)"
-epoch="$(git log -1 --format=%ct)"
+revision="$commit"
+epoch="$(git log -1 --format=%ct "$commit")"
 created="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)"
 export SOURCE_DATE_EPOCH="$epoch"
 
@@ -41,10 +43,10 @@ mkdir -p "$rootfs"/{app,etc,tmp,usr/local/bin,usr/lib/x86_64-linux-gnu,usr/lib64
 ln -s usr/lib "$rootfs/lib"
 ln -s usr/lib64 "$rootfs/lib64"
 
-echo "image: compiling TypeScript from HEAD ($revision)"
+echo "image: compiling TypeScript from $revision"
 # The commit's files, not the working tree's: one commit, one image.
 mkdir -p "$work/src"
-git archive --format=tar HEAD | tar -x -C "$work/src"
+git archive --format=tar "$commit" | tar -x -C "$work/src"
 ln -s "$root/node_modules" "$work/src/node_modules"
 "$root/node_modules/.bin/tsc" -p "$work/src/tsconfig.json" --outDir "$work/build"
 mkdir -p "$rootfs/app/dist"
