@@ -105,7 +105,12 @@ describe("npm start (mds-scaler demo)", () => {
 
   afterAll(() => {
     // Only when an assertion failed before the demo ended: stop its whole group.
-    if (child?.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGINT");
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, "SIGINT");
+    } catch {
+      // the group is already gone
+    }
   });
 
   it("scales a replayed trace up and down, shows every chart, and leaves no process behind", async () => {
