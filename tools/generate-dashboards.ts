@@ -1,7 +1,7 @@
 /** Writes dashboards/*.json from src/dashboards. */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dashboards } from "../src/dashboards/overview.js";
+import { dashboards } from "../src/dashboards/index.js";
 
 const dir = join(import.meta.dirname, "..", "dashboards");
 for (const [file, build] of Object.entries(dashboards)) {

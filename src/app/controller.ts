@@ -86,6 +86,8 @@ const reconcileConcurrency = 8;
 export class Controller {
   private readonly memory = new Map<string, Memory>();
   private passing = false;
+  /** Whether a pass has listed the scalers since this controller (this leadership) started. */
+  private listed = false;
 
   constructor(private readonly deps: ControllerDeps) {}
 
@@ -98,7 +100,9 @@ export class Controller {
       return await this.passDue();
     } finally {
       this.passing = false;
-      this.deps.metrics.passDuration.observe((this.deps.nowMs() - started) / 1000);
+      const ended = this.deps.nowMs();
+      this.deps.metrics.passDuration.observe((ended - started) / 1000);
+      this.deps.metrics.passEnded(ended);
     }
   }
 
@@ -140,6 +144,11 @@ export class Controller {
       )
         continue;
       scalers.push(scaler);
+    }
+    if (!this.listed) {
+      // A new leadership: drop counters of scalers deleted while this replica followed.
+      this.listed = true;
+      metrics.retain(seen);
     }
     for (const key of [...this.memory.keys()]) {
       if (!seen.has(key)) {
@@ -184,7 +193,11 @@ export class Controller {
           await this.reconcile(scaler, samples.get(key), nowMs);
           passed.push(key);
         } catch (error) {
-          metrics.errors.inc({ kind: error instanceof ConflictError ? "conflict" : "reconcile" });
+          metrics.scalerError(
+            namespaceOf(scaler),
+            scaler.metadata.name,
+            error instanceof ConflictError ? "conflict" : "reconcile",
+          );
           logger.error("pass failed", { scaler: key, error });
         }
       }
@@ -227,6 +240,8 @@ export class Controller {
 
     const spec = withInferredAlgorithm(scaler.spec);
     let attempt = 0;
+    // Set while the replica vector is being written, so a failure there counts as a failed commit.
+    let committing = false;
     for (;;) {
       const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
       const outcome = decideBinding(
@@ -258,7 +273,9 @@ export class Controller {
         const { result, observations } = this.planPass(scaler, spec, outcome, target, samples, memory.status, nowMs);
         if (result.commit !== undefined && target !== undefined && outcome.commit) {
           const ops = commitPatch(patchTargetOf(target), result.commit.decision);
+          committing = true;
           await store.patchTarget(namespace, spec.targetRef.name, ops);
+          committing = false;
           metrics.commits.inc(labelsOf(scaler));
           if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
           if (result.commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
@@ -278,7 +295,11 @@ export class Controller {
         metrics.report(this.reportOf(scaler, spec, result, outcome, target, observations));
         return;
       } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) throw error;
+        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) {
+          if (committing) metrics.commitFailures.inc(labelsOf(scaler));
+          throw error;
+        }
+        committing = false;
         // The target moved since we read it: re-read and re-plan, never write twice.
         attempt += 1;
         metrics.conflicts.inc(labelsOf(scaler));

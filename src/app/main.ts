@@ -7,7 +7,6 @@ import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { hostname } from "node:os";
 import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
-import { Gauge, Histogram } from "prom-client";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
@@ -203,13 +202,7 @@ async function startWebhooks(opts: {
     timeoutMs: lookupTimeoutMs,
     targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
   });
-  const answers = new Histogram({
-    name: "mds_webhook_duration_seconds",
-    help: "Admission answers by webhook and verdict.",
-    labelNames: ["webhook", "allowed", "code"] as const,
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    registers: [opts.metrics.registry],
-  });
+  const answers = opts.metrics.webhookDuration;
   const app = webhookApp({
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
@@ -300,11 +293,6 @@ export async function startController(opts: {
   }
 
   const identityName = config.podName !== "" ? config.podName : `${hostname()}-${randomBytes(3).toString("hex")}`;
-  const leaderGauge = new Gauge({
-    name: "mds_leader",
-    help: "1 while this replica holds the leader Lease and runs the control loop.",
-    registers: [metrics.registry],
-  });
   const elector =
     config.leaseName === ""
       ? undefined
@@ -318,15 +306,15 @@ export async function startController(opts: {
           timeoutMs: Math.min(config.kubeTimeoutMs, config.leaseRetryMs * 2),
           logger: logger.child({ replica: identityName }),
           onStartedLeading: () => {
-            leaderGauge.set(1);
+            metrics.setLeading(true);
             logger.info("leading: the control loop runs on this replica", { replica: identityName });
           },
           onStoppedLeading: () => {
-            leaderGauge.set(0);
+            metrics.setLeading(false);
             logger.info("following: the control loop stops on this replica", { replica: identityName });
           },
         });
-  if (elector === undefined) leaderGauge.set(1);
+  metrics.setLeading(elector === undefined);
   const leading = (): boolean => elector === undefined || elector.isLeader;
 
   let passed = false;
@@ -360,6 +348,8 @@ export async function startController(opts: {
         }
         await controller.tick();
         passed = true;
+        // Leadership lost during the pass: drop what the pass reported after the loss.
+        if (!leading()) metrics.setLeading(false);
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, config.tickMs);

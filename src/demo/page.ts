@@ -48,7 +48,9 @@ export async function startPage(opts: {
   rateInterval: string;
 }): Promise<RunningPage> {
   const panels = readPanels(join(repoRoot, "dashboards"), {
-    values: { namespace: opts.namespace, scaler: opts.scaler },
+    // The scaler is the demo's; every other variable is Grafana's "All", so the controller's own series
+    // (labelled with its pod's namespace) show beside the scaler's.
+    values: { scaler: opts.scaler },
     rateInterval: opts.rateInterval,
     interval: opts.rateInterval,
   });

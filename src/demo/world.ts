@@ -112,7 +112,12 @@ export class DemoWorld {
       const fleetServer = new FleetServer({ fleet, tickMs: 100, servedHistory: 0 });
       await fleetServer.start();
       stops.push(() => fleetServer.stop());
-      const prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds: settings.scrapeIntervalSeconds });
+      // Scraped labels win on a clash, as the chart's ServiceMonitor has it: the controller's per-scaler
+      // series keep the scaler's namespace, its own series take the pod's.
+      const prometheus = await PrometheusHarness.start({
+        scrapeIntervalSeconds: settings.scrapeIntervalSeconds,
+        honorLabels: true,
+      });
       stops.push(() => prometheus.stop());
 
       progress("the ModelDeployment reconciler");
@@ -179,7 +184,10 @@ export class DemoWorld {
   private scrapeTargets(): FileSdGroup[] {
     return [
       ...this.fleetServer.fileSdGroups(),
-      { targets: [`127.0.0.1:${this.controller.metricsPort}`], labels: { job: "mds-scaler" } },
+      {
+        targets: [`127.0.0.1:${this.controller.metricsPort}`],
+        labels: { job: "mds-scaler", namespace: releaseNamespace, pod: "mds-scaler-demo" },
+      },
     ];
   }
 

@@ -16,6 +16,8 @@ export const prometheusBinary = process.env["PROMETHEUS_BIN"] ?? "/usr/bin/prome
 export interface PrometheusHarnessOptions {
   readonly scrapeIntervalSeconds?: number;
   readonly targets?: readonly FileSdGroup[];
+  /** Keep the scraped labels on a clash with target labels, as a ServiceMonitor with honorLabels does. */
+  readonly honorLabels?: boolean;
   /** How long to wait for readiness. */
   readonly startTimeoutMs?: number;
 }
@@ -68,7 +70,7 @@ export class PrometheusHarness {
       scrape_configs: [
         {
           job_name: "engines",
-          honor_labels: false,
+          honor_labels: this.options.honorLabels ?? false,
           file_sd_configs: [{ files: [join(this.dir, "targets.json")], refresh_interval: "1s" }],
         },
       ],

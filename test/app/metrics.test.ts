@@ -133,3 +133,92 @@ describe("own metrics", () => {
     expect(await series(m, "mds_commits_total")).toEqual([]);
   });
 });
+
+describe("leadership and controller health", () => {
+  const base = { namespace: "llm", scaler: "chat", target: "chat", mode: "Active", conditions: [] };
+  const labels = { namespace: "llm", scaler: "chat", target: "chat" };
+
+  it("a replica that loses the Lease stops exporting every per-scaler series and its last pass", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.setLeading(true);
+    m.report({ ...base, roles: [{ role: "decode", currentReplicas: 2, readyReplicas: 2, signalState: "Fresh" }] });
+    m.commits.inc(labels);
+    m.commitFailures.inc(labels);
+    m.scalerError("llm", "chat", "reconcile");
+    m.passEnded(1_764_000_000_000);
+    expect(await series(m, "mds_leader")).toEqual([{ labels: {}, value: 1 }]);
+    expect(await series(m, "mds_last_pass_timestamp_seconds")).toEqual([{ labels: {}, value: 1_764_000_000 }]);
+    expect(await series(m, "mds_role_current_replicas")).toHaveLength(1);
+
+    m.setLeading(false);
+    // A pass that was running when the Lease was lost still reports: a follower exports none of it.
+    m.report({ ...base, roles: [{ role: "decode", currentReplicas: 3, readyReplicas: 3, signalState: "Fresh" }] });
+    m.commits.inc(labels);
+    expect(await series(m, "mds_leader")).toEqual([{ labels: {}, value: 0 }]);
+    for (const name of [
+      "mds_last_pass_timestamp_seconds",
+      "mds_role_current_replicas",
+      "mds_scaler_mode",
+      "mds_commits_total",
+      "mds_commit_failures_total",
+      "mds_errors_total",
+    ])
+      expect(await series(m, name), name).toEqual([]);
+  });
+
+  it("a scaler's counters start at zero with its first report", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    for (const name of ["mds_commits_total", "mds_commit_failures_total", "mds_rollbacks_total"])
+      expect(
+        (await series(m, name)).map((s) => [s.labels, s.value]),
+        name,
+      ).toEqual([[labels, 0]]);
+  });
+
+  it("a replica that leads again continues its counters, and drops those of scalers deleted meanwhile", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    m.report({ ...base, scaler: "gone", target: "gone", roles: [] });
+    m.commits.inc(labels);
+    m.setLeading(false);
+    expect(await series(m, "mds_commits_total")).toEqual([]);
+    m.setLeading(true);
+    // Figures are reported afresh by the new leadership's passes; counts carry on.
+    expect(await series(m, "mds_scaler_mode")).toEqual([]);
+    expect(await series(m, "mds_last_pass_timestamp_seconds")).toEqual([]);
+    m.commits.inc(labels);
+    expect((await series(m, "mds_commits_total")).map((s) => [s.labels["scaler"], s.value])).toEqual([
+      ["chat", 2],
+      ["gone", 0],
+    ]);
+    m.retain(new Set(["llm/chat"]));
+    expect((await series(m, "mds_commits_total")).map((s) => [s.labels["scaler"], s.value])).toEqual([["chat", 2]]);
+    expect(new Set((await series(m, "mds_errors_total")).map((s) => s.labels["scaler"]))).toEqual(
+      new Set([undefined, "chat"]),
+    );
+  });
+
+  it("labels a scaler's errors with its namespace and name, and forgets them with the scaler", async () => {
+    const m = new ScalerMetrics({ defaultMetrics: false });
+    m.report({ ...base, roles: [] });
+    m.scalerError("llm", "chat", "conflict");
+    m.errors.inc({ kind: "prometheus" });
+    const errors = async (): Promise<[Record<string, string | number>, number][]> =>
+      (await series(m, "mds_errors_total")).map((s) => [s.labels, s.value]);
+    // Every kind starts at zero, so rate() reads 0 rather than no data before the first error.
+    expect(await errors()).toEqual([
+      [{ kind: "kubernetes" }, 0],
+      [{ kind: "invalid_scaler" }, 0],
+      [{ kind: "prometheus" }, 1],
+      [{ kind: "conflict", namespace: "llm", scaler: "chat" }, 1],
+      [{ kind: "reconcile", namespace: "llm", scaler: "chat" }, 0],
+    ]);
+    m.forget("llm", "chat");
+    expect(await errors()).toEqual([
+      [{ kind: "kubernetes" }, 0],
+      [{ kind: "invalid_scaler" }, 0],
+      [{ kind: "prometheus" }, 1],
+    ]);
+  });
+});

@@ -456,7 +456,9 @@ describe("helm template with values", () => {
     for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule"]) {
       expect(one(objects, kind).metadata.labels?.["release"], kind).toBe("kube-prometheus-stack");
     }
-    expect(one(objects, "ConfigMap").metadata.annotations).toEqual({ grafana_folder: "LLM" });
+    const dashboards = all(objects, "ConfigMap");
+    expect(dashboards.length).toBeGreaterThan(1);
+    for (const cm of dashboards) expect(cm.metadata.annotations).toEqual({ grafana_folder: "LLM" });
   });
 
   it("with cert-manager, injects the CA and mounts the certificate cert-manager writes", () => {
@@ -556,6 +558,86 @@ describe("helm template with values", () => {
 });
 
 // ---------------------------------------------------------------- generated assets
+
+describe("PrometheusRule tuning", () => {
+  interface Rule {
+    alert?: string;
+    record?: string;
+    for?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  }
+  const rulesOf = (objects: K8sObject[]): Rule[] =>
+    (one(objects, "PrometheusRule")["spec"] as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+  const alert = (rules: Rule[], name: string): Rule | undefined => rules.find((r) => r.alert === name);
+  const sourceAlerts = (
+    parse(readFileSync(join(repoRoot, "rules", "mds-scaler.rules.yaml"), "utf8")) as { groups: { rules: Rule[] }[] }
+  ).groups
+    .flatMap((g) => g.rules)
+    .filter((r) => r.alert !== undefined);
+
+  it("drops a disabled alert, changes for and severity, adds labels and the runbook prefix", () => {
+    const rules = rulesOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    const defaults = rulesOf(render());
+    expect(alert(rules, "MdsScalerWebhookSlow")).toBeUndefined();
+    expect(alert(defaults, "MdsScalerWebhookSlow")).toBeDefined();
+    expect(alert(rules, "MdsScalerBlocked")).toMatchObject({
+      for: "30m",
+      labels: { severity: "warning", team: "ml-platform", page: "false" },
+      annotations: { runbook_url: "https://wiki.example.com/mds-scaler/runbook#mdsscalerblocked" },
+    });
+    expect(alert(rules, "MdsScalerScaleUpRolledBack")?.labels).toEqual({ severity: "warning", team: "ml-platform" });
+    // Untouched alerts keep their own for and severity, and get the shared labels.
+    expect(alert(rules, "MdsScalerControllerAbsent")).toMatchObject({
+      for: "10m",
+      labels: { severity: "critical", team: "ml-platform" },
+    });
+    // Recording rules are never tuned away.
+    expect(rules.filter((r) => r.record !== undefined)).toEqual(defaults.filter((r) => r.record !== undefined));
+  });
+
+  it("keeps every other alert field as the tested rules file has it", () => {
+    const rules = rulesOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    for (const source of sourceAlerts) {
+      const tuned = alert(rules, source.alert ?? "");
+      if (tuned === undefined) continue;
+      const { summary, description } = source.annotations ?? {};
+      expect({ ...tuned, for: undefined, labels: undefined }, source.alert).toEqual({
+        ...source,
+        for: undefined,
+        labels: undefined,
+        annotations: { summary, description, runbook_url: tuned.annotations?.["runbook_url"] },
+      });
+    }
+  });
+
+  it("lists every shipped alert, and only those, as a tunable name in values.schema.json", () => {
+    const schema = JSON.parse(readFileSync(join(chartDir, "values.schema.json"), "utf8")) as {
+      properties: { prometheusRule: { properties: { alerts: { propertyNames: { enum: string[] } } } } };
+    };
+    const names = schema.properties.prometheusRule.properties.alerts.propertyNames.enum;
+    expect([...names].sort()).toEqual(sourceAlerts.map((a) => a.alert).sort());
+  });
+
+  it.each([
+    [
+      "an alert name that does not exist",
+      { "prometheusRule.alerts.MdsScalerBlockd.enabled": "false" },
+      "MdsScalerBlockd",
+    ],
+    [
+      "a for that is not a duration",
+      { "prometheusRule.alerts.MdsScalerBlocked.for": "soon" },
+      "/prometheusRule/alerts/MdsScalerBlocked/for",
+    ],
+    ["a misspelled tuning key", { "prometheusRule.alerts.MdsScalerBlocked.severty": "info" }, "severty"],
+    ["a label name Prometheus refuses", { "prometheusRule.alertLabels.team-name": "x" }, "team-name"],
+  ])("rejects %s through values.schema.json", (_why, set, where) => {
+    const result = runHelm(helmArgs(["lint", "--strict"], { set }));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain(where);
+  });
+});
 
 describe("chart assets", () => {
   it("holds a current copy of every rule file and dashboard", () => {

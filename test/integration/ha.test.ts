@@ -296,6 +296,13 @@ describe("two replicas with a short lease", () => {
       60_000,
       50,
     );
+    // Only the leader reports scalers: the follower exports no per-scaler series, so no query sees a scaler twice.
+    const followerMetrics = await (
+      await fetch(`http://127.0.0.1:${b.metricsPort}/metrics`, { signal: AbortSignal.timeout(2_000) })
+    ).text();
+    expect(followerMetrics).not.toMatch(/^mds_(scaler|role)_[a-z_]+\{/m);
+    expect(followerMetrics).not.toMatch(/^mds_last_pass_timestamp_seconds /m);
+    expect(await metric(a, "mds_last_pass_timestamp_seconds")).toBeGreaterThan(0);
     a.child.kill("SIGKILL");
     const killedAt = Date.now();
     await eventually(

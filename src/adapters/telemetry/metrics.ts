@@ -2,8 +2,21 @@
  * The scaler's own metrics, on its own prom-client registry (never the global
  * one). Gauges are filled at scrape time from the latest report of each scaler,
  * so the series of a deleted scaler or role disappear with its report.
+ *
+ * Only the leader exports per-scaler series and the last-pass stamp: a replica
+ * that loses the Lease stops exporting them at its next scrape, so two replicas
+ * never report the same scaler and queries by namespace and scaler stay unique.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from "prom-client";
 
 /** One role's figures after a pass; absent fields are unknown and export no series. */
 export interface RoleReport {
@@ -82,22 +95,77 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
   ],
 ];
 
+/**
+ * An unlabelled gauge with no sample while its value is unknown; prom-client's
+ * own would export 0, and a timestamp of 0 would read as "very long ago".
+ */
+class OptionalGauge extends Gauge<never> {
+  constructor(
+    config: { name: string; help: string; registers: Registry[] },
+    private readonly read: () => number | undefined,
+  ) {
+    super(config);
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<never>>> {
+    const metric = await super.get();
+    const value = this.read();
+    return { ...metric, values: value === undefined ? [] : [{ value, labels: {} }] };
+  }
+}
+
+/**
+ * A counter only the leader exports. A follower keeps its counts, hidden, so a
+ * replica that loses and regains the Lease continues its series instead of
+ * restarting it, and no two replicas ever export the same scaler's counter.
+ */
+class LeaderCounter<T extends string> extends Counter<T> {
+  constructor(
+    config: CounterConfiguration<T>,
+    private readonly exported: () => boolean,
+  ) {
+    super(config);
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<T>>> {
+    const metric = await super.get();
+    return this.exported() ? metric : { ...metric, values: [] };
+  }
+}
+
+/** Error kinds of the controller as a whole (listing scalers, sampling Prometheus). */
+export const controllerErrorKinds = ["kubernetes", "invalid_scaler", "prometheus"] as const;
+/** Error kinds of one scaler's pass; counted under the scaler's namespace and name. */
+export const scalerErrorKinds = ["conflict", "reconcile"] as const;
+export type ScalerErrorKind = (typeof scalerErrorKinds)[number];
+
 export class ScalerMetrics {
   readonly registry: Registry;
   private readonly reports = new Map<string, ScalerReport>();
+  /** Error kinds counted per scaler, so forget() can drop exactly those series. */
+  private readonly scalerErrorKinds = new Map<string, Set<ScalerErrorKind>>();
+  /** Targets each scaler's counters were counted under, so forget() can drop exactly those series. */
+  private readonly countedTargets = new Map<string, Set<string>>();
+  private leading = true;
   readonly commits: Counter<(typeof scalerLabels)[number]>;
+  readonly commitFailures: Counter<(typeof scalerLabels)[number]>;
   readonly conflicts: Counter<(typeof scalerLabels)[number]>;
   readonly rollbacks: Counter<(typeof scalerLabels)[number]>;
   readonly abortedScaleDowns: Counter<(typeof scalerLabels)[number]>;
   readonly rebalanceSteps: Counter<(typeof scalerLabels)[number]>;
-  readonly errors: Counter<"kind">;
+  readonly errors: Counter<"kind" | "namespace" | "scaler">;
   readonly passDuration: Histogram<never>;
   readonly queryDuration: Histogram<"query">;
+  readonly webhookDuration: Histogram<"webhook" | "allowed" | "code">;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "mds_process_" });
-    const reports = this.reports;
+    // Followers export no per-scaler series: collect() sees an empty report set.
+    const reports = {
+      values: (): Iterable<ScalerReport> => (this.leading ? this.reports.values() : []),
+    };
+    const isLeading = (): boolean => this.leading;
     const registers = [this.registry];
 
     for (const [name, help, field] of roleGauges) {
@@ -215,7 +283,8 @@ export class ScalerMetrics {
       },
     });
 
-    const counter = (name: string, help: string) => new Counter({ name, help, labelNames: scalerLabels, registers });
+    const counter = (name: string, help: string) =>
+      new LeaderCounter({ name, help, labelNames: scalerLabels, registers }, isLeading);
     this.commits = counter("mds_commits_total", "Replica vectors committed to the target.");
     this.conflicts = counter(
       "mds_commit_conflicts_total",
@@ -230,7 +299,51 @@ export class ScalerMetrics {
       "Scale-downs restored after an aborted retirement.",
     );
     this.rebalanceSteps = counter("mds_rebalance_steps_total", "Donor releases and receiver acquisitions committed.");
-    this.errors = new Counter({ name: "mds_errors_total", help: "Errors by kind.", labelNames: ["kind"], registers });
+    this.commitFailures = counter(
+      "mds_commit_failures_total",
+      "Commits of a replica vector that failed (refused, timed out, or still conflicting after the retries).",
+    );
+    this.errors = new LeaderCounter(
+      {
+        name: "mds_errors_total",
+        help: "Errors by kind; a scaler's own errors (conflict, reconcile) carry its namespace and name.",
+        labelNames: ["kind", "namespace", "scaler"],
+        registers,
+      },
+      isLeading,
+    );
+    // Zero from the start, so rate() and increase() read 0 rather than no data before the first error.
+    for (const kind of controllerErrorKinds) this.errors.inc({ kind }, 0);
+    new Gauge({
+      name: "mds_leader",
+      help: "1 while this replica holds the leader Lease and runs the control loop.",
+      registers,
+      collect() {
+        this.set(isLeading() ? 1 : 0);
+      },
+    });
+    let lastPassSeconds: number | undefined;
+    new OptionalGauge(
+      {
+        name: "mds_last_pass_timestamp_seconds",
+        help: "Unix time the leader's last pass over the due scalers ended; absent on followers and before the first pass.",
+        registers,
+      },
+      () => (isLeading() ? lastPassSeconds : undefined),
+    );
+    this.passEnded = (nowMs: number): void => {
+      lastPassSeconds = nowMs / 1000;
+    };
+    this.passForgotten = (): void => {
+      lastPassSeconds = undefined;
+    };
+    this.webhookDuration = new Histogram({
+      name: "mds_webhook_duration_seconds",
+      help: "Admission answers by webhook and verdict (code 403 and 422 are refusals, 5xx internal errors).",
+      labelNames: ["webhook", "allowed", "code"],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
     this.passDuration = new Histogram({
       name: "mds_pass_duration_seconds",
       help: "Duration of one sampling and planning pass over all due scalers.",
@@ -246,19 +359,80 @@ export class ScalerMetrics {
     });
   }
 
+  /** Records the end of a pass; exported as mds_last_pass_timestamp_seconds while leading. */
+  readonly passEnded: (nowMs: number) => void;
+  private readonly passForgotten: () => void;
+
+  /**
+   * Whether this replica leads. A replica that stops leading exports no
+   * per-scaler series from then on: it forgets every scaler's figures and its
+   * last pass (the next leader reports them afresh) and hides its counters.
+   */
+  setLeading(leading: boolean): void {
+    this.leading = leading;
+    if (!leading) {
+      this.reports.clear();
+      this.passForgotten();
+    }
+  }
+
+  /**
+   * Drops the counters of every scaler not in `keys` ("namespace/name"): a
+   * replica that leads again calls it with the scalers that exist now, so a
+   * scaler deleted while it followed does not come back with its counters.
+   */
+  retain(keys: ReadonlySet<string>): void {
+    for (const k of new Set([...this.countedTargets.keys(), ...this.scalerErrorKinds.keys()])) {
+      if (keys.has(k)) continue;
+      const [namespace = "", scaler = ""] = k.split("/");
+      this.forget(namespace, scaler);
+    }
+  }
+
+  /** Counts an error of one scaler's pass under its namespace and name. */
+  scalerError(namespace: string, scaler: string, kind: ScalerErrorKind, count = 1): void {
+    const k = key(namespace, scaler);
+    const kinds = this.scalerErrorKinds.get(k) ?? new Set<ScalerErrorKind>();
+    kinds.add(kind);
+    this.scalerErrorKinds.set(k, kinds);
+    this.errors.inc({ kind, namespace, scaler }, count);
+  }
+
   /** Replaces a scaler's figures with this pass's report. */
   report(report: ScalerReport): void {
-    this.reports.set(key(report.namespace, report.scaler), report);
+    const id = key(report.namespace, report.scaler);
+    const targets = this.countedTargets.get(id) ?? new Set<string>();
+    if (!targets.has(report.target)) {
+      // A scaler's counters exist from its first report at zero, so increase() and rate()
+      // read 0, not no data, until its first commit, rollback or error.
+      for (const c of this.scalerCounters()) c.inc(scalerKey(report), 0);
+      for (const kind of scalerErrorKinds) this.scalerError(report.namespace, report.scaler, kind, 0);
+      targets.add(report.target);
+      this.countedTargets.set(id, targets);
+    }
+    this.reports.set(id, report);
+  }
+
+  private scalerCounters(): Counter<(typeof scalerLabels)[number]>[] {
+    return [
+      this.commits,
+      this.commitFailures,
+      this.conflicts,
+      this.rollbacks,
+      this.abortedScaleDowns,
+      this.rebalanceSteps,
+    ];
   }
 
   /** Drops every series of a deleted scaler, counters included. */
   forget(namespace: string, scaler: string): void {
-    const report = this.reports.get(key(namespace, scaler));
+    for (const kind of this.scalerErrorKinds.get(key(namespace, scaler)) ?? [])
+      this.errors.remove({ kind, namespace, scaler });
+    this.scalerErrorKinds.delete(key(namespace, scaler));
     this.reports.delete(key(namespace, scaler));
-    if (report === undefined) return;
-    for (const c of [this.commits, this.conflicts, this.rollbacks, this.abortedScaleDowns, this.rebalanceSteps]) {
-      c.remove(scalerKey(report));
-    }
+    for (const target of this.countedTargets.get(key(namespace, scaler)) ?? [])
+      for (const c of this.scalerCounters()) c.remove({ namespace, scaler, target });
+    this.countedTargets.delete(key(namespace, scaler));
   }
 
   /** The scalers with a report, as "namespace/name". */
