@@ -72,9 +72,10 @@ export function substitute(expr: string, variables: readonly GrafanaVariable[], 
 
 /** Every panel with queries in every dashboard of `dir`, in dashboard order. */
 export function readPanels(dir: string, known: VariableValues): PagePanel[] {
+  // The shortest name first: the main dashboard (mds-scaler.json) before its companions.
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
-    .sort();
+    .sort((a, b) => a.length - b.length || a.localeCompare(b));
   const out: PagePanel[] = [];
   for (const file of files) {
     const path = join(dir, file);

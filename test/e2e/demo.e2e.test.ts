@@ -65,7 +65,7 @@ function runChromium(url: string, args: readonly string[]): string {
       [
         ...chromiumFlags,
         `--user-data-dir=${profile}`,
-        "--window-size=1400,2600",
+        "--window-size=1400,7000",
         "--virtual-time-budget=10000",
         ...args,
         url,
