@@ -86,17 +86,22 @@ function namespaceOf(object: Record<string, unknown>): string {
   return typeof ns === "string" && ns !== "" ? ns : "demo";
 }
 
-/** Resolves when SIGINT or SIGTERM arrives; a second one exits at once (the exit hooks kill the child groups). */
+/**
+ * Resolves when SIGINT or SIGTERM arrives. A terminal's Ctrl-C reaches every process of the group, and
+ * npm and tsx relay it as well, so copies within two seconds count as one; a later one exits at once
+ * (the exit hooks still kill the child process groups).
+ */
 function interruption(io: CliIo): { promise: Promise<void>; fired: () => boolean; dispose: () => void } {
-  let fired = false;
+  let firstMs: number | undefined;
   let resolve: () => void = () => undefined;
   const promise = new Promise<void>((r) => (resolve = r));
   const onSignal = (): void => {
-    if (fired) {
+    if (firstMs !== undefined) {
+      if (Date.now() - firstMs < 2_000) return;
       io.stderr("\nsecond interrupt: exiting now\n");
       process.exit(130);
     }
-    fired = true;
+    firstMs = Date.now();
     io.stderr("\ninterrupted: ending the replay\n");
     resolve();
   };
@@ -104,7 +109,7 @@ function interruption(io: CliIo): { promise: Promise<void>; fired: () => boolean
   process.on("SIGTERM", onSignal);
   return {
     promise,
-    fired: () => fired,
+    fired: () => firstMs !== undefined,
     dispose: () => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);

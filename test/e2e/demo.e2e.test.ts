@@ -130,7 +130,8 @@ describe("npm start (mds-scaler demo)", () => {
     child = demo;
     demo.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
     demo.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<number | null>((resolve) => demo.once("exit", (code) => resolve(code)));
+    // "close", not "exit": npm may end before the demo's own process has written its last line.
+    const exited = new Promise<number | null>((resolve) => demo.once("close", (code) => resolve(code)));
 
     // The page is worth loading once the scaler has committed a scale-up.
     const deadline = Date.now() + 180_000;
@@ -201,7 +202,7 @@ describe("npm start (mds-scaler demo)", () => {
     });
     child = demo;
     demo.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
-    const exited = new Promise<void>((resolve) => demo.once("exit", () => resolve()));
+    const exited = new Promise<void>((resolve) => demo.once("close", () => resolve()));
     const deadline = Date.now() + 180_000;
     while (!stdout.includes("replaying;") && demo.exitCode === null && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 250));
