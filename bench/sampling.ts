@@ -13,7 +13,7 @@ import { PrometheusClient, type PrometheusQueryClient } from "../src/adapters/pr
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
 import { EngineFleet, FleetServer, SyntheticWorkload, type FileSdGroup } from "../src/sim/engines/index.js";
-import { PrometheusHarness } from "../test/harness/prometheus.js";
+import { PrometheusHarness } from "../src/harness/prometheus.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { ConfigSchema, loadConfig } from "../../src/app/config.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
-import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
-import { runHelm, runKubectl } from "../support/helm.js";
+import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { runHelm, runKubectl } from "../../src/harness/helm.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const chartDir = join(repoRoot, "charts", "mds-scaler");

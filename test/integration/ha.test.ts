@@ -24,8 +24,8 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
-import { freeLoopbackPort } from "../harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
   configurationName,
@@ -34,7 +34,7 @@ import {
   releaseNamespace,
   tlsSecretName,
   waitForProductWebhooks,
-} from "../support/product-webhooks.js";
+} from "../../src/harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 

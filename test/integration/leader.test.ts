@@ -7,7 +7,7 @@ import { CoordinationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-nod
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaderElector, microTime } from "../../src/adapters/kubernetes/leader.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
-import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 
 const namespace = "mds-system";

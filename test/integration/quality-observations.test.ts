@@ -15,7 +15,7 @@ import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js"
 import { observeRole, staleAfterSeconds } from "../../src/core/signals/observe.js";
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
 import { buildObservation, ScrapeHistory, type Scrape } from "../../src/sim/quality/observations.js";
-import { PrometheusHarness } from "../harness/prometheus.js";
+import { PrometheusHarness } from "../../src/harness/prometheus.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;

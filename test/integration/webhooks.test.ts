@@ -20,8 +20,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
-import { freeLoopbackPort } from "../harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
   configurationName,
@@ -30,7 +30,7 @@ import {
   productConfig,
   releaseNamespace,
   waitForProductWebhooks,
-} from "../support/product-webhooks.js";
+} from "../../src/harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 
 const group = "worker.gpustack.ai";

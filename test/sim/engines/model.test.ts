@@ -291,7 +291,7 @@ describe("traces", () => {
   );
   // The public traces sit in shared/ beside the project, on every developer machine and in CI.
   it("replays the Azure code trace through a fleet", async () => {
-    expect(existsSync(azure), `${azure} is missing: the traces live in ../shared/traces`).toBe(true);
+    expect(existsSync(azure), `${azure} is missing: run bash tools/fetch-traces.sh`).toBe(true);
     const rows = await loadAzureTrace(azure);
     expect(rows).toHaveLength(8819);
     const f = new EngineFleet({ startSeconds: 0 });

@@ -1,7 +1,7 @@
 /**
  * Prometheus 3, its promtool, the Prometheus Operator and the operator's CRDs,
  * as tools/prom-bin/build.sh caches them. Debian's Prometheus 2.42
- * (test/harness/prometheus.ts) stays the one the other tests run.
+ * (src/harness/prometheus.ts) stays the one the other tests run.
  */
 import { accessSync, constants, readFileSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";

@@ -16,8 +16,8 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import { loadConfig, type Config } from "../../src/app/config.js";
-import type { ControlPlane } from "../harness/kube/index.js";
+import { loadConfig, type Config } from "../app/config.js";
+import type { ControlPlane } from "./kube/index.js";
 import { runHelm } from "./helm.js";
 
 const chartDir = join(import.meta.dirname, "..", "..", "charts", "mds-scaler");

@@ -1,0 +1,139 @@
+/** The demo's pure parts: the dashboards' queries as the page runs them, the settings it prints, the summary's attainment. */
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { readPanels, substitute } from "../../src/demo/dashboards.js";
+import { attainment } from "../../src/demo/observer.js";
+import { parseDemoArgs } from "../../src/demo/options.js";
+import { nonDefaultScalerSettings } from "../../src/demo/settings.js";
+
+const root = join(import.meta.dirname, "..", "..");
+const known = { values: { scaler: "code-assistant" }, rateInterval: "5s", interval: "5s" };
+
+describe("the dashboards' queries on the demo page", () => {
+  const panels = readPanels(join(root, "dashboards"), known);
+
+  it("takes every panel with a query from every dashboard, with every variable substituted", () => {
+    interface Panel {
+      type: string;
+      targets?: { expr?: string }[];
+      panels?: Panel[];
+    }
+    const count = (panels: readonly Panel[]): number =>
+      panels.reduce(
+        (n, p) => n + (p.type !== "row" && (p.targets ?? []).some((t) => t.expr) ? 1 : 0) + count(p.panels ?? []),
+        0,
+      );
+    const files = readdirSync(join(root, "dashboards")).filter((f) => f.endsWith(".json"));
+    const expected = files
+      .map((f) => JSON.parse(readFileSync(join(root, "dashboards", f), "utf8")) as { panels: Panel[] })
+      .reduce((n, d) => n + count(d.panels), 0);
+    expect(panels.length).toBe(expected);
+    for (const p of panels) for (const q of p.queries) expect(q.expr, p.title).not.toMatch(/\$|\[\[/);
+    const replicas = panels.find((p) => p.title.startsWith("Replicas:"));
+    expect(replicas?.queries[0]?.expr).toContain('scaler=~"code-assistant"');
+    expect(replicas?.queries[0]?.expr).toContain('namespace=~".*"');
+  });
+
+  it("substitutes each Grafana variable syntax and the built-in intervals", () => {
+    const variables = [{ name: "role" }, { name: "scaler" }];
+    expect(substitute('a{role=~"$role",s="${scaler}",x="[[role]]"}[$__rate_interval]', variables, known)).toBe(
+      'a{role=~".*",s="code-assistant",x=".*"}[5s]',
+    );
+    // An unknown name is left alone, so a broken query shows as an error instead of matching everything.
+    expect(substitute("rate(x[$unknown])", variables, known)).toBe("rate(x[$unknown])");
+  });
+});
+
+describe("the settings the demo prints", () => {
+  it("names each value of the demo scaler that differs from its default, with the reason", () => {
+    const scaler = parse(readFileSync(join(root, "docs", "examples", "demo", "scaler.yaml"), "utf8")) as {
+      spec: unknown;
+    };
+    const settings = nonDefaultScalerSettings(scaler.spec);
+    expect(settings.map((s) => s.path)).toEqual([
+      "spec.mode",
+      "spec.sampling.intervalSeconds",
+      "spec.algorithm.tokenThroughput.stableWindowSeconds",
+      "spec.algorithm.tokenThroughput.panicWindowSeconds",
+      "spec.behavior.scaleDown.stabilizationWindowSeconds",
+    ]);
+    expect(settings.find((s) => s.path.endsWith("stableWindowSeconds"))).toMatchObject({
+      value: "30",
+      defaultValue: "180",
+    });
+    for (const s of settings) expect(s.why).not.toBe("set in the scaler file");
+  });
+});
+
+describe("flags", () => {
+  it("names the flag and the value it refuses", () => {
+    expect(parseDemoArgs(["--duration", "-3"])).toBe('--duration: "-3" is not a positive number of seconds');
+    expect(parseDemoArgs(["--speedup=0"])).toMatch(/^--speedup: "0"/);
+    expect(parseDemoArgs(["--bogus"])).toBe('unknown argument "--bogus"');
+    expect(parseDemoArgs(["--duration=60", "--speedup", "5"])).toMatchObject({ durationSeconds: 60, speedup: 5 });
+  });
+
+  it("reads the traces from MDS_TRACES_DIR", () => {
+    const options = parseDemoArgs([], { MDS_TRACES_DIR: "/data/traces" });
+    expect(typeof options === "object" && options.tracePath).toBe(
+      "/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv",
+    );
+  });
+});
+
+describe("SLO attainment", () => {
+  const h = (pairs: [number, number][]): { upperBound: number; count: number }[] =>
+    pairs.map(([upperBound, count]) => ({ upperBound, count }));
+
+  it("counts observations at or below the largest bucket bound not above the target, over every engine", () => {
+    const a = h([
+      [0.25, 5],
+      [0.5, 8],
+      [1, 9],
+      [Infinity, 10],
+    ]);
+    const b = h([
+      [0.25, 0],
+      [0.5, 2],
+      [1, 10],
+      [Infinity, 10],
+    ]);
+    expect(attainment([a, b], 0.5)).toEqual({ fraction: 0.5, boundSeconds: 0.5 });
+    expect(attainment([a, b], 0.7)).toEqual({ fraction: 0.5, boundSeconds: 0.5 });
+  });
+
+  it("is unknown, not 100 %, when nothing was observed", () => {
+    expect(attainment([], 0.5)).toBeUndefined();
+    expect(attainment([h([[Infinity, 0]])], 0.5)).toBeUndefined();
+  });
+});
+
+describe("a missing piece", () => {
+  it("is a message naming the set-up command, before anything starts", () => {
+    const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "src", "cli", "main.ts"), "demo"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PROMETHEUS_BIN: "/nonexistent/prometheus",
+        MDS_KUBE_BIN_DIR: "/nonexistent/kube-bin",
+        MDS_TRACES_DIR: "/nonexistent/traces",
+      },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe("");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines[0]).toBe("mds-scaler demo cannot start; missing:");
+    expect(lines.filter((l) => l.includes("run `bash tools/setup.sh`"))).toHaveLength(2);
+    expect(result.stderr).toContain("Prometheus is not installed at /nonexistent/prometheus");
+    expect(result.stderr).toContain("/nonexistent/kube-bin/kube-apiserver is missing");
+    expect(result.stderr).toContain(
+      "the trace /nonexistent/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv is missing: run `bash tools/fetch-traces.sh`",
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
+});
