@@ -301,8 +301,11 @@ describe("helm template with defaults", () => {
     expect(monitor.metadata.namespace).toBe(namespace);
   });
 
-  it("pulls the controller image from the default registry by tag", () => {
-    expect(controllerContainer(objects).image).toMatch(/^ghcr\.io\/mds-scaler\/mds-scaler:\S+$/);
+  it("names the controller image mds-scaler at the chart's appVersion by default (nothing is published)", () => {
+    const chart = parse(readFileSync(join(repoRoot, "charts", "mds-scaler", "Chart.yaml"), "utf8")) as {
+      appVersion: string;
+    };
+    expect(controllerContainer(objects).image).toBe(`mds-scaler:${chart.appVersion}`);
   });
 
   it("ships the rule groups of rules/ unchanged, including MdsScalerBlocked", () => {
@@ -505,7 +508,7 @@ describe("helm template with values", () => {
 
   it("pulls the image through another registry, or by digest", () => {
     const mirrored = render({ set: { "image.registry": "mirror.example.com", "image.tag": "1.2.3" } });
-    expect(controllerContainer(mirrored).image).toBe("mirror.example.com/mds-scaler/mds-scaler:1.2.3");
+    expect(controllerContainer(mirrored).image).toBe("mirror.example.com/mds-scaler:1.2.3");
     const digest = `sha256:${"a".repeat(64)}`;
     const pinned = render({ set: { "image.registry": "", "image.repository": "me/mds", "image.digest": digest } });
     expect(controllerContainer(pinned).image).toBe(`me/mds@${digest}`);
