@@ -31,6 +31,11 @@ export function parseTimeMs(text: string | undefined): number | undefined {
 export interface ScaleDownHoldInput {
   readonly kind: RoleKind;
   readonly observation: RoleObservation | undefined;
+  /**
+   * False for a role driven only by a ratio: it follows its driver, whose own
+   * coverage holds it through the algorithm, so its own coverage holds nothing.
+   */
+  readonly needsOwnSignals: boolean;
   /** The algorithm's own hold (panic, latency guard, missing signals). */
   readonly algorithmHold: { readonly reason: string } | undefined;
   readonly retirement: Retirement | undefined;
@@ -47,10 +52,10 @@ export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
   if (obs === undefined || obs.readyReplicas === 0) {
     return { reason: "NoReadyReplicas", message: "no ready replica is observed" };
   }
-  if (obs.signalState === "Missing" || obs.signalState === "Stale") {
+  if (input.needsOwnSignals && (obs.signalState === "Missing" || obs.signalState === "Stale")) {
     return { reason: "IncompleteCoverage", message: `signals are ${obs.signalState}` };
   }
-  if (obs.sampledReplicas < obs.readyReplicas) {
+  if (input.needsOwnSignals && obs.sampledReplicas < obs.readyReplicas) {
     return {
       reason: "IncompleteCoverage",
       message: `${obs.sampledReplicas} of ${obs.readyReplicas} ready replicas sampled`,

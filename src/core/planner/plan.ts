@@ -44,6 +44,8 @@ import {
   type Hold,
 } from "./guards.js";
 import {
+  continuousHistory,
+  historyGapSeconds,
   historyHorizonSeconds,
   recordHistory,
   scaleDownStep,
@@ -123,6 +125,8 @@ interface RolePlan {
   readonly observation: RoleObservation | undefined;
   readonly recommendation: RoleRecommendation | undefined;
   readonly scaled: boolean;
+  /** Driven only by a ratio to a driven role (`RatioCoupled`): its own signals gate nothing. */
+  readonly coupled: boolean;
   /** Bounds-clamped recommendation (what history records). */
   readonly clamped: { readonly value: number; readonly reason: string };
   /** After the stabilization windows. */
@@ -176,7 +180,10 @@ function explain(
 
 /** Plans one ratio component: one direction, allowed intervals, projection. */
 function planComponent(members: readonly RolePlan[], bands: readonly RatioBand[]): ComponentOutcome {
-  const direction: "up" | "down" = members.some((m) => m.scaled && m.stabilized.value > m.current) ? "up" : "down";
+  // The spec: "an upward recommendation gives the component an upward direction". The
+  // bounds-clamped recommendation, not the paced count: a role whose growth waits for its
+  // window still keeps its partners from shrinking, and a role pinned at its maximum does not.
+  const direction: "up" | "down" = members.some((m) => m.scaled && m.clamped.value > m.current) ? "up" : "down";
   const boxes = members.map((m) => {
     if (!m.scaled) return { lo: m.current, hi: m.current };
     let hi = Math.min(m.range.max, m.current + m.upStepReplicas);
@@ -408,6 +415,8 @@ function planTarget(
     scaleUpSeconds: spec.behavior.scaleUp.stabilizationWindowSeconds,
     scaleDownSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
   };
+  const lastPassMs = parseTimeMs(base.lastPassTime);
+  const gapSeconds = historyGapSeconds(spec.sampling.intervalSeconds);
   const rolePlans = new Map<string, RolePlan>();
   for (const role of orderedRoles) {
     const range = bounds.get(role.name) as RoleBoundsRange;
@@ -418,10 +427,18 @@ function planTarget(
     const clamped = scaled
       ? clampToBounds(rec?.replicas ?? role.replicas, range)
       : { value: role.replicas, reason: "" };
-    const pastHistory = historyFromStatus(before?.stabilizationHistory);
-    const history = scaled
-      ? recordHistory(pastHistory, { timestampMs: nowMs, replicas: clamped.value }, horizonSeconds)
-      : pastHistory;
+    const pastHistory = continuousHistory(
+      historyFromStatus(before?.stabilizationHistory),
+      lastPassMs,
+      nowMs,
+      gapSeconds,
+    );
+    const coupled = rec?.reason === ratioCoupledReason;
+    const heldForSignals = scaled && holdsForSignals(rec, observation, coupled);
+    const history =
+      scaled && !heldForSignals
+        ? recordHistory(pastHistory, { timestampMs: nowMs, replicas: clamped.value }, horizonSeconds)
+        : [...pastHistory];
     const stabilized = scaled
       ? stabilize(history, nowMs, role.replicas, clamped.value, windows)
       : { value: role.replicas, reason: "" };
@@ -444,9 +461,11 @@ function planTarget(
         exhaustedUntilMs: exhaustedRole(role) ? exhaustedUntilMs : undefined,
         nowMs,
       }),
+      coupled,
       downHold: scaleDownHold({
         kind: role.kind,
-        observation,
+        observation: coupled ? (observation ?? missingObservation(roleStatuses.get(role.name))) : observation,
+        needsOwnSignals: !coupled,
         algorithmHold: rec?.scaleDownHold,
         retirement,
         abortCooldownUntilMs: cooldownUntilMs,
@@ -474,6 +493,14 @@ function planTarget(
     Object.assign(plannedVector, outcome.vector);
     for (const [role, reason] of outcome.reasons) reasons.set(role, reason);
     for (const [reason, message] of outcome.blocked) if (!blocked.has(reason)) blocked.set(reason, message);
+  }
+
+  const undriven = orderedRoles.filter((r) => recommendations.get(r.name)?.reason === noTargetReason);
+  if (undriven.length > 0) {
+    blocked.set(
+      "BoundsConflict",
+      `bounds are missing: ${undriven.map((r) => `${r.name} needs ${missingDriverField(spec, r.kind, r.name)}`).join("; ")}`,
+    );
   }
 
   // 5. Recoveries: at most one write per pass, and they come first.
@@ -694,6 +721,7 @@ function planTarget(
     ...(rebalance === undefined ? {} : { rebalance }),
     ...(lastScaleDown === undefined ? {} : { lastScaleDown }),
     ...(result.predictors.length === 0 ? {} : { predictors: [...result.predictors] }),
+    lastPassTime: nowIso,
     conditions: setConditions(
       base.conditions,
       [...bindingUpdates, metrics, blockedCondition(blocked)],
@@ -736,7 +764,8 @@ function metricsReady(
   plans: ReadonlyMap<string, RolePlan>,
   exhausted: boolean,
 ): ConditionUpdate {
-  const driven = roles.filter((r) => plans.get(r.name)?.scaled === true);
+  // A ratio-coupled role follows its driver; its own coverage does not keep signals unready.
+  const driven = roles.filter((r) => plans.get(r.name)?.scaled === true && plans.get(r.name)?.coupled !== true);
   const required = driven.length > 0 ? driven : roles;
   const waiting: string[] = [];
   for (const role of required) {
@@ -767,4 +796,35 @@ function metricsReady(
     reason: "WaitingForMetrics",
     message: `waiting for ${waiting.join(", ")}`,
   };
+}
+
+const ratioCoupledReason = "RatioCoupled";
+const noTargetReason = "NoTarget";
+const waitingForMetricsReason = "WaitingForMetrics";
+
+/**
+ * Whether this pass holds the role for want of signals: its recommendation is
+ * not one. The algorithm said so (`WaitingForMetrics`, also a coupled role
+ * whose driver waits), or the role reads its own signals and they are
+ * `Missing` or `Stale` (or it is unobserved).
+ */
+function holdsForSignals(
+  rec: RoleRecommendation | undefined,
+  observation: RoleObservation | undefined,
+  coupled: boolean,
+): boolean {
+  if (rec?.scaleDownHold?.reason === waitingForMetricsReason) return true;
+  if (coupled) return false;
+  return observation === undefined || observation.signalState === "Missing" || observation.signalState === "Stale";
+}
+
+/** The spec field that would drive a role the algorithm leaves alone (`NoTarget`). */
+function missingDriverField(spec: PlanInput["scaler"]["spec"], kind: TargetRole["kind"], role: string): string {
+  const ratio = "a spec.ratios entry tying it to a driven role";
+  const type = spec.algorithm.type;
+  if (type === "Proportional")
+    return `a spec.algorithm.proportional.roleTargets entry named ${JSON.stringify(role)} or ${ratio}`;
+  if (kind === "Encode") return ratio;
+  const block = type === "Predictive" ? "spec.algorithm.predictive.tokenThroughput" : "spec.algorithm.tokenThroughput";
+  return `${block}.${kind.toLowerCase()}TargetTokensPerSecond or ${ratio}`;
 }

@@ -14,6 +14,7 @@ import { t0, targetOf, want } from "./fixtures.js";
 const free: ScaleDownHoldInput = {
   kind: "Server",
   observation: want(1),
+  needsOwnSignals: true,
   algorithmHold: undefined,
   retirement: undefined,
   abortCooldownUntilMs: undefined,
