@@ -6,11 +6,12 @@
 import type { ModelDeployment, Retirement, RoleKind, TargetRoleStatus } from "../api/model-deployment.js";
 import type { LastScaleDown, PendingCohort, ReplicaVector } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
-import { parseTimestampMs } from "./time.js";
+import { parseOptionalTimestampMs } from "../time/timestamp.js";
+import type { AlgorithmHoldReason, GrowthHoldReason, HoldReason, ScaleDownHoldReason } from "./reasons.js";
 
 /** A hold on one direction of one role. */
-export interface Hold {
-  readonly reason: string;
+export interface Hold<R extends HoldReason = HoldReason> {
+  readonly reason: R;
   readonly message: string;
 }
 
@@ -22,10 +23,6 @@ export function activeRetirement(target: ModelDeployment): Retirement | undefine
   const retirement = target.status?.retirement ?? undefined;
   if (retirement === undefined || retirement === null) return undefined;
   return finishedRetirementStates.has(retirement.state) ? undefined : retirement;
-}
-
-export function parseTimeMs(text: string | undefined): number | undefined {
-  return text === undefined ? undefined : parseTimestampMs(text);
 }
 
 export interface ScaleDownHoldInput {
@@ -47,7 +44,7 @@ export interface ScaleDownHoldInput {
 }
 
 /** Why a role may not shrink this pass, in the specification's order; undefined when it may. */
-export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
+export function scaleDownHold(input: ScaleDownHoldInput): Hold<ScaleDownHoldReason | AlgorithmHoldReason> | undefined {
   const obs = input.observation;
   if (obs === undefined || obs.readyReplicas === 0) {
     return { reason: "NoReadyReplicas", message: "no ready replica is observed" };
@@ -62,8 +59,10 @@ export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
     };
   }
   if (input.algorithmHold !== undefined) {
+    // Algorithms hold with the reasons of `algorithmHoldReasons` (src/core/algorithms/reasons.ts).
+    const reason = input.algorithmHold.reason as AlgorithmHoldReason;
     return {
-      reason: input.algorithmHold.reason,
+      reason,
       message: `the algorithm holds scale-down (${input.algorithmHold.reason})`,
     };
   }
@@ -104,7 +103,7 @@ export interface GrowthHoldInput {
 }
 
 /** Why a role may not grow this pass; undefined when it may. */
-export function growthHold(input: GrowthHoldInput): Hold | undefined {
+export function growthHold(input: GrowthHoldInput): Hold<GrowthHoldReason> | undefined {
   if (input.cohortPending)
     return { reason: "PendingAdmission", message: "a committed scale-up is waiting for admission" };
   const reserved = input.roleStatus?.quotaReserved;
@@ -148,7 +147,7 @@ export function cohortState(
     if (reserved !== undefined && reserved < needed) unadmitted.push(role);
   }
   if (unadmitted.length === 0) return { kind: "Admitted" };
-  const startedMs = parseTimeMs(cohort.startedAt) ?? nowMs;
+  const startedMs = parseOptionalTimestampMs(cohort.startedAt) ?? nowMs;
   if (nowMs - startedMs >= pendingTimeoutSeconds * 1000) return { kind: "TimedOut", unadmittedRoles: unadmitted };
   return { kind: "Pending", unadmittedRoles: unadmitted };
 }

@@ -6,7 +6,7 @@ import {
   historyToStatus,
   observedRoleStatus,
 } from "../../../src/core/planner/status.js";
-import { parseTimestampMs } from "../../../src/core/planner/time.js";
+import { parseTimestampMs } from "../../../src/core/time/timestamp.js";
 import type { ScalerStatus } from "../../../src/core/api/scaler.js";
 import { specOf, targetOf, want } from "./fixtures.js";
 
