@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  activeRetirement,
   cohortState,
   growthHold,
   restoreVector,
@@ -38,6 +39,34 @@ describe("scaleDownHold", () => {
       input: { observation: { ...want(1), signalState: "Stale" as const } },
       want: "IncompleteCoverage",
     },
+    {
+      why: "missing signals",
+      input: { observation: { ...want(1), signalState: "Missing" as const } },
+      want: "IncompleteCoverage",
+    },
+    {
+      why: "idle signals are known",
+      input: { observation: { ...want(1), signalState: "Idle" as const } },
+      want: undefined,
+    },
+    {
+      why: "a ratio-coupled role's missing signals hold nothing",
+      input: {
+        needsOwnSignals: false,
+        observation: { ...want(1), signalState: "Missing" as const, sampledReplicas: 0 },
+      },
+      want: undefined,
+    },
+    {
+      why: "a ratio-coupled role still needs a ready replica",
+      input: { needsOwnSignals: false, observation: { ...want(1, 0), signalState: "Missing" as const } },
+      want: "NoReadyReplicas",
+    },
+    {
+      why: "a ratio-coupled role's algorithm hold still holds",
+      input: { needsOwnSignals: false, algorithmHold: { reason: "WaitingForMetrics" } },
+      want: "WaitingForMetrics",
+    },
     { why: "the algorithm holds (panic)", input: { algorithmHold: { reason: "Panic" } }, want: "Panic" },
     {
       why: "a retirement anywhere",
@@ -72,6 +101,13 @@ describe("growthHold", () => {
       want: "PendingAdmission",
     },
     { why: "exhaustion backoff", input: { exhaustedUntilMs: t0 + 1 }, want: "ResourceExhausted" },
+    { why: "exhaustion backoff over", input: { exhaustedUntilMs: t0 }, want: undefined },
+    {
+      why: "reservations covering the count",
+      input: { roleStatus: { name: "s", quotaReserved: 3 } },
+      want: undefined,
+    },
+    { why: "no admission step (no quotaReserved)", input: { roleStatus: { name: "s" } }, want: undefined },
   ])("$why", ({ input, want: reason }) => {
     expect(
       growthHold({
@@ -146,5 +182,51 @@ describe("aborted scale-down", () => {
 
   it("restores the reduced roles and keeps growth made since", () => {
     expect(restoreVector(last, { p: 3, d: 2 })).toEqual({ p: 3, d: 3 });
+  });
+});
+
+describe("activeRetirement", () => {
+  it.each([
+    { state: "Draining", active: true },
+    { state: "Completed", active: false },
+    { state: "Aborted", active: false },
+  ])("a $state retirement is active: $active", ({ state, active }) => {
+    const target = targetOf([{ name: "d", replicas: 2 }], { retirement: { roleName: "d", replicaOrdinal: 2, state } });
+    expect(activeRetirement(target) !== undefined).toBe(active);
+  });
+
+  it("no retirement is none", () => {
+    expect(activeRetirement(targetOf([{ name: "d", replicas: 2 }]))).toBeUndefined();
+  });
+});
+
+describe("cohortState edges", () => {
+  const cohort: PendingCohort = {
+    decisionID: "d",
+    term: 1,
+    baselineVector: { p: 2, d: 2 },
+    targetVector: { p: 4, d: 1 },
+    startedAt: new Date(t0).toISOString(),
+  };
+  it("a role without quotaReserved has no admission step", () => {
+    expect(cohortState(cohort, { p: 4, d: 1 }, new Map([["p", { name: "p" }]]), t0 + 400_000, 300).kind).toBe(
+      "Admitted",
+    );
+  });
+  it("a grown role shrunk back to its baseline since needs nothing", () => {
+    const statuses = new Map([["p", { name: "p", quotaReserved: 2 }]]);
+    expect(cohortState(cohort, { p: 2, d: 1 }, statuses, t0 + 400_000, 300).kind).toBe("Admitted");
+  });
+  it("a grown role now below the committed count needs only its current count", () => {
+    const statuses = new Map([["p", { name: "p", quotaReserved: 3 }]]);
+    expect(cohortState(cohort, { p: 3, d: 1 }, statuses, t0 + 10_000, 300).kind).toBe("Admitted");
+    expect(cohortState(cohort, { p: 4, d: 1 }, statuses, t0 + 10_000, 300)).toEqual({
+      kind: "Pending",
+      unadmittedRoles: ["p"],
+    });
+  });
+  it("restores only roles the scale-down reduced; roles grown since keep their counts", () => {
+    const last: LastScaleDown = { role: "d", ordinal: 1, preScaleDownVector: { p: 2, d: 2 }, outcome: "Committed" };
+    expect(restoreVector(last, { p: 3, d: 1 })).toEqual({ p: 3, d: 2 });
   });
 });
