@@ -73,20 +73,19 @@ export function scaleDownHold(input: ScaleDownHoldInput): Hold<ScaleDownHoldReas
       message: `retirement of ${r.roleName} ordinal ${r.replicaOrdinal} is ${r.state}`,
     };
   }
-  if (input.abortCooldownUntilMs !== undefined && input.nowMs < input.abortCooldownUntilMs) {
+  // An absent time is one long past: no cooldown, no grace.
+  const cooldownUntilMs = input.abortCooldownUntilMs ?? Number.NEGATIVE_INFINITY;
+  if (input.nowMs < cooldownUntilMs) {
     return {
       reason: "AbortCooldown",
-      message: `scale-down cooldown after an aborted retirement until ${new Date(input.abortCooldownUntilMs).toISOString()}`,
+      message: `scale-down cooldown after an aborted retirement until ${new Date(cooldownUntilMs).toISOString()}`,
     };
   }
-  if (
-    input.kind === "Decode" &&
-    input.lastScaleUpMs !== undefined &&
-    input.nowMs < input.lastScaleUpMs + input.decodeGraceSeconds * 1000
-  ) {
+  const lastScaleUpMs = input.lastScaleUpMs ?? Number.NEGATIVE_INFINITY;
+  if (input.kind === "Decode" && input.nowMs < lastScaleUpMs + input.decodeGraceSeconds * 1000) {
     return {
       reason: "DecodePostScaleUpGrace",
-      message: `decode replicas added at ${new Date(input.lastScaleUpMs).toISOString()} are settling`,
+      message: `decode replicas added at ${new Date(lastScaleUpMs).toISOString()} are settling`,
     };
   }
   return undefined;
@@ -106,14 +105,16 @@ export interface GrowthHoldInput {
 export function growthHold(input: GrowthHoldInput): Hold<GrowthHoldReason> | undefined {
   if (input.cohortPending)
     return { reason: "PendingAdmission", message: "a committed scale-up is waiting for admission" };
-  const reserved = input.roleStatus?.quotaReserved;
-  if (reserved !== undefined && reserved < input.currentReplicas) {
+  // A role whose status reports no reservation has no admission step.
+  const reserved = input.roleStatus?.quotaReserved ?? input.currentReplicas;
+  if (reserved < input.currentReplicas) {
     return { reason: "PendingAdmission", message: `${input.currentReplicas - reserved} replicas wait for admission` };
   }
-  if (input.exhaustedUntilMs !== undefined && input.nowMs < input.exhaustedUntilMs) {
+  const exhaustedUntilMs = input.exhaustedUntilMs ?? Number.NEGATIVE_INFINITY;
+  if (input.nowMs < exhaustedUntilMs) {
     return {
       reason: "ResourceExhausted",
-      message: `growth was rolled back; retrying after ${new Date(input.exhaustedUntilMs).toISOString()}`,
+      message: `growth was rolled back; retrying after ${new Date(exhaustedUntilMs).toISOString()}`,
     };
   }
   return undefined;
@@ -140,11 +141,13 @@ export function cohortState(
   const unadmitted: string[] = [];
   for (const [role, wanted] of Object.entries(cohort.targetVector)) {
     const baseline = cohort.baselineVector[role] ?? 0;
+    // Stryker disable next-line EqualityOperator: at equality the next check skips the role too (needed <= wanted)
     if (wanted <= baseline) continue;
     const needed = Math.min(wanted, current[role] ?? 0);
     if (needed <= baseline) continue;
-    const reserved = roleStatuses.get(role)?.quotaReserved;
-    if (reserved !== undefined && reserved < needed) unadmitted.push(role);
+    // No reservation reported: no admission step.
+    const reserved = roleStatuses.get(role)?.quotaReserved ?? needed;
+    if (reserved < needed) unadmitted.push(role);
   }
   if (unadmitted.length === 0) return { kind: "Admitted" };
   const startedMs = parseOptionalTimestampMs(cohort.startedAt) ?? nowMs;
@@ -157,6 +160,7 @@ export function rollbackVector(cohort: PendingCohort, current: ReplicaVector): R
   const out: ReplicaVector = { ...current };
   for (const [role, baseline] of Object.entries(cohort.baselineVector)) {
     const now = out[role];
+    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
     if (now !== undefined && now > baseline) out[role] = baseline;
   }
   return out;
@@ -186,6 +190,7 @@ export function restoreVector(lastScaleDown: LastScaleDown, current: ReplicaVect
   const out: ReplicaVector = { ...current };
   for (const [role, before] of Object.entries(lastScaleDown.preScaleDownVector)) {
     const now = out[role];
+    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
     if (now !== undefined && before > now) out[role] = before;
   }
   return out;

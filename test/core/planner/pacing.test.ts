@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   compactHistory,
+  continuousHistory,
+  historyGapSeconds,
   historySpans,
   maxHistorySamples,
   recordHistory,
@@ -188,5 +190,30 @@ describe("compaction backstop", () => {
     expect(out[0]).toEqual(history[0]);
     expect(Math.max(...out.map((s) => s.replicas))).toBe(4);
     expect(Math.min(...out.map((s) => s.replicas))).toBe(0);
+  });
+});
+
+describe("the gap rule", () => {
+  const samples: HistorySample[] = [
+    { timestampMs: t0 - 300_000, replicas: 4 },
+    { timestampMs: t0 - 15_000, replicas: 3 },
+  ];
+  it.each([
+    { interval: 5, want: 60 },
+    { interval: 15, want: 60 },
+    { interval: 20, want: 60 },
+    { interval: 21, want: 63 },
+    { interval: 60, want: 180 },
+  ])("a gap is longer than max(3 x $interval s, 60 s) = $want s", ({ interval, want }) => {
+    expect(historyGapSeconds(interval)).toBe(want);
+  });
+
+  it.each([
+    { why: "a pause of exactly the gap keeps the history", lastPassMs: t0 - 60_000, kept: 2 },
+    { why: "a longer pause drops it", lastPassMs: t0 - 60_001, kept: 0 },
+    { why: "a status that never recorded a pass drops it", lastPassMs: undefined, kept: 0 },
+    { why: "a pass stamped after now (clock skew) is no gap", lastPassMs: t0 + 5_000, kept: 2 },
+  ])("$why", ({ lastPassMs, kept }) => {
+    expect(continuousHistory(samples, lastPassMs, t0, 60)).toHaveLength(kept);
   });
 });
