@@ -3,6 +3,7 @@ import {
   compactHistory,
   continuousHistory,
   historyGapSeconds,
+  historyHorizonSeconds,
   historySpans,
   maxHistorySamples,
   recordHistory,
@@ -215,5 +216,41 @@ describe("the gap rule", () => {
     { why: "a pass stamped after now (clock skew) is no gap", lastPassMs: t0 + 5_000, kept: 2 },
   ])("$why", ({ lastPassMs, kept }) => {
     expect(continuousHistory(samples, lastPassMs, t0, 60)).toHaveLength(kept);
+  });
+});
+
+describe("windows: edges the stabilization relies on", () => {
+  const windows = { scaleUpSeconds: 0, scaleDownSeconds: 300 };
+  it("the horizon is the longer window", () => {
+    const spec = specOf({
+      roles: [{ name: "s", maxReplicas: 10 }],
+      behavior: { scaleUp: { stabilizationWindowSeconds: 600 }, scaleDown: { stabilizationWindowSeconds: 300 } },
+    });
+    expect(historyHorizonSeconds(spec)).toBe(600);
+  });
+
+  it("a zero scale-up window grows at once, without history", () => {
+    expect(stabilize([{ timestampMs: t0, replicas: 6 }], t0, 2, 6, windows)).toEqual({ value: 6, reason: "" });
+  });
+
+  it("an unchanged recommendation is no move and names no window", () => {
+    expect(stabilize([], t0, 4, 4, windows)).toEqual({ value: 4, reason: "" });
+  });
+
+  it("a sample stamped after now does not raise the scale-down floor", () => {
+    const history: HistorySample[] = [
+      { timestampMs: t0 - 400_000, replicas: 2 },
+      { timestampMs: t0, replicas: 2 },
+      { timestampMs: t0 + 60_000, replicas: 9 },
+    ];
+    expect(stabilize(history, t0, 4, 2, windows)).toEqual({ value: 2, reason: "" });
+  });
+
+  it("a sample exactly at the window's start still counts", () => {
+    const history: HistorySample[] = [
+      { timestampMs: t0 - 300_000, replicas: 3 },
+      { timestampMs: t0, replicas: 2 },
+    ];
+    expect(stabilize(history, t0, 4, 2, windows)).toEqual({ value: 3, reason: "ScaleDownStabilization" });
   });
 });
