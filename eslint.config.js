@@ -44,6 +44,9 @@ export default tseslint.config(
   {
     files: ["src/core/**/*.ts"],
     rules: {
+      // Phases stay small enough to read: a longer function is a phase that should be split.
+      "max-lines-per-function": ["error", { max: 120, skipBlankLines: true, skipComments: true }],
+      complexity: ["error", { max: 20 }],
       "no-restricted-imports": [
         "error",
         {

@@ -124,6 +124,8 @@ function historyStatus(
   rand: () => number,
 ): ScalerStatus {
   return {
+    // A pass ran 5 s ago: the history is continuous, so the pass reads all 256 samples.
+    lastPassTime: new Date(nowMs - 5000).toISOString(),
     roles: roles.map((name, i) => ({
       name,
       currentReplicas: current[i] ?? 1,

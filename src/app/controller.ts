@@ -1,8 +1,9 @@
 /**
  * The control loop. Each tick it finds the scalers whose sampling interval
  * has passed, samples all of them with one batch of PromQL, and for each one:
- * decides the binding, builds role observations, plans with the core, commits
- * the vector under the fence, writes status when it moved, and reports metrics.
+ * builds role observations, plans with the core (which decides the binding and
+ * the whole status), applies the binding write, commits the vector under the
+ * fence, writes status when it moved, and reports metrics.
  *
  * Memory per scaler is the last planned status: the windows grow on every pass
  * whether or not the status was written, and a restart reads them back from
@@ -12,12 +13,11 @@ import { ModelDeploymentSchema, type ModelDeployment } from "../core/api/model-d
 import {
   ScalerSchema,
   withInferredAlgorithm,
-  type Condition,
   type Scaler,
   type ScalerSpec,
   type ScalerStatus,
 } from "../core/api/scaler.js";
-import { decideBinding, type BindingOutcome } from "../core/binding/binding.js";
+import type { BindingWrite } from "../core/binding/binding.js";
 import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
 import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
@@ -245,34 +245,23 @@ export class Controller {
     let committing = false;
     for (;;) {
       const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
-      const outcome = decideBinding(
-        {
-          name,
-          uid,
-          generation: scaler.metadata.generation ?? 0,
-          mode: spec.mode,
-          suspend: spec.suspend,
-          deleting,
-          status: memory.status,
-        },
-        target === undefined
-          ? undefined
-          : {
-              uid: target.metadata.uid ?? "",
-              name: target.metadata.name,
-              annotations: target.metadata.annotations ?? {},
-            },
-      );
+      const observations = deleting ? {} : this.observe(spec, target, samples, nowMs);
+      // The core decides the binding, the commit and the whole status; this loop only performs the writes.
+      const result = plan({
+        scaler: { metadata: scaler.metadata, spec, status: memory.status },
+        target,
+        observations,
+        nowMs,
+      });
       try {
-        await this.applyBindingWrite(outcome, target, namespace);
+        await this.applyBindingWrite(result.bindingWrite ?? { kind: "none" }, target, namespace);
         if (deleting) {
           await this.removeFinalizer(scaler);
           this.memory.delete(key);
           metrics.forget(namespace, name);
           return;
         }
-        const { result, observations } = this.planPass(scaler, spec, outcome, target, samples, memory.status, nowMs);
-        if (result.commit !== undefined && target !== undefined && outcome.commit) {
+        if (result.commit !== undefined && target !== undefined) {
           const ops = commitPatch(patchTargetOf(target), result.commit.decision);
           committing = true;
           await store.patchTarget(namespace, spec.targetRef.name, ops);
@@ -293,7 +282,7 @@ export class Controller {
         if (result.statusChanged) {
           await store.writeScalerStatus(namespace, name, result.status);
         }
-        metrics.report(this.reportOf(scaler, spec, result, outcome, target, observations));
+        metrics.report(this.reportOf(scaler, spec, result, target, observations));
         return;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) {
@@ -322,14 +311,14 @@ export class Controller {
   }
 
   private async applyBindingWrite(
-    outcome: BindingOutcome,
+    write: BindingWrite,
     target: ModelDeployment | undefined,
     namespace: string,
   ): Promise<void> {
-    if (target === undefined || outcome.write.kind === "none") return;
+    if (target === undefined || write.kind === "none") return;
     const patch =
-      outcome.write.kind === "acquire"
-        ? acquirePatch(patchTargetOf(target), outcome.write.binding)
+      write.kind === "acquire"
+        ? acquirePatch(patchTargetOf(target), write.binding)
         : releasePatch(patchTargetOf(target));
     if (patch.length === 0) return;
     const updated = ModelDeploymentSchema.safeParse(
@@ -354,23 +343,15 @@ export class Controller {
     ]);
   }
 
-  private planPass(
-    scaler: Scaler,
+  /** Role observations from this pass's samples; a role without samples is unknown, never zero. */
+  private observe(
     spec: ScalerSpec,
-    outcome: BindingOutcome,
     target: ModelDeployment | undefined,
     samples: ReadonlyMap<string, RoleSamples> | undefined,
-    previous: ScalerStatus | undefined,
     nowMs: number,
-  ): { result: PlanResult; observations: Readonly<Record<string, RoleObservation>> } {
-    const base = outcome.clearTargetState ? clearedStatus(previous) : previous;
-    const conditionsOnly = (): { result: PlanResult; observations: Readonly<Record<string, RoleObservation>> } => {
-      const status = withBindingConditions(base ?? {}, outcome, scaler.metadata.generation ?? 0, nowMs);
-      return { result: { status, statusChanged: !sameConditions(base, status) }, observations: {} };
-    };
-    if (!outcome.plan || target === undefined) return conditionsOnly();
-
+  ): Readonly<Record<string, RoleObservation>> {
     const observations: Record<string, RoleObservation> = {};
+    if (target === undefined) return observations;
     const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);
     for (const role of target.spec.roles) {
       const ready = target.status?.roles?.find((r) => r.name === role.name)?.ready ?? 0;
@@ -384,42 +365,13 @@ export class Controller {
         reads: fieldsRead(spec, role),
       });
     }
-    const result = plan({
-      scaler: { metadata: scaler.metadata, spec: outcome.commit ? spec : { ...spec, mode: "Shadow" }, status: base },
-      target,
-      observations,
-      nowMs,
-      bindingTerm: outcome.term,
-    });
-    const status = withBindingConditions(
-      {
-        ...result.status,
-        binding: {
-          targetUID: target.metadata.uid ?? "",
-          targetName: target.metadata.name,
-          ...(outcome.term !== undefined ? { term: outcome.term } : {}),
-        },
-      },
-      outcome,
-      scaler.metadata.generation ?? 0,
-      nowMs,
-    );
-    const commit = outcome.commit ? result.commit : undefined;
-    return {
-      result: {
-        status,
-        statusChanged: result.statusChanged || !sameConditions(base, status),
-        ...(commit !== undefined ? { commit } : {}),
-      },
-      observations,
-    };
+    return observations;
   }
 
   private reportOf(
     scaler: Scaler,
     spec: ScalerSpec,
     result: PlanResult,
-    outcome: BindingOutcome,
     target: ModelDeployment | undefined,
     observations: Readonly<Record<string, RoleObservation>>,
   ): ScalerReport {
@@ -428,7 +380,7 @@ export class Controller {
       scaler: scaler.metadata.name,
       target: spec.targetRef.name,
       mode: spec.mode,
-      ...(outcome.term !== undefined ? { bindingTerm: outcome.term } : {}),
+      ...(result.bindingTerm !== undefined ? { bindingTerm: result.bindingTerm } : {}),
       conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
       roles: roleReports(
         spec,
@@ -459,54 +411,4 @@ function patchTargetOf(target: ModelDeployment): PatchTarget {
     roleNames: target.spec.roles.map((r) => r.name),
     replicas: Object.fromEntries(target.spec.roles.map((r) => [r.name, r.replicas])),
   };
-}
-
-/** A replaced target's state is someone else's history: keep only conditions. */
-function clearedStatus(status: ScalerStatus | undefined): ScalerStatus {
-  return status?.conditions === undefined ? {} : { conditions: status.conditions };
-}
-
-/** Sets `Bound` and `Active` from the binding decision; the transition time moves only with the status. */
-export function withBindingConditions(
-  status: ScalerStatus,
-  outcome: BindingOutcome,
-  generation: number,
-  nowMs: number,
-): ScalerStatus {
-  const now = new Date(nowMs).toISOString();
-  const conditions = [...(status.conditions ?? [])];
-  const set = (type: Condition["type"], c: { status: "True" | "False"; reason: string; message: string }): void => {
-    const index = conditions.findIndex((x) => x.type === type);
-    const old = index >= 0 ? conditions[index] : undefined;
-    const next: Condition = {
-      type,
-      status: c.status,
-      reason: c.reason,
-      message: c.message,
-      // A TargetReplaced condition keeps the generation it was first reported at: a later spec
-      // edit (a higher generation) is what acknowledges the replacement.
-      observedGeneration:
-        old !== undefined && old.status === c.status && old.reason === c.reason && c.reason === "TargetReplaced"
-          ? (old.observedGeneration ?? generation)
-          : generation,
-      lastTransitionTime: old !== undefined && old.status === c.status ? old.lastTransitionTime : now,
-    };
-    if (index >= 0) conditions[index] = next;
-    else conditions.push(next);
-  };
-  set("Bound", outcome.bound);
-  set("Active", outcome.active);
-  return { ...status, observedGeneration: generation, conditions: sortConditions(conditions) };
-}
-
-const conditionOrder: readonly Condition["type"][] = ["Bound", "Active", "MetricsReady", "Blocked"];
-
-function sortConditions(conditions: Condition[]): Condition[] {
-  return conditions.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
-}
-
-function sameConditions(a: ScalerStatus | undefined, b: ScalerStatus | undefined): boolean {
-  const strip = (s: ScalerStatus | undefined) =>
-    (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration]);
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }

@@ -10,14 +10,8 @@ import { forecastCapacityPerReplica, roleDemandTokensPerSecond, tokenTargetPerRe
 import { withCoupledRoles } from "./coupling.js";
 import { ceilReplicas, type Decision } from "./decision.js";
 import { forecastTrend, initialTrendState, updateTrend, type NoiseModel, type TrendFilterState } from "./kalman.js";
-import {
-  decodeNumber,
-  encodeNumber,
-  formatTimestamp,
-  nextHistory,
-  parseTimestampMs,
-  type DemandSample,
-} from "./predictor-state.js";
+import { formatTimestamp, parseTimestampMs } from "../time/timestamp.js";
+import { decodeNumber, encodeNumber, nextHistory, type DemandSample } from "./predictor-state.js";
 import { algorithmReasons } from "./reasons.js";
 import {
   demandFigures,

@@ -11,6 +11,7 @@
  * quantity, and `Number(text)` gives back the identical double.
  */
 import type { PredictorStatus } from "../api/scaler.js";
+import { formatTimestamp, parseTimestampMs } from "../time/timestamp.js";
 
 /** The most demand samples one role keeps, as the schema allows. */
 export const maxHistorySamples = 256;
@@ -33,17 +34,6 @@ export function encodeNumber(value: number): string {
 export function decodeNumber(text: string): number | undefined {
   if (text.trim() === "") return undefined;
   const value = Number(text);
-  return Number.isFinite(value) ? value : undefined;
-}
-
-/** RFC 3339 with milliseconds, in UTC. */
-export function formatTimestamp(unixMs: number): string {
-  return new Date(unixMs).toISOString();
-}
-
-/** Unix milliseconds of an RFC 3339 time, or undefined when it does not parse. */
-export function parseTimestampMs(text: string): number | undefined {
-  const value = Date.parse(text);
   return Number.isFinite(value) ? value : undefined;
 }
 

@@ -190,11 +190,8 @@ export function satisfiesBands(vector: Readonly<Record<string, number>>, bands: 
   });
 }
 
-/** The feasibility findings for a spec: errors for proven conflicts, warnings for undecided groups. */
-export function ratioFeasibilityFindings(
-  spec: SpecView,
-  workLimit = feasibilityWorkLimit,
-): { problems: Problem[]; warnings: Problem[] } {
+/** Roles with consistent bounds, first entry per name. */
+function boundedRoles(spec: SpecView): BoundedRole[] {
   const roles: BoundedRole[] = [];
   const seen = new Set<string>();
   for (const r of spec.roles) {
@@ -204,6 +201,11 @@ export function ratioFeasibilityFindings(
       roles.push({ name: r.name, minReplicas: r.minReplicas, maxReplicas: r.maxReplicas });
     }
   }
+  return roles;
+}
+
+/** Ratios between two different named roles whose band is not inverted. */
+function searchableBands(spec: SpecView): RatioBand[] {
   const bands: RatioBand[] = [];
   for (const r of spec.ratios) {
     if (r.numeratorRole === undefined || r.denominatorRole === undefined || r.numeratorRole === r.denominatorRole)
@@ -218,6 +220,16 @@ export function ratioFeasibilityFindings(
       ...(r.max === undefined ? {} : { max: r.max.value }),
     });
   }
+  return bands;
+}
+
+/** The feasibility findings for a spec: errors for proven conflicts, warnings for undecided groups. */
+export function ratioFeasibilityFindings(
+  spec: SpecView,
+  workLimit = feasibilityWorkLimit,
+): { problems: Problem[]; warnings: Problem[] } {
+  const roles = boundedRoles(spec);
+  const bands = searchableBands(spec);
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
   for (const g of checkRatioFeasibility(roles, bands, workLimit)) {

@@ -473,6 +473,9 @@ export const ScalerStatusSchema = z.object({
   lastScaleDown: LastScaleDownSchema.optional().describe("The latest removal and its outcome."),
   predictors: z.array(PredictorStatusSchema).optional().describe("Demand history and filter state per role."),
   conditions: z.array(ConditionSchema).optional().describe("Bound, Active, MetricsReady and Blocked."),
+  lastPassTime: timestamp
+    .optional()
+    .describe("Time of the latest planning pass; a longer pause is a gap that restarts the recommendation history."),
 });
 
 export type ScalerStatus = z.output<typeof ScalerStatusSchema>;

@@ -107,38 +107,29 @@ function blocked(
   };
 }
 
-/** Decides the binding for one pass. `target` is undefined while it does not exist. */
-export function decideBinding(scaler: BindingScaler, target: BindingTarget | undefined): BindingOutcome {
-  const binding = target === undefined ? { state: "absent" as const } : parseBindingAnnotation(target.annotations);
-  const ownsBinding =
-    binding.state === "valid" && binding.value.scalerUID === scaler.uid && binding.value.scalerName === scaler.name;
-
-  if (scaler.deleting) {
-    return blocked(
-      "Suspended",
-      "the scaler is being deleted; its binding is released",
-      ownsBinding ? { kind: "release" } : { kind: "none" },
-    );
-  }
-  if (target === undefined) {
-    return blocked("TargetNotFound", "the target ModelDeployment does not exist in this namespace");
-  }
-
-  let clearTargetState = false;
+/**
+ * Whether the target was replaced: an outcome that stops the pass until a
+ * spec edit acknowledges it, or whether to clear the old target's state.
+ */
+function replacement(scaler: BindingScaler, target: BindingTarget): BindingOutcome | { readonly clear: boolean } {
   const knownUID = scaler.status?.binding?.targetUID;
-  if (knownUID !== undefined && knownUID !== target.uid) {
-    const previous = condition(scaler.status, "Bound");
-    const acknowledged =
-      previous?.reason === "TargetReplaced" && (previous.observedGeneration ?? 0) < scaler.generation;
-    if (!acknowledged) {
-      return blocked(
-        "TargetReplaced",
-        `the target was recreated (uid ${knownUID} is now ${target.uid}); edit the scaler's spec to acknowledge the replacement`,
-      );
-    }
-    clearTargetState = true;
-  }
+  if (knownUID === undefined || knownUID === target.uid) return { clear: false };
+  const previous = condition(scaler.status, "Bound");
+  const acknowledged = previous?.reason === "TargetReplaced" && (previous.observedGeneration ?? 0) < scaler.generation;
+  if (acknowledged) return { clear: true };
+  return blocked(
+    "TargetReplaced",
+    `the target was recreated (uid ${knownUID} is now ${target.uid}); edit the scaler's spec to acknowledge the replacement`,
+  );
+}
 
+/** An unparseable annotation, another owner, or a suspension: no binding for us this pass. */
+function refusal(
+  scaler: BindingScaler,
+  binding: ParsedAnnotation<BindingPayload>,
+  ownsBinding: boolean,
+  clearTargetState: boolean,
+): BindingOutcome | undefined {
   if (binding.state === "invalid") {
     return blocked(
       "InvalidBinding",
@@ -155,18 +146,49 @@ export function decideBinding(scaler: BindingScaler, target: BindingTarget | und
       scaler.mode === "Shadow" && !scaler.suspend,
     );
   }
+  if (!scaler.suspend) return undefined;
+  return {
+    ...blocked(
+      "Suspended",
+      "spec.suspend is true: planning stopped and the binding released",
+      ownsBinding ? { kind: "release" } : { kind: "none" },
+    ),
+    clearTargetState,
+  };
+}
 
-  if (scaler.suspend) {
-    return {
-      ...blocked(
-        "Suspended",
-        "spec.suspend is true: planning stopped and the binding released",
-        ownsBinding ? { kind: "release" } : { kind: "none" },
-      ),
-      clearTargetState,
-    };
+/** Decides the binding for one pass. `target` is undefined while it does not exist. */
+export function decideBinding(scaler: BindingScaler, target: BindingTarget | undefined): BindingOutcome {
+  const binding = target === undefined ? { state: "absent" as const } : parseBindingAnnotation(target.annotations);
+  const ownsBinding =
+    binding.state === "valid" && binding.value.scalerUID === scaler.uid && binding.value.scalerName === scaler.name;
+
+  if (scaler.deleting) {
+    return blocked(
+      "Suspended",
+      "the scaler is being deleted; its binding is released",
+      ownsBinding ? { kind: "release" } : { kind: "none" },
+    );
   }
+  if (target === undefined) {
+    return blocked("TargetNotFound", "the target ModelDeployment does not exist in this namespace");
+  }
+  const replaced = replacement(scaler, target);
+  if (!("clear" in replaced)) return replaced;
+  const clearTargetState = replaced.clear;
+  const refused = refusal(scaler, binding, ownsBinding, clearTargetState);
+  if (refused !== undefined) return refused;
+  return granted(scaler, target, binding, ownsBinding, clearTargetState);
+}
 
+/** The binding this scaler holds or acquires: Shadow plans without it, Active commits under its term. */
+function granted(
+  scaler: BindingScaler,
+  target: BindingTarget,
+  binding: ParsedAnnotation<BindingPayload>,
+  ownsBinding: boolean,
+  clearTargetState: boolean,
+): BindingOutcome {
   if (scaler.mode === "Shadow") {
     return {
       bound: { status: "True", reason: "Bound", message: "the target is available; Shadow mode does not own it" },

@@ -6,11 +6,12 @@
 import type { ModelDeployment, Retirement, RoleKind, TargetRoleStatus } from "../api/model-deployment.js";
 import type { LastScaleDown, PendingCohort, ReplicaVector } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
-import { parseTimestampMs } from "./time.js";
+import { parseOptionalTimestampMs } from "../time/timestamp.js";
+import type { AlgorithmHoldReason, GrowthHoldReason, HoldReason, ScaleDownHoldReason } from "./reasons.js";
 
 /** A hold on one direction of one role. */
-export interface Hold {
-  readonly reason: string;
+export interface Hold<R extends HoldReason = HoldReason> {
+  readonly reason: R;
   readonly message: string;
 }
 
@@ -24,13 +25,14 @@ export function activeRetirement(target: ModelDeployment): Retirement | undefine
   return finishedRetirementStates.has(retirement.state) ? undefined : retirement;
 }
 
-export function parseTimeMs(text: string | undefined): number | undefined {
-  return text === undefined ? undefined : parseTimestampMs(text);
-}
-
 export interface ScaleDownHoldInput {
   readonly kind: RoleKind;
   readonly observation: RoleObservation | undefined;
+  /**
+   * False for a role driven only by a ratio: it follows its driver, whose own
+   * coverage holds it through the algorithm, so its own coverage holds nothing.
+   */
+  readonly needsOwnSignals: boolean;
   /** The algorithm's own hold (panic, latency guard, missing signals). */
   readonly algorithmHold: { readonly reason: string } | undefined;
   readonly retirement: Retirement | undefined;
@@ -42,23 +44,25 @@ export interface ScaleDownHoldInput {
 }
 
 /** Why a role may not shrink this pass, in the specification's order; undefined when it may. */
-export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
+export function scaleDownHold(input: ScaleDownHoldInput): Hold<ScaleDownHoldReason | AlgorithmHoldReason> | undefined {
   const obs = input.observation;
   if (obs === undefined || obs.readyReplicas === 0) {
     return { reason: "NoReadyReplicas", message: "no ready replica is observed" };
   }
-  if (obs.signalState === "Missing" || obs.signalState === "Stale") {
+  if (input.needsOwnSignals && (obs.signalState === "Missing" || obs.signalState === "Stale")) {
     return { reason: "IncompleteCoverage", message: `signals are ${obs.signalState}` };
   }
-  if (obs.sampledReplicas < obs.readyReplicas) {
+  if (input.needsOwnSignals && obs.sampledReplicas < obs.readyReplicas) {
     return {
       reason: "IncompleteCoverage",
       message: `${obs.sampledReplicas} of ${obs.readyReplicas} ready replicas sampled`,
     };
   }
   if (input.algorithmHold !== undefined) {
+    // Algorithms hold with the reasons of `algorithmHoldReasons` (src/core/algorithms/reasons.ts).
+    const reason = input.algorithmHold.reason as AlgorithmHoldReason;
     return {
-      reason: input.algorithmHold.reason,
+      reason,
       message: `the algorithm holds scale-down (${input.algorithmHold.reason})`,
     };
   }
@@ -69,20 +73,19 @@ export function scaleDownHold(input: ScaleDownHoldInput): Hold | undefined {
       message: `retirement of ${r.roleName} ordinal ${r.replicaOrdinal} is ${r.state}`,
     };
   }
-  if (input.abortCooldownUntilMs !== undefined && input.nowMs < input.abortCooldownUntilMs) {
+  // An absent time is one long past: no cooldown, no grace.
+  const cooldownUntilMs = input.abortCooldownUntilMs ?? Number.NEGATIVE_INFINITY;
+  if (input.nowMs < cooldownUntilMs) {
     return {
       reason: "AbortCooldown",
-      message: `scale-down cooldown after an aborted retirement until ${new Date(input.abortCooldownUntilMs).toISOString()}`,
+      message: `scale-down cooldown after an aborted retirement until ${new Date(cooldownUntilMs).toISOString()}`,
     };
   }
-  if (
-    input.kind === "Decode" &&
-    input.lastScaleUpMs !== undefined &&
-    input.nowMs < input.lastScaleUpMs + input.decodeGraceSeconds * 1000
-  ) {
+  const lastScaleUpMs = input.lastScaleUpMs ?? Number.NEGATIVE_INFINITY;
+  if (input.kind === "Decode" && input.nowMs < lastScaleUpMs + input.decodeGraceSeconds * 1000) {
     return {
       reason: "DecodePostScaleUpGrace",
-      message: `decode replicas added at ${new Date(input.lastScaleUpMs).toISOString()} are settling`,
+      message: `decode replicas added at ${new Date(lastScaleUpMs).toISOString()} are settling`,
     };
   }
   return undefined;
@@ -99,17 +102,19 @@ export interface GrowthHoldInput {
 }
 
 /** Why a role may not grow this pass; undefined when it may. */
-export function growthHold(input: GrowthHoldInput): Hold | undefined {
+export function growthHold(input: GrowthHoldInput): Hold<GrowthHoldReason> | undefined {
   if (input.cohortPending)
     return { reason: "PendingAdmission", message: "a committed scale-up is waiting for admission" };
-  const reserved = input.roleStatus?.quotaReserved;
-  if (reserved !== undefined && reserved < input.currentReplicas) {
+  // A role whose status reports no reservation has no admission step.
+  const reserved = input.roleStatus?.quotaReserved ?? input.currentReplicas;
+  if (reserved < input.currentReplicas) {
     return { reason: "PendingAdmission", message: `${input.currentReplicas - reserved} replicas wait for admission` };
   }
-  if (input.exhaustedUntilMs !== undefined && input.nowMs < input.exhaustedUntilMs) {
+  const exhaustedUntilMs = input.exhaustedUntilMs ?? Number.NEGATIVE_INFINITY;
+  if (input.nowMs < exhaustedUntilMs) {
     return {
       reason: "ResourceExhausted",
-      message: `growth was rolled back; retrying after ${new Date(input.exhaustedUntilMs).toISOString()}`,
+      message: `growth was rolled back; retrying after ${new Date(exhaustedUntilMs).toISOString()}`,
     };
   }
   return undefined;
@@ -136,14 +141,16 @@ export function cohortState(
   const unadmitted: string[] = [];
   for (const [role, wanted] of Object.entries(cohort.targetVector)) {
     const baseline = cohort.baselineVector[role] ?? 0;
+    // Stryker disable next-line EqualityOperator: at equality the next check skips the role too (needed <= wanted)
     if (wanted <= baseline) continue;
     const needed = Math.min(wanted, current[role] ?? 0);
     if (needed <= baseline) continue;
-    const reserved = roleStatuses.get(role)?.quotaReserved;
-    if (reserved !== undefined && reserved < needed) unadmitted.push(role);
+    // No reservation reported: no admission step.
+    const reserved = roleStatuses.get(role)?.quotaReserved ?? needed;
+    if (reserved < needed) unadmitted.push(role);
   }
   if (unadmitted.length === 0) return { kind: "Admitted" };
-  const startedMs = parseTimeMs(cohort.startedAt) ?? nowMs;
+  const startedMs = parseOptionalTimestampMs(cohort.startedAt) ?? nowMs;
   if (nowMs - startedMs >= pendingTimeoutSeconds * 1000) return { kind: "TimedOut", unadmittedRoles: unadmitted };
   return { kind: "Pending", unadmittedRoles: unadmitted };
 }
@@ -153,6 +160,7 @@ export function rollbackVector(cohort: PendingCohort, current: ReplicaVector): R
   const out: ReplicaVector = { ...current };
   for (const [role, baseline] of Object.entries(cohort.baselineVector)) {
     const now = out[role];
+    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
     if (now !== undefined && now > baseline) out[role] = baseline;
   }
   return out;
@@ -182,6 +190,7 @@ export function restoreVector(lastScaleDown: LastScaleDown, current: ReplicaVect
   const out: ReplicaVector = { ...current };
   for (const [role, before] of Object.entries(lastScaleDown.preScaleDownVector)) {
     const now = out[role];
+    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
     if (now !== undefined && before > now) out[role] = before;
   }
   return out;

@@ -57,6 +57,36 @@ export function scaleDownStep(behavior: ScaleDownBehavior, currentReplicas: numb
   return { value, reason: "ScaleDownLimit" };
 }
 
+/** Shortest pause counted as a gap, seconds, whatever the interval. */
+export const minHistoryGapSeconds = 60;
+
+/**
+ * A pause between planning passes longer than this is a gap: three sampling
+ * intervals, at least 60 s (the same span after which a reading is stale).
+ * The default 15 s interval gives 60 s; a 60 s interval gives 180 s.
+ */
+export function historyGapSeconds(intervalSeconds: number): number {
+  return Math.max(3 * intervalSeconds, minHistoryGapSeconds);
+}
+
+/**
+ * The history a pass may build on. After a gap (no planning pass ran for
+ * longer than `gapSeconds`: a restart, a leader change, a suspension, a
+ * period bound to another scaler) the samples before it say nothing about the
+ * time in between, so the history starts again and each window must be spanned
+ * anew. A status without `lastPassTime` cannot prove continuity: it starts over
+ * as well. Passes that hold (signals Missing or Stale) still ran: no gap.
+ */
+export function continuousHistory(
+  history: readonly HistorySample[],
+  lastPassMs: number | undefined,
+  nowMs: number,
+  gapSeconds: number,
+): readonly HistorySample[] {
+  if (lastPassMs === undefined || nowMs - lastPassMs > gapSeconds * 1000) return [];
+  return history;
+}
+
 /** The longest window the history must cover. */
 export function historyHorizonSeconds(spec: ScalerSpec): number {
   return Math.max(spec.behavior.scaleUp.stabilizationWindowSeconds, spec.behavior.scaleDown.stabilizationWindowSeconds);

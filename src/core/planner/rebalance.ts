@@ -99,13 +99,7 @@ export function chooseDonation(input: DonationInput): DonationChoice {
   let blocked: string | undefined;
   for (const name of listed.names) {
     const donor = byName.get(name);
-    const range = input.bounds.get(name);
-    if (donor === undefined || range === undefined) continue;
-    if (donor.instanceType !== pool) continue;
-    if (donor.currentReplicas <= range.min) continue;
-    const wants = donor.recommendedReplicas;
-    if (input.policy === "Opposing" && (wants === undefined || wants >= donor.currentReplicas)) continue;
-    if (input.policy === "Priority" && wants !== undefined && wants > donor.currentReplicas) continue;
+    if (donor === undefined || !eligibleDonor(input, donor, pool)) continue;
     const donorVector: ReplicaVector = { ...input.current, [name]: donor.currentReplicas - 1 };
     const receiverVector: ReplicaVector = {
       ...donorVector,
@@ -121,6 +115,19 @@ export function chooseDonation(input: DonationInput): DonationChoice {
   }
   if (blocked !== undefined) return { kind: "Blocked", rebalanceReason: "RebalanceBlocked", message: blocked };
   return { kind: "NotApplicable", message: `no role on instance type ${pool} can donate to ${input.receiver}` };
+}
+
+/**
+ * A donor shares the receiver's pool, is above its minimum, and its own
+ * recommendation agrees with giving: `Opposing` donors shrink, `Priority`
+ * donors do not grow.
+ */
+function eligibleDonor(input: DonationInput, donor: RebalanceRole, pool: string): boolean {
+  const range = input.bounds.get(donor.name);
+  if (range === undefined || donor.instanceType !== pool || donor.currentReplicas <= range.min) return false;
+  const wants = donor.recommendedReplicas;
+  if (input.policy === "Opposing") return wants !== undefined && wants < donor.currentReplicas;
+  return !(input.policy === "Priority" && wants !== undefined && wants > donor.currentReplicas);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { RoleStatus, ScalerStatus } from "../api/scaler.js";
 import type { TargetRoleStatus } from "../api/model-deployment.js";
 import type { RoleObservation } from "../signals/types.js";
 import type { HistorySample } from "./pacing.js";
-import { formatTimestamp, parseTimestampMs } from "./time.js";
+import { formatTimestamp, parseTimestampMs } from "../time/timestamp.js";
 
 function quantityField<K extends string>(key: K, value: number | undefined): { [P in K]?: string } {
   return value === undefined || !Number.isFinite(value)

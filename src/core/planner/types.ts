@@ -82,4 +82,6 @@ export interface PlanResult {
    * `release` removes it (Shadow, suspended, deleting).
    */
   readonly bindingWrite?: BindingWrite;
+  /** The term this pass may commit under (Active and bound, or acquiring); absent otherwise. */
+  readonly bindingTerm?: number;
 }

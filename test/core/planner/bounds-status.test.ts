@@ -6,7 +6,7 @@ import {
   historyToStatus,
   observedRoleStatus,
 } from "../../../src/core/planner/status.js";
-import { parseTimestampMs } from "../../../src/core/planner/time.js";
+import { parseTimestampMs } from "../../../src/core/time/timestamp.js";
 import type { ScalerStatus } from "../../../src/core/api/scaler.js";
 import { specOf, targetOf, want } from "./fixtures.js";
 
@@ -136,5 +136,36 @@ describe("timestamps", () => {
   it("round-trips history, reusing the stamp text", () => {
     const entries = [{ timestamp: "2026-11-29T12:00:00Z", replicas: 3 }];
     expect(historyToStatus(historyFromStatus(entries))).toEqual(entries);
+  });
+});
+
+describe("bounds edges", () => {
+  const role = (name: string, replicas: number) => ({ name, kind: "Server" as const, replicas });
+  it("min above max is a conflict naming both; min equal to max is a pinned role", () => {
+    const spec = specOf({ roles: [{ name: "s", minReplicas: 3, maxReplicas: 3 }] });
+    expect(checkBounds(spec, [role("s", 3)])).toMatchObject({ ok: true });
+    const pinned = checkBounds(spec, [role("s", 3)]);
+    expect(pinned.ok && pinned.bounds.get("s")).toEqual({ min: 3, max: 3 });
+    const inverted = { ...spec, roles: [{ name: "s", minReplicas: 4, maxReplicas: 3 }] };
+    expect(checkBounds(inverted, [role("s", 3)])).toEqual({
+      ok: false,
+      message: "role s: minReplicas 4 exceeds maxReplicas 3",
+    });
+  });
+
+  it("every problem is named, joined by '; '", () => {
+    const spec = specOf({ roles: [{ name: "s", minReplicas: 1, maxReplicas: 3 }] });
+    expect(checkBounds(spec, [role("x", 1), role("s", 5)])).toEqual({
+      ok: false,
+      message: "target role x has no bounds in spec.roles; role s: current 5 replicas is outside [1, 3]",
+    });
+    expect(checkBounds(spec, [])).toEqual({ ok: false, message: "the target has no roles" });
+  });
+
+  it("a recommendation at a bound is not clamped", () => {
+    expect(clampToBounds(1, { min: 1, max: 3 })).toEqual({ value: 1, reason: "" });
+    expect(clampToBounds(3, { min: 1, max: 3 })).toEqual({ value: 3, reason: "" });
+    expect(clampToBounds(0, { min: 1, max: 3 })).toEqual({ value: 1, reason: "MinReplicas" });
+    expect(clampToBounds(4, { min: 1, max: 3 })).toEqual({ value: 3, reason: "MaxReplicas" });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  activeRetirement,
   cohortState,
   growthHold,
   restoreVector,
@@ -14,6 +15,7 @@ import { t0, targetOf, want } from "./fixtures.js";
 const free: ScaleDownHoldInput = {
   kind: "Server",
   observation: want(1),
+  needsOwnSignals: true,
   algorithmHold: undefined,
   retirement: undefined,
   abortCooldownUntilMs: undefined,
@@ -36,6 +38,34 @@ describe("scaleDownHold", () => {
       why: "stale signals",
       input: { observation: { ...want(1), signalState: "Stale" as const } },
       want: "IncompleteCoverage",
+    },
+    {
+      why: "missing signals",
+      input: { observation: { ...want(1), signalState: "Missing" as const } },
+      want: "IncompleteCoverage",
+    },
+    {
+      why: "idle signals are known",
+      input: { observation: { ...want(1), signalState: "Idle" as const } },
+      want: undefined,
+    },
+    {
+      why: "a ratio-coupled role's missing signals hold nothing",
+      input: {
+        needsOwnSignals: false,
+        observation: { ...want(1), signalState: "Missing" as const, sampledReplicas: 0 },
+      },
+      want: undefined,
+    },
+    {
+      why: "a ratio-coupled role still needs a ready replica",
+      input: { needsOwnSignals: false, observation: { ...want(1, 0), signalState: "Missing" as const } },
+      want: "NoReadyReplicas",
+    },
+    {
+      why: "a ratio-coupled role's algorithm hold still holds",
+      input: { needsOwnSignals: false, algorithmHold: { reason: "WaitingForMetrics" } },
+      want: "WaitingForMetrics",
     },
     { why: "the algorithm holds (panic)", input: { algorithmHold: { reason: "Panic" } }, want: "Panic" },
     {
@@ -71,6 +101,13 @@ describe("growthHold", () => {
       want: "PendingAdmission",
     },
     { why: "exhaustion backoff", input: { exhaustedUntilMs: t0 + 1 }, want: "ResourceExhausted" },
+    { why: "exhaustion backoff over", input: { exhaustedUntilMs: t0 }, want: undefined },
+    {
+      why: "reservations covering the count",
+      input: { roleStatus: { name: "s", quotaReserved: 3 } },
+      want: undefined,
+    },
+    { why: "no admission step (no quotaReserved)", input: { roleStatus: { name: "s" } }, want: undefined },
   ])("$why", ({ input, want: reason }) => {
     expect(
       growthHold({
@@ -145,5 +182,150 @@ describe("aborted scale-down", () => {
 
   it("restores the reduced roles and keeps growth made since", () => {
     expect(restoreVector(last, { p: 3, d: 2 })).toEqual({ p: 3, d: 3 });
+  });
+});
+
+describe("activeRetirement", () => {
+  it.each([
+    { state: "Draining", active: true },
+    { state: "Completed", active: false },
+    { state: "Aborted", active: false },
+  ])("a $state retirement is active: $active", ({ state, active }) => {
+    const target = targetOf([{ name: "d", replicas: 2 }], { retirement: { roleName: "d", replicaOrdinal: 2, state } });
+    expect(activeRetirement(target) !== undefined).toBe(active);
+  });
+
+  it("no retirement is none", () => {
+    expect(activeRetirement(targetOf([{ name: "d", replicas: 2 }]))).toBeUndefined();
+  });
+});
+
+describe("cohortState edges", () => {
+  const cohort: PendingCohort = {
+    decisionID: "d",
+    term: 1,
+    baselineVector: { p: 2, d: 2 },
+    targetVector: { p: 4, d: 1 },
+    startedAt: new Date(t0).toISOString(),
+  };
+  it("a role without quotaReserved has no admission step", () => {
+    expect(cohortState(cohort, { p: 4, d: 1 }, new Map([["p", { name: "p" }]]), t0 + 400_000, 300).kind).toBe(
+      "Admitted",
+    );
+  });
+  it("a grown role shrunk back to its baseline since needs nothing", () => {
+    const statuses = new Map([["p", { name: "p", quotaReserved: 1 }]]);
+    expect(cohortState(cohort, { p: 2, d: 1 }, statuses, t0 + 400_000, 300).kind).toBe("Admitted");
+  });
+  it("a grown role now below the committed count needs only its current count", () => {
+    const statuses = new Map([["p", { name: "p", quotaReserved: 3 }]]);
+    expect(cohortState(cohort, { p: 3, d: 1 }, statuses, t0 + 10_000, 300).kind).toBe("Admitted");
+    expect(cohortState(cohort, { p: 4, d: 1 }, statuses, t0 + 10_000, 300)).toEqual({
+      kind: "Pending",
+      unadmittedRoles: ["p"],
+    });
+  });
+  it("restores only roles the scale-down reduced; roles grown since keep their counts", () => {
+    const last: LastScaleDown = { role: "d", ordinal: 1, preScaleDownVector: { p: 2, d: 2 }, outcome: "Committed" };
+    expect(restoreVector(last, { p: 3, d: 1 })).toEqual({ p: 3, d: 2 });
+  });
+});
+
+describe("hold messages name what holds", () => {
+  it.each([
+    { input: { observation: want(1, 0) }, text: "no ready replica" },
+    { input: { observation: { ...want(1), signalState: "Stale" as const } }, text: "signals are Stale" },
+    { input: { observation: { ...want(1, 4), sampledReplicas: 3 } }, text: "3 of 4 ready replicas sampled" },
+    { input: { algorithmHold: { reason: "Panic" } }, text: "the algorithm holds scale-down (Panic)" },
+    {
+      input: { retirement: { roleName: "d", replicaOrdinal: 3, state: "Draining" } },
+      text: "retirement of d ordinal 3 is Draining",
+    },
+    { input: { abortCooldownUntilMs: t0 + 1000 }, text: `until ${new Date(t0 + 1000).toISOString()}` },
+    {
+      input: { kind: "Decode" as const, lastScaleUpMs: t0 - 1000 },
+      text: `added at ${new Date(t0 - 1000).toISOString()} are settling`,
+    },
+  ])("$text", ({ input, text }) => {
+    expect(scaleDownHold({ ...free, ...input })?.message).toContain(text);
+  });
+
+  it.each([
+    { input: { cohortPending: true }, text: "a committed scale-up is waiting for admission" },
+    { input: { roleStatus: { name: "s", quotaReserved: 1 } }, text: "2 replicas wait for admission" },
+    { input: { exhaustedUntilMs: t0 + 1000 }, text: `retrying after ${new Date(t0 + 1000).toISOString()}` },
+  ])("$text", ({ input, text }) => {
+    const hold = growthHold({
+      cohortPending: false,
+      roleStatus: undefined,
+      currentReplicas: 3,
+      exhaustedUntilMs: undefined,
+      nowMs: t0,
+      ...input,
+    });
+    expect(hold?.message).toContain(text);
+  });
+});
+
+describe("guards on partial target status", () => {
+  const bare = (): ReturnType<typeof targetOf> => {
+    const { status: _status, ...target } = targetOf([{ name: "d", replicas: 2 }]);
+    return target;
+  };
+  const last: LastScaleDown = { role: "d", ordinal: 2, preScaleDownVector: { d: 3 }, outcome: "Committed" };
+
+  it("a target without status or with a null retirement has no retirement and no abort", () => {
+    expect(activeRetirement(bare())).toBeUndefined();
+    expect(scaleDownAborted(last, bare(), { d: 2 })).toBe(false);
+    const cleared = targetOf([{ name: "d", replicas: 2 }]);
+    const withNull = { ...cleared, status: { ...cleared.status, retirement: null } } as unknown as typeof cleared;
+    expect(activeRetirement(withNull)).toBeUndefined();
+    expect(scaleDownAborted(last, withNull, { d: 2 })).toBe(false);
+  });
+
+  it("an abort needs our committed scale-down of that role, which it reduced", () => {
+    const aborted = (roleName: string, replicaOrdinal: number) =>
+      targetOf([{ name: "d", replicas: 2 }], { retirement: { roleName, replicaOrdinal, state: "Aborted" } });
+    expect(scaleDownAborted(undefined, aborted("d", 2), { d: 2 })).toBe(false);
+    expect(scaleDownAborted(last, aborted("x", 2), { d: 2, x: 2 })).toBe(false);
+    expect(scaleDownAborted(last, aborted("d", 2), {})).toBe(false);
+    // The role was not reduced: the pre-scale-down count equals the current one.
+    expect(scaleDownAborted({ ...last, preScaleDownVector: { d: 2 } }, aborted("d", 2), { d: 2 })).toBe(false);
+    expect(scaleDownAborted(last, aborted("d", 2), { d: 2 })).toBe(true);
+  });
+
+  it("restore and rollback never add a role the target lacks", () => {
+    expect(restoreVector(last, { p: 1 })).toEqual({ p: 1 });
+    const cohort: PendingCohort = {
+      decisionID: "d",
+      term: 1,
+      baselineVector: { p: 2, d: 2 },
+      targetVector: { p: 4, d: 2 },
+      startedAt: new Date(t0).toISOString(),
+    };
+    expect(rollbackVector(cohort, { p: 4 })).toEqual({ p: 2 });
+    // A role below its baseline keeps its count.
+    expect(rollbackVector(cohort, { p: 1, d: 2 })).toEqual({ p: 1, d: 2 });
+  });
+
+  it("cohort: only grown roles wait, a new role grows from zero, a role without status has no admission step", () => {
+    const cohort: PendingCohort = {
+      decisionID: "d",
+      term: 1,
+      baselineVector: { p: 2, d: 3 },
+      targetVector: { p: 2, d: 2, e: 1 },
+      startedAt: new Date(t0).toISOString(),
+    };
+    const statuses = new Map([
+      ["p", { name: "p", quotaReserved: 1 }],
+      ["d", { name: "d", quotaReserved: 1 }],
+      ["e", { name: "e", quotaReserved: 0 }],
+    ]);
+    // p held at its baseline and d shrank: neither waits, whatever their reservations; e is new and waits.
+    expect(cohortState(cohort, { p: 2, d: 2, e: 1 }, statuses, t0 + 1000, 300)).toEqual({
+      kind: "Pending",
+      unadmittedRoles: ["e"],
+    });
+    expect(cohortState(cohort, { p: 2, d: 2, e: 1 }, new Map(), t0 + 1000, 300).kind).toBe("Admitted");
   });
 });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   compactHistory,
+  continuousHistory,
+  historyGapSeconds,
+  historyHorizonSeconds,
   historySpans,
   maxHistorySamples,
   recordHistory,
@@ -188,5 +191,66 @@ describe("compaction backstop", () => {
     expect(out[0]).toEqual(history[0]);
     expect(Math.max(...out.map((s) => s.replicas))).toBe(4);
     expect(Math.min(...out.map((s) => s.replicas))).toBe(0);
+  });
+});
+
+describe("the gap rule", () => {
+  const samples: HistorySample[] = [
+    { timestampMs: t0 - 300_000, replicas: 4 },
+    { timestampMs: t0 - 15_000, replicas: 3 },
+  ];
+  it.each([
+    { interval: 5, want: 60 },
+    { interval: 15, want: 60 },
+    { interval: 20, want: 60 },
+    { interval: 21, want: 63 },
+    { interval: 60, want: 180 },
+  ])("a gap is longer than max(3 x $interval s, 60 s) = $want s", ({ interval, want }) => {
+    expect(historyGapSeconds(interval)).toBe(want);
+  });
+
+  it.each([
+    { why: "a pause of exactly the gap keeps the history", lastPassMs: t0 - 60_000, kept: 2 },
+    { why: "a longer pause drops it", lastPassMs: t0 - 60_001, kept: 0 },
+    { why: "a status that never recorded a pass drops it", lastPassMs: undefined, kept: 0 },
+    { why: "a pass stamped after now (clock skew) is no gap", lastPassMs: t0 + 5_000, kept: 2 },
+  ])("$why", ({ lastPassMs, kept }) => {
+    expect(continuousHistory(samples, lastPassMs, t0, 60)).toHaveLength(kept);
+  });
+});
+
+describe("windows: edges the stabilization relies on", () => {
+  const windows = { scaleUpSeconds: 0, scaleDownSeconds: 300 };
+  it("the horizon is the longer window", () => {
+    const spec = specOf({
+      roles: [{ name: "s", maxReplicas: 10 }],
+      behavior: { scaleUp: { stabilizationWindowSeconds: 600 }, scaleDown: { stabilizationWindowSeconds: 300 } },
+    });
+    expect(historyHorizonSeconds(spec)).toBe(600);
+  });
+
+  it("a zero scale-up window grows at once, without history", () => {
+    expect(stabilize([{ timestampMs: t0, replicas: 6 }], t0, 2, 6, windows)).toEqual({ value: 6, reason: "" });
+  });
+
+  it("an unchanged recommendation is no move and names no window", () => {
+    expect(stabilize([], t0, 4, 4, windows)).toEqual({ value: 4, reason: "" });
+  });
+
+  it("a sample stamped after now does not raise the scale-down floor", () => {
+    const history: HistorySample[] = [
+      { timestampMs: t0 - 400_000, replicas: 2 },
+      { timestampMs: t0, replicas: 2 },
+      { timestampMs: t0 + 60_000, replicas: 9 },
+    ];
+    expect(stabilize(history, t0, 4, 2, windows)).toEqual({ value: 2, reason: "" });
+  });
+
+  it("a sample exactly at the window's start still counts", () => {
+    const history: HistorySample[] = [
+      { timestampMs: t0 - 300_000, replicas: 3 },
+      { timestampMs: t0, replicas: 2 },
+    ];
+    expect(stabilize(history, t0, 4, 2, windows)).toEqual({ value: 3, reason: "ScaleDownStabilization" });
   });
 });

@@ -137,6 +137,7 @@ describe("modes and binding", () => {
 /** A status whose history for `role` already spans the scale-down window. */
 function spanned(role: string, replicas: number): ScalerStatus {
   return {
+    lastPassTime: new Date(t0 - 15_000).toISOString(),
     roles: [
       {
         name: role,
@@ -228,6 +229,7 @@ describe("constraint reasons replace the algorithm's", () => {
   it("a role with incomplete coverage may grow but not shrink", () => {
     const obs = { ...want(1, 4), sampledReplicas: 3 };
     const history: ScalerStatus = {
+      lastPassTime: new Date(t0 - 15_000).toISOString(),
       roles: [
         {
           name: "s",
@@ -369,6 +371,7 @@ describe("guards and recoveries", () => {
       behavior: { scaleDown: { stabilizationWindowSeconds: 30 } },
     });
     const status: ScalerStatus = {
+      lastPassTime: new Date(seconds(-15)).toISOString(),
       roles: [
         {
           name: "d",

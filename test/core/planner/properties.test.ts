@@ -102,6 +102,7 @@ const arbCase = fc
         ]),
       ),
       status: {
+        lastPassTime: new Date(t0 - 15_000).toISOString(),
         roles: roles.map((x, i) => ({
           name: x.name,
           currentReplicas: x.current,

@@ -1,13 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  bandSatisfied,
-  projectComponent,
-  ratioComponents,
-  ratioTolerance,
-  type ProjectionRole,
-  type RatioBand,
-} from "../../../src/core/planner/ratios.js";
+import { projectComponent, type ProjectionRole } from "../../../src/core/planner/projection.js";
+import { bandSatisfied, ratioComponents, ratioTolerance, type RatioBand } from "../../../src/core/planner/ratios.js";
 
 describe("bandSatisfied", () => {
   it.each([

@@ -1,8 +1,9 @@
 /**
- * RFC 3339 times in status. History holds up to 256 stamps per role, read
- * and written on every pass, so the canonical form (`toISOString`, which is
- * what the planner writes) is parsed by hand; anything else goes through
- * `Date.parse`.
+ * RFC 3339 times in status: the one parser and formatter of `src/core`
+ * (stabilization history, predictor state, commits, cohorts, cooldowns).
+ * History holds up to 256 stamps per role, read and written on every pass, so
+ * the canonical form (`toISOString`, which is what the core writes) is parsed
+ * by hand; anything else goes through `Date.parse`.
  */
 
 const zero = 48;
@@ -38,6 +39,12 @@ export function parseTimestampMs(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-export function formatTimestamp(ms: number): string {
-  return new Date(ms).toISOString();
+/** An optional field's time; undefined when absent or not a time. */
+export function parseOptionalTimestampMs(text: string | undefined): number | undefined {
+  return text === undefined ? undefined : parseTimestampMs(text);
+}
+
+/** RFC 3339 with milliseconds, in UTC. */
+export function formatTimestamp(unixMs: number): string {
+  return new Date(unixMs).toISOString();
 }
