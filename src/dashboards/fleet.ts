@@ -3,7 +3,7 @@
  * engineer opens. How many scalers commit, which are blocked or blind, and how
  * often the fleet writes and rolls back.
  */
-import type { DashboardSpec } from "./panels.js";
+import { modeAndTermTable, type DashboardSpec } from "./panels.js";
 
 const ns = 'namespace=~"$namespace"';
 /** Counts scalers per namespace whose condition matches, 0 (not absent) where none does. */
@@ -63,17 +63,7 @@ export const fleetDashboard: DashboardSpec = {
           type: "table",
           title: "Scalers",
           question: "Which scalers exist, what do they target, are they Active, and under which binding term?",
-          targets: [
-            { expr: `max by (namespace, scaler, target, mode) (mds_scaler_mode{${ns}} == 1)` },
-            { expr: `max by (namespace, scaler, target) (mds_scaler_binding_term{${ns}})` },
-          ],
-          columns: [
-            ["namespace", "Namespace"],
-            ["scaler", "Scaler"],
-            ["target", "Target"],
-            ["mode", "Mode"],
-            ["Value #B", "Binding term"],
-          ],
+          ...modeAndTermTable(ns),
           width: 10,
           height: 10,
         },

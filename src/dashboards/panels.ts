@@ -46,6 +46,23 @@ interface PanelBase {
   readonly valueText?: Readonly<Record<string, { readonly text: string; readonly color: string }>>;
 }
 
+/** The queries and columns of a table of scalers with their mode and binding term (the Fleet and Scalers dashboards). */
+export function modeAndTermTable(selector: string): { targets: readonly Target[]; columns: Columns } {
+  return {
+    targets: [
+      { expr: `max by (namespace, scaler, target, mode) (mds_scaler_mode{${selector}} == 1)` },
+      { expr: `max by (namespace, scaler, target) (mds_scaler_binding_term{${selector}})` },
+    ],
+    columns: [
+      ["namespace", "Namespace"],
+      ["scaler", "Scaler"],
+      ["target", "Target"],
+      ["mode", "Mode"],
+      ["Value #B", "Binding term"],
+    ],
+  };
+}
+
 export type PanelSpec =
   | (PanelBase & { readonly type: "timeseries" })
   | (PanelBase & { readonly type: "state-timeline" })

@@ -2,7 +2,7 @@
  * `mds-scaler / Scalers`: one scaler's story, in the order a user asks it: is
  * it working, what did it decide and why, what did it see, what did it write.
  */
-import type { DashboardSpec } from "./panels.js";
+import { modeAndTermTable, type DashboardSpec } from "./panels.js";
 
 const sel = 'namespace=~"$namespace", scaler=~"$scaler"';
 const roleSel = `${sel}, role=~"$role"`;
@@ -64,17 +64,7 @@ export const scalersDashboard: DashboardSpec = {
           type: "table",
           title: "Mode and binding term",
           question: "Does the scaler only compute (Shadow) or commit (Active), and under which binding term?",
-          targets: [
-            { expr: `max by (namespace, scaler, target, mode) (mds_scaler_mode{${sel}} == 1)` },
-            { expr: `max by (namespace, scaler, target) (mds_scaler_binding_term{${sel}})` },
-          ],
-          columns: [
-            ["namespace", "Namespace"],
-            ["scaler", "Scaler"],
-            ["target", "Target"],
-            ["mode", "Mode"],
-            ["Value #B", "Binding term"],
-          ],
+          ...modeAndTermTable(sel),
           width: 8,
         },
       ],
