@@ -15,18 +15,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../go-build-common.sh
+source "$here/../go-build-common.sh"
 
-# versions.env is shared with the TypeScript harness, so read plain KEY=VALUE
-# lines rather than sourcing it as shell.
-read_version() {
-  local value
-  value=$(sed -n "s/^$1=\\([^[:space:]#]*\\).*/\\1/p" "$here/versions.env" | tail -n 1)
-  if [[ -z $value ]]; then
-    echo "build.sh: $1 missing from $here/versions.env" >&2
-    exit 1
-  fi
-  printf '%s' "$value"
-}
 K8S_VERSION=$(read_version K8S_VERSION)
 ETCD_VERSION=$(read_version ETCD_VERSION)
 # Staging modules (k8s.io/api, ...) are tagged v0.X.Y for Kubernetes v1.X.Y.
@@ -40,25 +31,6 @@ programs="kube-apiserver kube-controller-manager etcd"
 stamp="k8s=$K8S_VERSION etcd=$ETCD_VERSION programs=${programs// /,}"
 
 log() { echo "kube-bin: $*" >&2; }
-
-need_go() {
-  if ! "$GO" version >/dev/null 2>&1; then
-    log "no Go toolchain at '$GO' (the build needs Go 1.26 and the Go module proxy); set GO=/path/to/go"
-    exit 1
-  fi
-}
-
-if command -v go >/dev/null 2>&1; then
-  GO=${GO:-go}
-else
-  GO=${GO:-/usr/local/go/bin/go}
-fi
-
-# Never let go switch toolchains or pick up a workspace; no cgo so the binaries
-# do not depend on the machine's libc. Two compile jobs at most, at low
-# priority: the machine has two cores and is shared.
-export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
-build_flags="-p=2 -buildvcs=false"
 
 update_modules() {
   need_go

@@ -15,18 +15,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../go-build-common.sh
+source "$here/../go-build-common.sh"
 
-# versions.env is shared with the TypeScript harness, so read plain KEY=VALUE
-# lines rather than sourcing it as shell.
-read_version() {
-  local value
-  value=$(sed -n "s/^$1=\\([^[:space:]#]*\\).*/\\1/p" "$here/versions.env" | tail -n 1)
-  if [[ -z $value ]]; then
-    echo "build.sh: $1 missing from $here/versions.env" >&2
-    exit 1
-  fi
-  printf '%s' "$value"
-}
 PROMETHEUS_VERSION=$(read_version PROMETHEUS_VERSION)
 OPERATOR_VERSION=$(read_version OPERATOR_VERSION)
 # Prometheus 3.X.Y is published as the Go module version v0.3XX.Y.
@@ -39,25 +30,6 @@ bin_dir=${MDS_PROM_BIN_DIR:-$cache_root/prometheus-${PROMETHEUS_VERSION}_operato
 stamp="prometheus=$PROMETHEUS_VERSION operator=$OPERATOR_VERSION"
 
 log() { echo "prom-bin: $*" >&2; }
-
-if command -v go >/dev/null 2>&1; then
-  GO=${GO:-go}
-else
-  GO=${GO:-/usr/local/go/bin/go}
-fi
-
-need_go() {
-  if ! "$GO" version >/dev/null 2>&1; then
-    log "no Go toolchain at '$GO' (the build needs Go 1.26 and the Go module proxy); set GO=/path/to/go"
-    exit 1
-  fi
-}
-
-# Never let go switch toolchains or pick up a workspace; no cgo so the binaries
-# do not depend on the machine's libc. Two compile jobs at most, at low
-# priority: the machine has two cores and is shared.
-export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
-build_flags="-p=2 -buildvcs=false"
 
 # Two wrapper modules: Prometheus pins the client-go its Kubernetes discovery
 # compiles against, and the operator needs a newer one (it imports only
