@@ -72,11 +72,15 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
   };
 }
 
-/** The PromQL source behind the controller's `SignalSource` port; a failed or partial query is logged with what it cost. */
+/**
+ * The PromQL source behind the controller's `SignalSource` port; a failed or partial query is logged with what it
+ * cost. The controller alone decides which scalers are due: the port samples every one it is asked for, so a
+ * scaler the controller plans is never left without samples by a second, later clock read.
+ */
 export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number, logger?: Logger): SignalSource {
   return {
     async sample(requests: readonly SampleRequest[]) {
-      const pass = await source.sampleDue(requests, nowMs());
+      const pass = await source.sample(requests, nowMs());
       if (Object.keys(pass.unknownFamilies).length > 0) {
         logger?.warn("signals unknown this pass", { unknownFamilies: pass.unknownFamilies });
       }

@@ -1,5 +1,4 @@
 export * from "./client.js";
 export * from "./config.js";
 export * from "./queries.js";
-export * from "./schedule.js";
 export * from "./source.js";

@@ -31,7 +31,6 @@ import {
   type TargetSelection,
   type WindowSelection,
 } from "./queries.js";
-import { dueScalers } from "./schedule.js";
 
 /** What the source needs to know about one scaler; engine-agnostic. */
 export interface ScalerSamplingInput {
@@ -113,7 +112,6 @@ type Usable = "all" | "podsOnly";
 
 export class PrometheusSignalSource {
   private readonly config: PrometheusSignalConfig;
-  private readonly lastSampledUnixMs = new Map<string, number>();
   /** Queries issued since construction. */
   queriesIssued = 0;
 
@@ -122,18 +120,6 @@ export class PrometheusSignalSource {
     config: PrometheusSignalConfig,
   ) {
     this.config = validatePrometheusSignalConfig(config);
-  }
-
-  /** Samples the scalers that are due; records them as sampled even when Prometheus fails. */
-  async sampleDue(scalers: readonly ScalerSamplingInput[], nowUnixMs: number): Promise<SamplingPass> {
-    const due = dueScalers(scalers, this.lastSampledUnixMs, nowUnixMs);
-    for (const s of due) this.lastSampledUnixMs.set(s.key, nowUnixMs);
-    return await this.sample(due, nowUnixMs);
-  }
-
-  /** Forgets a deleted scaler's schedule. */
-  forget(key: string): void {
-    this.lastSampledUnixMs.delete(key);
   }
 
   /** One pass over exactly these scalers, evaluated at `atUnixMs`. */

@@ -5,7 +5,6 @@ import {
   validatePrometheusSignalConfig,
 } from "../../../src/adapters/prometheus/config.js";
 import { anyOf, escapePromQLString, escapeRegex, gaugesQuery } from "../../../src/adapters/prometheus/queries.js";
-import { dueScalers, nextDueUnixMs } from "../../../src/adapters/prometheus/schedule.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../../src/adapters/prometheus/source.js";
 
 const neverCalled = { instantQuery: () => Promise.reject(new Error("not in this test")) };
@@ -142,74 +141,5 @@ describe("one pass, a fixed number of queries", () => {
     expect(counters).toContain(
       "count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component) (count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
     );
-  });
-});
-
-describe("sampling schedule", () => {
-  const a = { key: "a", intervalSeconds: 15 };
-  const b = { key: "b", intervalSeconds: 60 };
-
-  it.each([
-    ["never sampled", new Map<string, number>(), 0, ["a", "b"]],
-    [
-      "inside both intervals",
-      new Map([
-        ["a", 0],
-        ["b", 0],
-      ]),
-      14_999,
-      [],
-    ],
-    [
-      "a's interval passed",
-      new Map([
-        ["a", 0],
-        ["b", 0],
-      ]),
-      15_000,
-      ["a"],
-    ],
-    [
-      "both passed",
-      new Map([
-        ["a", 0],
-        ["b", 0],
-      ]),
-      60_000,
-      ["a", "b"],
-    ],
-  ])("%s", (_what, last, now, due) => {
-    expect(dueScalers([a, b], last, now).map((s) => s.key)).toEqual(due);
-  });
-
-  it("tells when the next scaler is due", () => {
-    expect(
-      nextDueUnixMs(
-        [a, b],
-        new Map([
-          ["a", 1000],
-          ["b", 0],
-        ]),
-      ),
-    ).toBe(16_000);
-    expect(nextDueUnixMs([], new Map())).toBeUndefined();
-  });
-
-  it("never samples a scaler twice within its interval, whatever the pass cadence", async () => {
-    let passes = 0;
-    const client = {
-      instantQuery: () => {
-        passes++;
-        return Promise.resolve({ samples: [], warnings: [] });
-      },
-    };
-    const src = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
-    const sampled: number[] = [];
-    for (let t = 0; t <= 60_000; t += 1000) {
-      const pass = await src.sampleDue([scaler(1)], t);
-      if (pass.scalers.size > 0) sampled.push(t);
-    }
-    expect(sampled).toEqual([0, 15_000, 30_000, 45_000, 60_000]);
-    expect(passes).toBe(5 * 4);
   });
 });
