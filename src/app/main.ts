@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { hostname } from "node:os";
-import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AuthenticationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
@@ -40,6 +40,7 @@ import {
 } from "../adapters/external-metrics/index.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
+import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { Controller, type SampleRequest, type SignalSource } from "./controller.js";
 
@@ -83,14 +84,6 @@ export function promqlSignals(source: PrometheusSignalSource, nowMs: () => numbe
       return pass.scalers;
     },
   };
-}
-
-export function kubeConfigFrom(config: Config, env: Readonly<Record<string, string | undefined>>): KubeConfig {
-  const kc = new KubeConfig();
-  if (config.kubeconfig !== "") kc.loadFromFile(config.kubeconfig);
-  else if (env["KUBERNETES_SERVICE_HOST"] !== undefined) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  return kc;
 }
 
 /** The username of this process's own API requests, as the API server sees it. */
@@ -551,11 +544,18 @@ export async function runController(
   const logger = createLogger({ level: config.logLevel });
   let running: RunningController;
   try {
-    running = await startController({ config, kubeConfig: kubeConfigFrom(config, env), logger });
+    // Before anything retries: a missing configuration or a silent API server ends the start here.
+    const cluster = clusterConfigFrom(config, env);
+    await requireApiServer(cluster, config.kubeTimeoutMs);
+    running = await startController({ config, kubeConfig: cluster.kubeConfig, logger });
   } catch (error) {
     if (error instanceof ConfigError) {
       io.stderr(error.message + "\n");
       return 2;
+    }
+    if (error instanceof ClusterUnreachableError) {
+      io.stderr(error.message + "\n");
+      return 1;
     }
     // The Deployment restarts the pod; the log says what failed (certificate, Secret, listen).
     logger.error("start failed", { error });
@@ -567,5 +567,6 @@ export async function runController(
   });
   logger.info("stopping");
   await running.stop();
+  logger.info("stopped");
   return 0;
 }

@@ -57,7 +57,11 @@ export class WatchedResources {
       informer.on("error", (error: unknown) => {
         if (this.stopped) return;
         opts.logger.warn(`watch of ${what} broke; restarting`, { error });
-        setTimeout(() => void informer.start().catch(() => undefined), opts.restartDelayMs ?? 1_000);
+        setTimeout(() => {
+          // Stopped while waiting: a restart now would hold the process open after stop().
+          if (this.stopped) return;
+          void informer.start().catch(() => undefined);
+        }, opts.restartDelayMs ?? 1_000);
       });
     }
   }
