@@ -38,6 +38,7 @@ import {
   type RunningExternalMetricsServer,
   type ScalerReader,
 } from "../adapters/external-metrics/index.js";
+import { FailureLog } from "../adapters/retry/backoff.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
@@ -75,11 +76,15 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
 
 /** The PromQL source behind the controller's `SignalSource` port; a failed or partial query is logged with what it cost. */
 export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number, logger?: Logger): SignalSource {
+  // Logged when families turn unknown and when they are known again, not on every pass.
+  const health = logger === undefined ? undefined : new FailureLog("PromQL signal families", logger);
   return {
     async sample(requests: readonly SampleRequest[]) {
       const pass = await source.sampleDue(requests, nowMs());
       if (Object.keys(pass.unknownFamilies).length > 0) {
-        logger?.warn("signals unknown this pass", { unknownFamilies: pass.unknownFamilies });
+        health?.failed({ unknownFamilies: pass.unknownFamilies }, nowMs());
+      } else if (requests.length > 0) {
+        health?.succeeded(nowMs());
       }
       return pass.scalers;
     },
