@@ -44,7 +44,7 @@ const settings = {
   kubeconfig: {
     flag: "--kubeconfig",
     env: "KUBECONFIG",
-    help: "Kubeconfig path; in-cluster configuration when empty.",
+    help: "Kubeconfig path (several separated by ':'); when empty: in-cluster if KUBERNETES_SERVICE_HOST is set, else ~/.kube/config; none found stops the start.",
   },
   kubeTimeoutMs: {
     flag: "--kube-timeout-ms",

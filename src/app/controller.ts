@@ -26,6 +26,7 @@ import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
 import { ConflictError } from "../adapters/kubernetes/resources.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
+import { FailureLog } from "../adapters/retry/backoff.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
 import { roleReports } from "./report.js";
 
@@ -90,7 +91,12 @@ export class Controller {
   /** Whether a pass has listed the scalers since this controller (this leadership) started. */
   private listed = false;
 
-  constructor(private readonly deps: ControllerDeps) {}
+  /** Prometheus is logged when it starts failing and when it recovers, not on every pass. */
+  private readonly sampling: FailureLog;
+
+  constructor(private readonly deps: ControllerDeps) {
+    this.sampling = new FailureLog("sampling from Prometheus", deps.logger);
+  }
 
   /** One tick: every due scaler gets a pass. Returns the keys that passed. */
   async tick(): Promise<string[]> {
@@ -177,10 +183,11 @@ export class Controller {
     const sampleStartedMs = this.deps.nowMs();
     try {
       samples = requests.length > 0 ? await this.deps.source.sample(requests) : new Map();
+      if (requests.length > 0) this.sampling.succeeded(this.deps.nowMs());
     } catch (error) {
       // An unreachable Prometheus is unknown, not zero: every role gets queryFailed below.
       metrics.errors.inc({ kind: "prometheus" });
-      logger.warn("sampling failed; signals are Missing this pass", { error });
+      this.sampling.failed(error, this.deps.nowMs());
     }
 
     // Scalers touch different objects, so their API round trips overlap; the bound keeps the API server calm.

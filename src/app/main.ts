@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { hostname } from "node:os";
-import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AuthenticationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
@@ -38,8 +38,10 @@ import {
   type RunningExternalMetricsServer,
   type ScalerReader,
 } from "../adapters/external-metrics/index.js";
+import { FailureLog } from "../adapters/retry/backoff.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
+import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { Controller, type SampleRequest, type SignalSource } from "./controller.js";
 
@@ -78,23 +80,19 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
  * scaler the controller plans is never left without samples by a second, later clock read.
  */
 export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number, logger?: Logger): SignalSource {
+  // Logged when families turn unknown and when they are known again, not on every pass.
+  const health = logger === undefined ? undefined : new FailureLog("PromQL signal families", logger);
   return {
     async sample(requests: readonly SampleRequest[]) {
       const pass = await source.sample(requests, nowMs());
       if (Object.keys(pass.unknownFamilies).length > 0) {
-        logger?.warn("signals unknown this pass", { unknownFamilies: pass.unknownFamilies });
+        health?.failed({ unknownFamilies: pass.unknownFamilies }, nowMs());
+      } else if (requests.length > 0) {
+        health?.succeeded(nowMs());
       }
       return pass.scalers;
     },
   };
-}
-
-export function kubeConfigFrom(config: Config, env: Readonly<Record<string, string | undefined>>): KubeConfig {
-  const kc = new KubeConfig();
-  if (config.kubeconfig !== "") kc.loadFromFile(config.kubeconfig);
-  else if (env["KUBERNETES_SERVICE_HOST"] !== undefined) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  return kc;
 }
 
 /** The username of this process's own API requests, as the API server sees it. */
@@ -555,11 +553,18 @@ export async function runController(
   const logger = createLogger({ level: config.logLevel });
   let running: RunningController;
   try {
-    running = await startController({ config, kubeConfig: kubeConfigFrom(config, env), logger });
+    // Before anything retries: a missing configuration or a silent API server ends the start here.
+    const cluster = clusterConfigFrom(config, env);
+    await requireApiServer(cluster, config.kubeTimeoutMs);
+    running = await startController({ config, kubeConfig: cluster.kubeConfig, logger });
   } catch (error) {
     if (error instanceof ConfigError) {
       io.stderr(error.message + "\n");
       return 2;
+    }
+    if (error instanceof ClusterUnreachableError) {
+      io.stderr(error.message + "\n");
+      return 1;
     }
     // The Deployment restarts the pod; the log says what failed (certificate, Secret, listen).
     logger.error("start failed", { error });
@@ -571,5 +576,6 @@ export async function runController(
   });
   logger.info("stopping");
   await running.stop();
+  logger.info("stopped");
   return 0;
 }

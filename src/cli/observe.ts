@@ -8,7 +8,7 @@
  * reads the scaler from there too.
  */
 import { KubeConfig } from "@kubernetes/client-node";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig, type MetricNameSeparator } from "../adapters/prometheus/config.js";
@@ -23,6 +23,7 @@ import { explainSignalState } from "../core/signals/explain.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../core/signals/types.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { parseYamlDocuments } from "./yaml-documents.js";
 
 export const observeUsage = [
   "usage: mds-scaler observe --prometheus-url <url> (-f <scaler.yaml> | --scaler <namespace>/<name>)",
@@ -126,11 +127,8 @@ function readOne(path: string, io: CliIo, what: string): unknown {
   } catch (error) {
     throw new Error(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
-  const errors = list.flatMap((d) => d.errors.map((e) => `${path}: ${e.message}`));
-  if (errors.length > 0) throw new Error(errors.join("\n"));
-  const values = list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
+  const values = parseYamlDocuments(text, path);
+  if (typeof values === "string") throw new Error(values);
   if (values.length !== 1) throw new Error(`${path}: expected one ${what}, found ${values.length} documents`);
   return values[0];
 }

@@ -5,7 +5,7 @@
  * replays a timeline. Invalid input exits 1 naming the field; a blocked plan
  * is an ordinary result and exits 0.
  */
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import { z } from "zod";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { schemaProblems } from "../core/api/rules/schema.js";
@@ -17,6 +17,7 @@ import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
 import type { RoleObservation } from "../core/signals/types.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { parseYamlDocuments } from "./yaml-documents.js";
 
 export const planUsage = "usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]";
 
@@ -138,14 +139,11 @@ export function runPlan(args: readonly string[], io: CliIo, options: { readonly 
     io.stderr(`cannot read ${parsed.file}: ${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
-  const syntax = list.flatMap((d) => d.errors.map((e) => `${parsed.file}: ${e.message}`));
-  if (syntax.length > 0) {
-    io.stderr(`${syntax.join("\n")}\n`);
+  const values = parseYamlDocuments(text, parsed.file);
+  if (typeof values === "string") {
+    io.stderr(`${values}\n`);
     return exitCodes.invalid;
   }
-  const values = list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
   if (values.length !== 1) {
     io.stderr(`${parsed.file}: expected one input document, found ${values.length}\n`);
     return exitCodes.invalid;

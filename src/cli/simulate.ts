@@ -6,7 +6,6 @@
  * events. Bad input exits 1 naming the flag or field and the value.
  */
 import { writeFileSync } from "node:fs";
-import { parseAllDocuments } from "yaml";
 import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import { validateScaler } from "../core/api/validation.js";
@@ -15,6 +14,7 @@ import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { parseYamlDocuments } from "./yaml-documents.js";
 
 export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml [flags]
 
@@ -123,11 +123,8 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
 }
 
 function readYaml(io: CliIo, path: string): unknown {
-  const docs = parseAllDocuments(io.readFile(path));
-  const list = Array.isArray(docs) ? docs : [docs];
-  const errors = list.flatMap((d) => d.errors.map((e) => `${path}: ${e.message}`));
-  if (errors.length > 0) throw new Error(errors.join("\n"));
-  const values = list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
+  const values = parseYamlDocuments(io.readFile(path), path);
+  if (typeof values === "string") throw new Error(values);
   if (values.length !== 1) throw new Error(`${path}: expected one document, found ${values.length}`);
   return values[0];
 }

@@ -3,11 +3,12 @@
  * defaulted object as YAML and exits 0, or prints every problem (field path,
  * value, reason) and exits 1. The admission webhook runs the same validation.
  */
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
+import { parseYamlDocuments } from "./yaml-documents.js";
 
 export const validateUsage = "usage: mds-scaler validate -f <scaler.yaml> [--target <deployment.yaml>]";
 
@@ -49,11 +50,7 @@ function readDocuments(path: string, io: CliIo): unknown[] | string {
   } catch (error) {
     return `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`;
   }
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
-  const errors = list.flatMap((d) => d.errors.map((e) => `${path}: ${e.message}`));
-  if (errors.length > 0) return errors.join("\n");
-  return list.map((d) => d.toJS() as unknown).filter((d) => d !== null && d !== undefined);
+  return parseYamlDocuments(text, path);
 }
 
 function printProblems(io: CliIo, problems: readonly Problem[], heading?: string): void {

@@ -17,6 +17,7 @@ import {
   type V1Lease,
   type V1LeaseSpec,
 } from "@kubernetes/client-node";
+import { FailureLog } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
 import { callOptions } from "./call-options.js";
 
@@ -58,6 +59,8 @@ function statusCode(error: unknown): number | undefined {
 export class LeaderElector {
   private readonly api: CoordinationV1Api;
   private readonly nowMs: () => number;
+  /** Lease rounds are logged when they start failing and when they work again, not every round. */
+  private readonly health: FailureLog;
   private leading = false;
   private lastRenewMs = 0;
   /** The Lease record last seen and when this replica saw it change. */
@@ -71,6 +74,7 @@ export class LeaderElector {
   constructor(private readonly opts: LeaderElectorOptions) {
     this.api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
     this.nowMs = opts.nowMs ?? (() => Date.now());
+    this.health = new FailureLog(`lease ${opts.namespace}/${opts.name}`, opts.logger);
   }
 
   get isLeader(): boolean {
@@ -127,33 +131,39 @@ export class LeaderElector {
   async round(): Promise<void> {
     const now = this.nowMs();
     try {
-      const lease = await this.read();
-      if (lease === undefined) {
-        await this.create(now);
-        return;
-      }
-      const spec = lease.spec ?? {};
-      const holder = spec.holderIdentity ?? "";
-      const key = `${holder}|${String(timeOf(spec.renewTime) ?? "")}|${lease.metadata?.resourceVersion ?? ""}`;
-      const durationMs = (spec.leaseDurationSeconds ?? this.opts.leaseDurationSeconds) * 1000;
-      if (this.observed?.key !== key) this.observed = { key, atMs: now, holder, durationMs };
-      if (holder === this.opts.identity) {
-        await this.write(lease, now, false);
-        return;
-      }
-      if (this.leading) {
-        this.opts.logger.warn("another replica holds the lease; stepping down", { holder });
-        this.setLeading(false);
-      }
-      if (holder === "" || now - this.observed.atMs > durationMs) await this.write(lease, now, true);
+      await this.renewOrAcquire(now);
     } catch (error) {
       if (this.leading && now - this.lastRenewMs > this.renewDeadlineMs) {
         this.opts.logger.warn("could not renew the lease before the renew deadline; stepping down", { error });
         this.setLeading(false);
       } else if (statusCode(error) !== 409) {
-        this.opts.logger.debug("lease round failed", { error });
+        this.health.failed(error, now);
       }
+      return;
     }
+    this.health.succeeded(now);
+  }
+
+  private async renewOrAcquire(now: number): Promise<void> {
+    const lease = await this.read();
+    if (lease === undefined) {
+      await this.create(now);
+      return;
+    }
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? "";
+    const key = `${holder}|${String(timeOf(spec.renewTime) ?? "")}|${lease.metadata?.resourceVersion ?? ""}`;
+    const durationMs = (spec.leaseDurationSeconds ?? this.opts.leaseDurationSeconds) * 1000;
+    if (this.observed?.key !== key) this.observed = { key, atMs: now, holder, durationMs };
+    if (holder === this.opts.identity) {
+      await this.write(lease, now, false);
+      return;
+    }
+    if (this.leading) {
+      this.opts.logger.warn("another replica holds the lease; stepping down", { holder });
+      this.setLeading(false);
+    }
+    if (holder === "" || now - this.observed.atMs > durationMs) await this.write(lease, now, true);
   }
 
   private async read(): Promise<V1Lease | undefined> {

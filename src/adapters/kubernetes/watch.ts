@@ -13,6 +13,7 @@ import {
   type ObjectCache,
 } from "@kubernetes/client-node";
 import type { JsonPatchOp } from "../../core/binding/patch.js";
+import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
 import { KubeResources, scalerResource, type ResourceRef } from "./resources.js";
 
@@ -30,9 +31,13 @@ export interface WatchedResourcesOptions {
   /** Namespace to watch; empty for all. */
   readonly namespace: string;
   readonly logger: Logger;
-  /** Wait before a broken watch is started again. */
-  readonly restartDelayMs?: number;
+  /** Wait before a broken watch is started again: doubles per consecutive failure, with jitter. */
+  readonly restartBackoff?: BackoffPolicy;
+  readonly nowMs?: () => number;
+  readonly random?: () => number;
 }
+
+const defaultRestartBackoff: BackoffPolicy = { initialMs: 1_000, maxMs: 30_000 };
 
 export class WatchedResources {
   private readonly scalers: Cache;
@@ -42,13 +47,28 @@ export class WatchedResources {
 
   constructor(private readonly opts: WatchedResourcesOptions) {
     const { resources, namespace } = opts;
-    const list = (r: ResourceRef) => async (): Promise<KubernetesListObject<KubernetesObject>> =>
-      (await resources.list(r, namespace)) as KubernetesListObject<KubernetesObject>;
-    this.scalers = makeInformer(opts.kubeConfig, pathOf(scalerResource, namespace), list(scalerResource));
+    const nowMs = opts.nowMs ?? (() => Date.now());
+    const random = opts.random ?? Math.random;
+    const policy = opts.restartBackoff ?? defaultRestartBackoff;
+    const health = {
+      scalers: new FailureLog("watch of scalers", opts.logger),
+      targets: new FailureLog("watch of targets", opts.logger),
+    };
+    // A list that answers is the sign a broken watch works again.
+    const list = (r: ResourceRef, log: FailureLog) => async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      const answer = (await resources.list(r, namespace)) as KubernetesListObject<KubernetesObject>;
+      log.succeeded(nowMs());
+      return answer;
+    };
+    this.scalers = makeInformer(
+      opts.kubeConfig,
+      pathOf(scalerResource, namespace),
+      list(scalerResource, health.scalers),
+    );
     this.targets = makeInformer(
       opts.kubeConfig,
       pathOf(resources.targetResource, namespace),
-      list(resources.targetResource),
+      list(resources.targetResource, health.targets),
     );
     for (const [what, informer] of [
       ["scalers", this.scalers],
@@ -56,8 +76,15 @@ export class WatchedResources {
     ] as const) {
       informer.on("error", (error: unknown) => {
         if (this.stopped) return;
-        opts.logger.warn(`watch of ${what} broke; restarting`, { error });
-        setTimeout(() => void informer.start().catch(() => undefined), opts.restartDelayMs ?? 1_000);
+        const failures = health[what].failed(error, nowMs());
+        setTimeout(
+          () => {
+            // Stopped while waiting: a restart now would hold the process open after stop().
+            if (this.stopped) return;
+            void informer.start().catch(() => undefined);
+          },
+          backoffDelayMs(failures, random(), policy),
+        );
       });
     }
   }
