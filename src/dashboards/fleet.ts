@@ -3,7 +3,7 @@
  * engineer opens. How many scalers commit, which are blocked or blind, and how
  * often the fleet writes and rolls back.
  */
-import { modeAndTermTable, type DashboardSpec } from "./panels.js";
+import { modeAndTermTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
 
 const ns = 'namespace=~"$namespace"';
 /** Counts scalers per namespace whose condition matches, 0 (not absent) where none does. */
@@ -92,14 +92,7 @@ export const fleetDashboard: DashboardSpec = {
           title: "Commits and rollbacks per hour",
           question:
             "How often does the fleet write replicas, and how often do writes fail, conflict or get undone (rollbacks, aborted scale-downs)?",
-          targets: [
-            { expr: perNamespace("mds_commits_total"), legend: "{{namespace}} commits" },
-            { expr: perNamespace("mds_rebalance_steps_total"), legend: "{{namespace}} rebalance steps" },
-            { expr: perNamespace("mds_commit_failures_total"), legend: "{{namespace}} failed commits" },
-            { expr: perNamespace("mds_commit_conflicts_total"), legend: "{{namespace}} conflicts" },
-            { expr: perNamespace("mds_rollbacks_total"), legend: "{{namespace}} rollbacks" },
-            { expr: perNamespace("mds_aborted_scale_downs_total"), legend: "{{namespace}} aborted scale-downs" },
-          ],
+          targets: writeCounterTargets(perNamespace, "{{namespace}}"),
           width: 12,
         },
         {

@@ -63,6 +63,20 @@ export function modeAndTermTable(selector: string): { targets: readonly Target[]
   };
 }
 
+/** The counters of what the controller wrote and how it held, one target each, for `perGroup` to aggregate. */
+export function writeCounterTargets(perGroup: (counter: string) => string, legendGroup: string): readonly Target[] {
+  return (
+    [
+      ["mds_commits_total", "commits"],
+      ["mds_commit_conflicts_total", "conflicts"],
+      ["mds_commit_failures_total", "failed commits"],
+      ["mds_rollbacks_total", "rollbacks"],
+      ["mds_aborted_scale_downs_total", "aborted scale-downs"],
+      ["mds_rebalance_steps_total", "rebalance steps"],
+    ] as const
+  ).map(([counter, what]) => ({ expr: perGroup(counter), legend: `${legendGroup} ${what}` }));
+}
+
 export type PanelSpec =
   | (PanelBase & { readonly type: "timeseries" })
   | (PanelBase & { readonly type: "state-timeline" })

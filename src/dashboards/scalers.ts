@@ -2,7 +2,7 @@
  * `mds-scaler / Scalers`: one scaler's story, in the order a user asks it: is
  * it working, what did it decide and why, what did it see, what did it write.
  */
-import { modeAndTermTable, type DashboardSpec } from "./panels.js";
+import { modeAndTermTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
 
 const sel = 'namespace=~"$namespace", scaler=~"$scaler"';
 const roleSel = `${sel}, role=~"$role"`;
@@ -208,14 +208,7 @@ export const scalersDashboard: DashboardSpec = {
           title: "Commits, conflicts, rollbacks, aborted scale-downs, rebalance steps",
           question:
             "How often does the scaler write, and do its writes hold? Per 15 minutes; conflicts are re-planned, never lost or doubled.",
-          targets: [
-            { expr: perScaler("mds_commits_total"), legend: "{{scaler}} commits" },
-            { expr: perScaler("mds_commit_conflicts_total"), legend: "{{scaler}} conflicts" },
-            { expr: perScaler("mds_commit_failures_total"), legend: "{{scaler}} failed commits" },
-            { expr: perScaler("mds_rollbacks_total"), legend: "{{scaler}} rollbacks" },
-            { expr: perScaler("mds_aborted_scale_downs_total"), legend: "{{scaler}} aborted scale-downs" },
-            { expr: perScaler("mds_rebalance_steps_total"), legend: "{{scaler}} rebalance steps" },
-          ],
+          targets: writeCounterTargets((counter) => perScaler(counter), "{{scaler}}"),
           unit: "short",
           width: 24,
         },

@@ -15,6 +15,7 @@ import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js"
 import { observeRole, staleAfterSeconds } from "../../src/core/signals/observe.js";
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
 import { buildObservation, ScrapeHistory, type Scrape } from "../../src/sim/quality/observations.js";
+import { podFields } from "../../src/core/signals/pod-fields.js";
 import { PrometheusHarness } from "../../src/harness/prometheus.js";
 
 const namespace = "serving";
@@ -156,8 +157,8 @@ describe("quality observation builder vs the Prometheus source", () => {
       ],
       at,
     );
-    // Both builders judge coverage by the fields a Server's token algorithm reads.
-    const reads = ["runningRequests", "waitingRequests", "promptTokens", "generationTokens", "ttft", "itl"] as const;
+    // Both builders judge coverage by every field a pod can carry, the strictest coverage there is.
+    const reads = podFields;
     const samples = pass.scalers.get(`${namespace}/chat`)?.get("server");
     if (samples === undefined) throw new Error("no samples for chat/server");
     const fromSource = observeRole({
