@@ -97,3 +97,22 @@ describe("the lint rule guarding src/core", () => {
     expect((result?.messages ?? []).filter((m) => m.ruleId?.startsWith("no-restricted"))).toEqual([]);
   });
 });
+
+describe("layers", () => {
+  // Adapters serve the app; an adapter that imports the app (or the CLI built on it) inverts the
+  // dependency and drags the whole process into every reuse of the adapter.
+  const adaptersDir = join(root, "src", "adapters");
+  const above = ["app", "cli", "demo", "harness"].map((dir) => join(root, "src", dir));
+
+  it.each(tsFiles(adaptersDir).map((file) => [relative(root, file), file] as const))(
+    "%s imports nothing from the app, the CLI, the demo or the test harness",
+    (_name, file) => {
+      const text = readFileSync(file, "utf8");
+      const offending = [...text.matchAll(importPattern)]
+        .map((match) => match[1] ?? match[2] ?? "")
+        .filter((specifier) => specifier.startsWith("."))
+        .filter((specifier) => above.some((dir) => join(file, "..", specifier).startsWith(dir + "/")));
+      expect(offending).toEqual([]);
+    },
+  );
+});
