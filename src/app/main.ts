@@ -125,7 +125,10 @@ function controllerIdentitySource(
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   // Warned once when asking starts failing, not on every retry; retries back off to 10 s, so the fence trusts this replica soon after the API server answers.
-  const failures = new FailureLog("controller identity unknown; the fence refuses every commit until it is", logger);
+  const failures = new FailureLog(
+    "asking the API server for the controller identity (the fence refuses every commit until it is known)",
+    logger,
+  );
   const ready = new Promise<void>((resolve) => {
     const attempt = (): void => {
       whoAmI(kubeConfig, config.kubeTimeoutMs).then(
