@@ -150,6 +150,49 @@ function rulesOf(objects: K8sObject[], kind: "ClusterRole" | "Role"): PolicyRule
   return one(objects, kind)["rules"] as PolicyRule[];
 }
 
+/**
+ * Every rule of every rendered Role and ClusterRole, one line per resource:
+ * "<Kind> <namespace>: <group>/<resource>[<names>] <verbs>", sorted.
+ */
+function grants(objects: K8sObject[]): string[] {
+  return objects
+    .filter((o) => o.kind === "Role" || o.kind === "ClusterRole")
+    .flatMap((o) =>
+      (o["rules"] as PolicyRule[]).flatMap((r) =>
+        r.apiGroups.flatMap((g) =>
+          r.resources.map(
+            (res) =>
+              `${o.kind}${o.metadata.namespace === undefined ? "" : ` ${o.metadata.namespace}`}: ${g === "" ? "core" : g}/${res}${r.resourceNames === undefined ? "" : `[${r.resourceNames.join(",")}]`} ${r.verbs.join(",")}`,
+          ),
+        ),
+      ),
+    )
+    .sort();
+}
+
+/** What the controller calls on scalers and targets (src/adapters/kubernetes/resources.ts and watch.ts). */
+function workloadGrants(where: string): string[] {
+  return [
+    `${where}: worker.gpustack.ai/modeldeploymentscalers get,list,watch,patch`,
+    `${where}: worker.gpustack.ai/modeldeploymentscalers/status patch`,
+    `${where}: worker.gpustack.ai/modeldeployments get,list,watch,patch`,
+  ];
+}
+
+/** The Lease (leader.ts) and, with a generated certificate, its Secret (certificates.ts): read, create, replace. */
+function releaseGrants(opts: { secret: boolean }): string[] {
+  return [
+    `Role ${namespace}: coordination.k8s.io/leases create`,
+    `Role ${namespace}: coordination.k8s.io/leases[mds-mds-scaler] get,update`,
+    ...(opts.secret
+      ? [
+          `Role ${namespace}: core/secrets create`,
+          `Role ${namespace}: core/secrets[mds-mds-scaler-webhook-tls] get,update`,
+        ]
+      : []),
+  ];
+}
+
 /** Prometheus Operator sanitizes pod label names into Prometheus label names this way. */
 function prometheusLabelName(podLabel: string): string {
   return podLabel.replace(/[^a-zA-Z0-9_]/g, "_");
@@ -185,6 +228,11 @@ describe("helm lint", () => {
     ],
     ["a misspelled key", { "serviceMonitor.enable": "true" }, "enable"],
     ["a webhook timeout the API server refuses", { "webhooks.timeoutSeconds": "31" }, "/webhooks/timeoutSeconds"],
+    [
+      "a watched namespace that is not a namespace name",
+      { "controller.watchNamespace": "Team_A" },
+      "/controller/watchNamespace",
+    ],
   ])("rejects %s through values.schema.json", (_why, set, where) => {
     const result = runHelm(helmArgs(["lint", "--strict"], { set }));
     expect(result.status).not.toBe(0);
@@ -384,33 +432,18 @@ describe("helm template with defaults", () => {
     expect(allows(roleRules, "", "secrets", "get", "another-secret")).toBe(false);
   });
 
-  it("grants what the controller does, and no more", () => {
-    const rules = rulesOf(objects, "ClusterRole");
-    const group = "worker.gpustack.ai";
-    for (const verb of ["get", "list", "watch", "patch", "update"])
-      expect(allows(rules, group, "modeldeploymentscalers", verb), verb).toBe(true);
-    for (const verb of ["patch", "update"])
-      expect(allows(rules, group, "modeldeploymentscalers/status", verb), verb).toBe(true);
-    expect(allows(rules, group, "modeldeploymentscalers/finalizers", "update")).toBe(true);
-    for (const verb of ["get", "list", "watch", "patch"])
-      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(true);
-    // Replica commits are guarded JSON patches; a full update could overwrite the owner's fields.
-    for (const verb of ["update", "delete", "create"])
-      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(false);
-    expect(allows(rules, "", "events", "create")).toBe(true);
-    expect(rules.some((r) => r.verbs.includes("*") || r.resources.includes("*") || r.apiGroups.includes("*"))).toBe(
-      false,
+  it("grants exactly the calls the controller makes (docs/install.md, RBAC), and no more", () => {
+    expect(grants(objects)).toEqual(
+      [
+        ...workloadGrants("ClusterRole"),
+        "ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        "ClusterRole: admissionregistration.k8s.io/validatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        ...releaseGrants({ secret: true }),
+      ].sort(),
     );
-    expect(allows(rules, "", "secrets", "get")).toBe(false);
-
-    const roleRules = rulesOf(objects, "Role");
-    const lease = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]))[
-      "MDS_LEASE_NAME"
-    ];
-    expect(lease).toBe(one(objects, "Deployment").metadata.name);
-    expect(allows(roleRules, "coordination.k8s.io", "leases", "create")).toBe(true);
-    for (const verb of ["get", "update"])
-      expect(allows(roleRules, "coordination.k8s.io", "leases", verb, lease), verb).toBe(true);
+    const env = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]));
+    expect(env["MDS_LEASE_NAME"]).toBe(one(objects, "Deployment").metadata.name);
+    expect(env["MDS_WEBHOOK_TLS_SECRET"]).toBe("mds-mds-scaler-webhook-tls");
     expect(one(objects, "Role").metadata.namespace).toBe(namespace);
   });
 
@@ -448,6 +481,57 @@ describe("helm template with defaults", () => {
 });
 
 describe("helm template with values", () => {
+  it("with one watched namespace, grants scalers and targets there only, and narrows the webhooks to it", () => {
+    const objects = render({ set: { "controller.watchNamespace": "team" } });
+    expect(parsedControllerArgs(objects).watchNamespace).toBe("team");
+    expect(grants(objects)).toEqual(
+      [
+        ...workloadGrants("Role team"),
+        "ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        "ClusterRole: admissionregistration.k8s.io/validatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        ...releaseGrants({ secret: true }),
+      ].sort(),
+    );
+    const serviceAccount = one(objects, "ServiceAccount").metadata.name;
+    const binding = all(objects, "RoleBinding").find((b) => b.metadata.namespace === "team");
+    expect(binding?.["subjects"]).toEqual([{ kind: "ServiceAccount", name: serviceAccount, namespace }]);
+    expect(binding?.["roleRef"]).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: all(objects, "Role").find((r) => r.metadata.namespace === "team")?.metadata.name,
+    });
+    // The controller may read objects in "team" only: a webhook called for another namespace could not look them up.
+    const webhooks = [
+      ...all(objects, "ValidatingWebhookConfiguration"),
+      ...all(objects, "MutatingWebhookConfiguration"),
+    ].flatMap((c) => c["webhooks"] as (Webhook & { namespaceSelector?: unknown })[]);
+    expect(webhooks).toHaveLength(3);
+    for (const webhook of webhooks)
+      expect(webhook.namespaceSelector, webhook.name).toEqual({
+        matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team"] }],
+      });
+  });
+
+  it("with one watched namespace and no webhooks, renders no cluster-wide grant at all", () => {
+    const objects = render({ valuesFile: "minimal-values.yaml", set: { "controller.watchNamespace": "team" } });
+    expect(all(objects, "ClusterRole")).toEqual([]);
+    expect(all(objects, "ClusterRoleBinding")).toEqual([]);
+    expect(grants(objects)).toEqual([...workloadGrants("Role team"), ...releaseGrants({ secret: false })].sort());
+  });
+
+  it("keeps the user's fence namespaceSelector and adds the watched namespace to it", () => {
+    const objects = render({
+      set: { "controller.watchNamespace": "team", "webhooks.namespaceSelector.matchLabels.mds": "on" },
+    });
+    const fence = (one(objects, "ValidatingWebhookConfiguration")["webhooks"] as Webhook[]).find((w) =>
+      w.name.startsWith("fence."),
+    ) as (Webhook & { namespaceSelector?: unknown }) | undefined;
+    expect(fence?.namespaceSelector).toEqual({
+      matchLabels: { mds: "on" },
+      matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team"] }],
+    });
+  });
+
   it("passes the configured Prometheus URL and label mapping to the controller", () => {
     const objects = render({
       set: {
