@@ -269,6 +269,8 @@ describe("helm template with defaults", () => {
       expect(kinds, kind).toContain(kind);
     }
     expect(kinds).not.toContain("Certificate");
+    // Off by default: a policy would cut off readers nobody listed (docs/install.md, NetworkPolicy).
+    expect(kinds).not.toContain("NetworkPolicy");
   });
 
   it("runs two controller replicas", () => {
@@ -711,6 +713,84 @@ describe("helm template with values", () => {
 });
 
 // ---------------------------------------------------------------- generated assets
+
+describe("NetworkPolicy", () => {
+  interface Peer {
+    ipBlock?: { cidr: string };
+    namespaceSelector?: { matchLabels: Record<string, string> };
+    podSelector?: { matchLabels: Record<string, string> };
+  }
+  interface PolicyPort {
+    port: number | string;
+    protocol: string;
+  }
+  interface PolicySpec {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: { ports: PolicyPort[]; from?: Peer[] }[];
+    egress?: { ports: PolicyPort[]; to?: Peer[] }[];
+  }
+  const policyOf = (objects: K8sObject[]): PolicySpec => one(objects, "NetworkPolicy")["spec"] as PolicySpec;
+  const portsOf = (rule: { ports: PolicyPort[] } | undefined): string[] =>
+    (rule?.ports ?? []).map((p) => `${p.port}/${p.protocol}`);
+
+  it("selects exactly the controller pods and admits only its named ports, from any source unless told", () => {
+    const objects = render({ set: { "networkPolicy.enabled": "true", "externalMetrics.enabled": "true" } });
+    const policy = policyOf(objects);
+    expect(policy.podSelector.matchLabels).toEqual(deploymentSpec(objects).selector.matchLabels);
+    expect(policy.policyTypes).toEqual(["Ingress"]);
+    expect(policy.egress).toBeUndefined();
+    const containerPorts = (controllerContainer(objects).ports ?? []).map((p) => p.name);
+    expect(policy.ingress.flatMap((r) => r.ports.map((p) => p.port)).sort()).toEqual([...containerPorts].sort());
+    expect(policy.ingress.map(portsOf)).toEqual([["http-metrics/TCP"], ["https-webhook/TCP", "https-metricapi/TCP"]]);
+    // No `from`: every source, so KEDA's metrics-api scaler and the API server still get in.
+    for (const rule of policy.ingress) expect(rule.from).toBeUndefined();
+  });
+
+  it("limits the metrics port and the API server's ports to the sources given", () => {
+    const policy = policyOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    expect(policy.ingress[0]?.from).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+    ]);
+    expect(policy.ingress[1]?.from).toEqual([{ ipBlock: { cidr: "10.0.0.0/24" } }]);
+  });
+
+  it("with egress, lets the controller reach DNS, the API server and Prometheus, and nothing else", () => {
+    const policy = policyOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    expect(policy.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(policy.egress?.map(portsOf)).toEqual([["53/UDP", "53/TCP"], ["443/TCP", "6443/TCP"], ["9090/TCP"]]);
+    expect(policy.egress?.map((r) => r.to)).toEqual([
+      [
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+        },
+      ],
+      [{ ipBlock: { cidr: "10.0.0.0/24" } }],
+      [
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+          podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
+        },
+      ],
+    ]);
+  });
+
+  it("without webhooks, admits the metrics port only", () => {
+    const policy = policyOf(render({ valuesFile: "minimal-values.yaml", set: { "networkPolicy.enabled": "true" } }));
+    expect(policy.ingress.map(portsOf)).toEqual([["http-metrics/TCP"]]);
+  });
+
+  it("rejects a peer with a misspelled key through values.schema.json", () => {
+    const result = runHelm(
+      helmArgs(["lint", "--strict"], {
+        set: { "networkPolicy.ingress.metricsFrom[0].namespaceSelectr.matchLabels.a": "b" },
+      }),
+    );
+    expect(result.status).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain("namespaceSelectr");
+  });
+});
 
 describe("PrometheusRule tuning", () => {
   interface Rule {
