@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import { AuthenticationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
-import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { KubeResources, modelDeploymentResource } from "../adapters/kubernetes/resources.js";
 import { WatchedResources } from "../adapters/kubernetes/watch.js";
 import {
   ensureCertificateSecret,
@@ -230,7 +230,7 @@ async function startWebhooks(opts: {
   const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
   const lookups = new KubeResources(opts.kubeConfig, {
     timeoutMs: lookupTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   const answers = opts.metrics.webhookDuration;
   const app = webhookApp({
@@ -335,11 +335,10 @@ export async function startController(opts: {
   const metrics = new ScalerMetrics();
   const resources = new KubeResources(opts.kubeConfig, {
     timeoutMs: config.kubeTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   // Passes read watch caches; commits and conflict re-reads go to the API server.
   const store = new WatchedResources({
-    kubeConfig: opts.kubeConfig,
     resources,
     namespace: config.watchNamespace,
     logger,
