@@ -64,7 +64,7 @@ export interface RunningController {
 function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): PrometheusQueryClient {
   return {
     async instantQuery(query, atUnixMs) {
-      const end = metrics.queryDuration.startTimer({ query: query.slice(0, 40).replace(/\s+/g, " ") });
+      const end = metrics.timeQuery(query);
       try {
         return await inner.instantQuery(query, atUnixMs);
       } finally {
@@ -232,13 +232,11 @@ async function startWebhooks(opts: {
     timeoutMs: lookupTimeoutMs,
     targetResource: modelDeploymentResource(config.targetApiVersion),
   });
-  const answers = opts.metrics.webhookDuration;
   const app = webhookApp({
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
-    observe: (webhook, verdict, seconds) =>
-      answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+    observe: (webhook, verdict, seconds) => opts.metrics.observeWebhookAnswer(webhook, verdict, seconds),
   });
   const { certificate } = opts;
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);
