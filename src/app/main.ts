@@ -38,7 +38,7 @@ import {
   type RunningExternalMetricsServer,
   type ScalerReader,
 } from "../adapters/external-metrics/index.js";
-import { FailureLog } from "../adapters/retry/backoff.js";
+import { FailureLog, backoffDelayMs } from "../adapters/retry/backoff.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
@@ -112,6 +112,8 @@ export async function whoAmI(kubeConfig: KubeConfig, timeoutMs: number): Promise
   }
 }
 
+const identityBackoff = { initialMs: 1_000, maxMs: 10_000 } as const;
+
 /** Resolves the controller identity now, or keeps asking in the background; "" until known (the fence then trusts no one). */
 function controllerIdentitySource(
   config: Config,
@@ -122,17 +124,23 @@ function controllerIdentitySource(
   if (identity !== "") return { get: () => identity, ready: Promise.resolve(), stop: () => undefined };
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  // Warned once when asking starts failing, not on every retry; retries back off to 10 s, so the fence trusts this replica soon after the API server answers.
+  const failures = new FailureLog(
+    "asking the API server for the controller identity (the fence refuses every commit until it is known)",
+    logger,
+  );
   const ready = new Promise<void>((resolve) => {
     const attempt = (): void => {
       whoAmI(kubeConfig, config.kubeTimeoutMs).then(
         (name) => {
           identity = name;
+          failures.succeeded(Date.now());
           logger.info("the binding fence trusts commits from this identity", { controllerIdentity: name });
           resolve();
         },
         (error: unknown) => {
-          logger.warn("controller identity unknown; the fence refuses every commit until it is", { error });
-          if (!stopped) timer = setTimeout(attempt, 5_000);
+          const count = failures.failed(error, Date.now());
+          if (!stopped) timer = setTimeout(attempt, backoffDelayMs(count, Math.random(), identityBackoff));
         },
       );
     };

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
-import { roleReports } from "../../src/app/report.js";
+import { roleReports } from "../../src/adapters/telemetry/role-reports.js";
 import { ScalerSpecSchema, withInferredAlgorithm } from "../../src/core/api/scaler.js";
 
 const spec = withInferredAlgorithm(
