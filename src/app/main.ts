@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import { AuthenticationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
-import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { KubeResources, modelDeploymentResource } from "../adapters/kubernetes/resources.js";
 import { WatchedResources } from "../adapters/kubernetes/watch.js";
 import {
   ensureCertificateSecret,
@@ -64,7 +64,7 @@ export interface RunningController {
 function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): PrometheusQueryClient {
   return {
     async instantQuery(query, atUnixMs) {
-      const end = metrics.queryDuration.startTimer({ query: query.slice(0, 40).replace(/\s+/g, " ") });
+      const end = metrics.timeQuery(query);
       try {
         return await inner.instantQuery(query, atUnixMs);
       } finally {
@@ -238,15 +238,13 @@ async function startWebhooks(opts: {
   const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
   const lookups = new KubeResources(opts.kubeConfig, {
     timeoutMs: lookupTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
-  const answers = opts.metrics.webhookDuration;
   const app = webhookApp({
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
-    observe: (webhook, verdict, seconds) =>
-      answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+    observe: (webhook, verdict, seconds) => opts.metrics.observeWebhookAnswer(webhook, verdict, seconds),
   });
   const { certificate } = opts;
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);
@@ -343,11 +341,10 @@ export async function startController(opts: {
   const metrics = new ScalerMetrics();
   const resources = new KubeResources(opts.kubeConfig, {
     timeoutMs: config.kubeTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   // Passes read watch caches; commits and conflict re-reads go to the API server.
   const store = new WatchedResources({
-    kubeConfig: opts.kubeConfig,
     resources,
     namespace: config.watchNamespace,
     logger,

@@ -33,12 +33,16 @@ interface Rendered {
   webhooks: { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }[];
 }
 
-/** The chart's webhook configurations, pointed at `https://127.0.0.1:<port>`. */
-export function chartWebhookConfigurations(port: number): {
+/** The chart's webhook configurations, rendered with `set` values and pointed at `https://127.0.0.1:<port>`. */
+export function chartWebhookConfigurations(
+  port: number,
+  set: Readonly<Record<string, string>> = {},
+): {
   validating: V1ValidatingWebhookConfiguration;
   mutating: V1MutatingWebhookConfiguration;
 } {
-  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace]);
+  const values = Object.entries(set).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
+  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace, ...values]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   const objects = parseAllDocuments(result.stdout)
     .map((d) => d.toJS() as Rendered | null)
@@ -62,9 +66,13 @@ export function chartWebhookConfigurations(port: number): {
 }
 
 /** Creates both configurations (without a CA bundle: until the controller patches one in, every matching write fails). */
-export async function installWebhookConfigurations(kubeConfig: KubeConfig, port: number): Promise<void> {
+export async function installWebhookConfigurations(
+  kubeConfig: KubeConfig,
+  port: number,
+  set: Readonly<Record<string, string>> = {},
+): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-  const { validating, mutating } = chartWebhookConfigurations(port);
+  const { validating, mutating } = chartWebhookConfigurations(port, set);
   await api.createValidatingWebhookConfiguration({ body: validating });
   await api.createMutatingWebhookConfiguration({ body: mutating });
 }
