@@ -79,6 +79,9 @@ async function startReplica(name: string): Promise<Replica> {
       "--tick-ms=200",
       `--lease-duration-seconds=${leaseDurationSeconds}`,
       `--lease-retry-ms=${leaseRetryMs}`,
+      // Renew deadline + call timeout within the lease: at most one writer.
+      "--lease-renew-deadline-ms=1500",
+      "--kube-timeout-ms=1200",
       "--log-level=warn",
     ],
     {

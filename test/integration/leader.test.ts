@@ -28,7 +28,7 @@ function elector(
     identity,
     leaseDurationSeconds,
     retryPeriodMs: 200,
-    timeoutMs: 1_000,
+    timeoutMs: 500,
     logger,
   });
   electors.push(e);

@@ -2,11 +2,14 @@
  * The Kubernetes calls the controller makes, through @kubernetes/client-node.
  * Every call has a timeout; failures are wrapped with the object they concern,
  * and a stale-resourceVersion answer is a `ConflictError` the caller re-plans on.
+ * Every write first asks `writeGuard` (the leader election) for a permit, as
+ * late as possible, and is aborted when the leadership that permitted it ends.
  */
 import { ApiException, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { callOptions } from "./call-options.js";
+import { NotLeaderError } from "./not-leader.js";
 
-export { callOptions };
+export { callOptions, NotLeaderError };
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 
 export class ConflictError extends Error {
@@ -34,6 +37,12 @@ export interface KubeResourcesOptions {
   /** Upper bound of one API call. */
   readonly timeoutMs: number;
   readonly targetResource?: ResourceRef;
+  /**
+   * Asked right before every write: throws `NotLeaderError` when this replica
+   * may not write, else returns the signal that aborts the write on step-down.
+   * Absent: writes are always allowed (one replica, webhooks, tests).
+   */
+  readonly writeGuard?: () => AbortSignal;
 }
 
 function statusCode(error: unknown): number | undefined {
@@ -128,7 +137,7 @@ export class KubeResources {
   }
 
   private async patch(r: ResourceRef, namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
+    return this.write(`patch ${r.plural} ${namespace}/${name}`, (until) =>
       this.api.patchNamespacedCustomObject(
         {
           group: r.group,
@@ -139,15 +148,28 @@ export class KubeResources {
           body: ops,
           fieldManager: "mds-scaler",
         },
-        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+        callOptions(this.opts.timeoutMs, "application/json-patch+json", until),
       ),
     );
   }
 
-  /** Replaces the scaler's whole status through the status subresource. */
-  async writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
+  /**
+   * Replaces the scaler's whole status through the status subresource. With a
+   * `resourceVersion` the write applies only to that version of the scaler, so
+   * a status planned from an older read fails with `ConflictError`.
+   */
+  async writeScalerStatus(
+    namespace: string,
+    name: string,
+    status: unknown,
+    options: { resourceVersion?: string | undefined } = {},
+  ): Promise<unknown> {
     const r = scalerResource;
-    return this.call(`write status of ${r.plural} ${namespace}/${name}`, () =>
+    const guard: JsonPatchOp[] =
+      options.resourceVersion === undefined || options.resourceVersion === ""
+        ? []
+        : [{ op: "replace", path: "/metadata/resourceVersion", value: options.resourceVersion }];
+    return this.write(`write status of ${r.plural} ${namespace}/${name}`, (until) =>
       this.api.patchNamespacedCustomObjectStatus(
         {
           group: r.group,
@@ -155,11 +177,31 @@ export class KubeResources {
           namespace,
           plural: r.plural,
           name,
-          body: [{ op: "replace", path: "/status", value: status }],
+          body: [...guard, { op: "replace", path: "/status", value: status }],
           fieldManager: "mds-scaler",
         },
-        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+        callOptions(this.opts.timeoutMs, "application/json-patch+json", until),
       ),
     );
+  }
+
+  /** A write under the guard: refused before it is sent, or aborted, once this replica may not write. */
+  private async write<T>(what: string, send: (until: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    let until: AbortSignal | undefined;
+    try {
+      until = this.opts.writeGuard?.();
+    } catch (error) {
+      if (error instanceof NotLeaderError) throw new NotLeaderError(`${what}: not sent, ${error.message}`);
+      throw error;
+    }
+    try {
+      return await this.call(what, () => send(until));
+    } catch (error) {
+      if (until?.aborted === true)
+        throw new NotLeaderError(`${what}: aborted, ${String((until.reason as Error | undefined)?.message)}`, {
+          cause: error,
+        });
+      throw error;
+    }
   }
 }
