@@ -204,6 +204,7 @@ export class Controller {
     // Scalers touch different objects, so their API round trips overlap; the bound keeps the API server calm.
     const passed: string[] = [];
     let next = 0;
+    let lost = false;
     const worker = async (): Promise<void> => {
       while (next < scalers.length) {
         const scaler = scalers[next++] as Scaler;
@@ -214,7 +215,8 @@ export class Controller {
         } catch (error) {
           if (error instanceof NotLeaderError) {
             // Leadership ended during the pass: the new leader plans these scalers; no write of this pass is sent.
-            if (next < scalers.length) logger.warn("leadership lost during the pass", { scaler: key, error });
+            if (!lost) logger.warn("leadership lost during the pass", { scaler: key, error });
+            lost = true;
             next = scalers.length;
             continue;
           }

@@ -24,6 +24,8 @@ const source: SignalSource =
   sampleDelayMs > 0
     ? {
         sample: async (requests) => {
+          // Tells a test that a pass is between its reads and its writes now.
+          process.stdout.write(`${JSON.stringify({ sampling: requests.length })}\n`);
           await new Promise((resolve) => setTimeout(resolve, sampleDelayMs));
           return world.source.sample(requests);
         },
