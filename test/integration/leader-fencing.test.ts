@@ -46,10 +46,11 @@ const group = "worker.gpustack.ai";
 const version = "v1";
 const ns = "fenced";
 const leaseName = "mds-fencing";
-const leaseDurationSeconds = 3;
-// 1500 ms + 1200 ms < 3 s: the timing the controller refuses to start without.
-const renewDeadlineMs = 1_500;
-const kubeTimeoutMs = 1_200;
+const leaseDurationSeconds = 6;
+// 3000 ms + 2000 ms < 6 s: the timing the controller refuses to start without. Renewals every 300 ms
+// leave a loaded machine about 2.7 s for a read and a write before the leader steps down.
+const renewDeadlineMs = 3_000;
+const kubeTimeoutMs = 2_000;
 // Most of each 5 s pass is spent sampling, before the writes.
 const sampleDelayMs = 4_000;
 const maxReplicas = 8;

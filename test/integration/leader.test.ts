@@ -259,13 +259,6 @@ describe("LeaderElector", () => {
     await leader.round();
     expect(leader.isLeader).toBe(true);
     expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 1 });
-    // A round that starts in time but lands after the deadline (a pause inside the call) does not lead on.
-    const before = leader.leadershipsWon;
-    const slow = leader.round();
-    mono += 4_000;
-    await slow;
-    expect(leader.isLeader).toBe(false);
-    expect(leader.leadershipsWon).toBe(before);
   });
 
   it("refuses a timing where the renew deadline leaves a write no time to land", () => {

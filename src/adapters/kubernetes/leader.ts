@@ -8,7 +8,7 @@
  *
  * Expiry and renewal are judged on a monotonic clock (an injected port), never
  * on wall time, which NTP may step. A leader leads for `renewDeadlineMs` after
- * the start of its last successful renewal round; a follower counts the lease
+ * it sent its last successful renewal; a follower counts the lease
  * from the end of the read that showed it the record change. Since
  * renewDeadlineMs + writeTimeoutMs < leaseDurationSeconds, the leader's last
  * write has landed or failed before a follower may take over (docs/controller.md,
@@ -103,7 +103,7 @@ export class LeaderElector {
   private readonly health: FailureLog;
   readonly renewDeadlineMs: number;
   private leading = false;
-  /** Monotonic start of the last successful renewal round: leadership lasts renewDeadlineMs from here. */
+  /** Monotonic time the last successful renewal was sent: leadership lasts renewDeadlineMs from here. */
   private lastRenewMs = 0;
   /** The token of the current leadership: this identity and the Lease transitions it wrote. */
   private token: LeaderToken | undefined;
@@ -205,9 +205,8 @@ export class LeaderElector {
 
   /** One renew-or-acquire attempt; public for tests that step it. */
   async round(): Promise<void> {
-    const startedMs = this.monotonicMs();
     try {
-      await this.renewOrAcquire(startedMs);
+      await this.renewOrAcquire();
     } catch (error) {
       // Past the renew deadline, holds() steps down; a lost race (409) is no failure.
       this.holds();
@@ -225,12 +224,12 @@ export class LeaderElector {
     return false;
   }
 
-  private async renewOrAcquire(startedMs: number): Promise<void> {
+  private async renewOrAcquire(): Promise<void> {
     const lease = await this.read();
     // The record was read by now: a follower counts the lease from here, never from before its read.
     const readMs = this.monotonicMs();
     if (lease === undefined) {
-      await this.create(startedMs);
+      await this.create();
       return;
     }
     const spec = lease.spec ?? {};
@@ -241,11 +240,11 @@ export class LeaderElector {
     if (holder === this.opts.identity) {
       // A replica that stepped down (or restarted under the same name) takes its own Lease anew:
       // a new transition, so commits of the earlier leadership are older at the fence.
-      await this.write(lease, startedMs, !this.holds());
+      await this.write(lease, !this.holds());
       return;
     }
     if (this.holds()) this.stepDown("another replica holds the lease", { holder });
-    if (holder === "" || readMs - this.observed.atMs > durationMs) await this.write(lease, startedMs, true);
+    if (holder === "" || readMs - this.observed.atMs > durationMs) await this.write(lease, true);
   }
 
   private async read(): Promise<V1Lease | undefined> {
@@ -271,8 +270,9 @@ export class LeaderElector {
     };
   }
 
-  private async create(startedMs: number): Promise<void> {
+  private async create(): Promise<void> {
     const now = this.nowMs();
+    const sentMs = this.monotonicMs();
     try {
       await this.api.createNamespacedLease(
         {
@@ -286,15 +286,17 @@ export class LeaderElector {
         },
         callOptions(this.opts.timeoutMs),
       );
-      this.renewed(startedMs, 0, true);
+      this.renewed(sentMs, 0, true);
     } catch (error) {
       if (statusCode(error) === 409) return; // another replica created it first
       throw new Error(`create Lease ${this.opts.namespace}/${this.opts.name}`, { cause: error });
     }
   }
 
-  private async write(lease: V1Lease, startedMs: number, takeover: boolean): Promise<void> {
+  private async write(lease: V1Lease, takeover: boolean): Promise<void> {
     const now = this.nowMs();
+    // Leadership is counted from before the renewal is sent: it cannot be applied, or seen by a follower, earlier.
+    const sentMs = this.monotonicMs();
     const acquireMs = takeover ? now : (timeOf(lease.spec?.acquireTime) ?? now);
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (takeover ? 1 : 0);
     await this.api.replaceNamespacedLease(
@@ -311,20 +313,21 @@ export class LeaderElector {
         identity: this.opts.identity,
         transitions,
       });
-    this.renewed(startedMs, transitions, takeover);
+    this.renewed(sentMs, transitions, takeover);
   }
 
-  /** A renewal round that started at `startedMs` (monotonic) succeeded. */
-  private renewed(startedMs: number, transitions: number, takeover: boolean): void {
+  /** A renewal (or acquisition) sent at `sentMs` (monotonic) succeeded. */
+  private renewed(sentMs: number, transitions: number, takeover: boolean): void {
     if (takeover) this.stepDown("taking the lease anew");
-    this.lastRenewMs = startedMs;
-    // A round that outlived the deadline (a pause, a slow call) renewed too late to lead on.
-    if (this.monotonicMs() - startedMs >= this.renewDeadlineMs) {
+    this.lastRenewMs = sentMs;
+    // A call that outlived the deadline (a pause, a slow server) renewed too late to lead on.
+    if (this.monotonicMs() - sentMs >= this.renewDeadlineMs) {
       this.stepDown("the renewal landed after the renew deadline");
       return;
     }
+    // Renewals copy the count they read: one raised by hand (docs/controller.md, Leadership) takes effect here.
+    this.token = { holder: this.opts.identity, transitions };
     if (!this.leading) {
-      this.token = { holder: this.opts.identity, transitions };
       this.leadership = new AbortController();
       this.leading = true;
       this.transitions += 1;
