@@ -37,6 +37,7 @@ import {
   tlsSecretName,
   waitForProductWebhooks,
 } from "../../src/harness/product-webhooks.js";
+import { ConflictError, KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
@@ -482,5 +483,40 @@ describe("a leader paused for longer than its lease", () => {
     expect(controllerView(await getTarget("paused"))).toBe(controllerView(target));
     // A newer leadership passes the same fence (dry run: nothing is stored).
     await expect(commit({ holder: "replica-c", transitions: transitions + 1 }, true)).resolves.toBeDefined();
+  }, 60_000);
+
+  it("a status write planned from an older read of the scaler is refused, never forced", async () => {
+    const resources = new KubeResources(await controllerKubeConfig(controlPlane), { timeoutMs: 5_000 });
+    const read = await getScaler("paused");
+    // Someone else moves the scaler after this replica read it (here: a label).
+    await admin.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeploymentscalers",
+        name: "paused",
+        body: [{ op: "add", path: "/metadata/labels", value: { touched: "yes" } }],
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
+    );
+    const moved = await getScaler("paused");
+    await expect(
+      resources.writeScalerStatus(
+        ns,
+        "paused",
+        { observedGeneration: 99 },
+        { resourceVersion: read.metadata.resourceVersion },
+      ),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(await getScaler("paused")).toEqual(moved);
+    // With the version it read last, the same write applies.
+    const current = (await getScaler("paused")) as {
+      metadata: { resourceVersion: string };
+      status?: Record<string, unknown>;
+    };
+    await resources.writeScalerStatus(ns, "paused", current.status ?? {}, {
+      resourceVersion: current.metadata.resourceVersion,
+    });
   }, 60_000);
 });
