@@ -6,7 +6,7 @@
  * machine's clock, shared with the API server and etcd, is never touched.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import { CoordinationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaderElector, microTime } from "../../src/adapters/kubernetes/leader.js";
 import { NotLeaderError } from "../../src/adapters/kubernetes/not-leader.js";
@@ -277,5 +277,20 @@ describe("LeaderElector", () => {
           logger,
         }),
     ).toThrow("renewDeadlineMs (10000) + writeTimeoutMs (10000) must be less than leaseDurationSeconds (15) × 1000");
+  });
+
+  it("a leaseTransitions raised by hand (after the Lease was recreated) is carried from the next renewal", async () => {
+    const leader = elector("a", "raised");
+    await leader.round();
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 0 });
+    await controlPlane.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .patchNamespacedLease(
+        { namespace, name: "raised", body: { spec: { leaseTransitions: 7 } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    await leader.round();
+    expect(leader.isLeader).toBe(true);
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 7 });
   });
 });
