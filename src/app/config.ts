@@ -101,6 +101,11 @@ const settings = {
     env: "MDS_LEASE_DURATION_SECONDS",
     help: "Seconds a silent leader keeps the Lease before another replica takes over.",
   },
+  leaseRenewDeadlineMs: {
+    flag: "--lease-renew-deadline-ms",
+    env: "MDS_LEASE_RENEW_DEADLINE_MS",
+    help: "How long a leader keeps writing after the start of its last successful renewal, by a monotonic clock, milliseconds; with --kube-timeout-ms it must fit in the lease duration.",
+  },
   leaseRetryMs: {
     flag: "--lease-retry-ms",
     env: "MDS_LEASE_RETRY_MS",
@@ -178,7 +183,8 @@ export const ConfigSchema = z.object({
   podName: z.string().default(""),
   podNamespace: z.string().default("default"),
   leaseName: z.string().default(""),
-  leaseDurationSeconds: positiveInt(1, 300).default(15),
+  leaseDurationSeconds: positiveInt(1, 300).default(20),
+  leaseRenewDeadlineMs: positiveInt(100, 300_000).default(8_000),
   leaseRetryMs: positiveInt(100, 60_000).default(2_000),
   controllerIdentity: z.string().default(""),
   webhookService: z.string().default(""),
@@ -239,7 +245,36 @@ export function loadConfig(argv: readonly string[], env: Readonly<Record<string,
     }
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const timing = leaseTimingProblems(parsed.data, raw);
+  if (timing.length > 0) throw new ConfigError(timing);
   return Object.freeze(parsed.data);
+}
+
+function named(name: SettingName, config: Config, raw: Partial<Record<SettingName, string>>): string {
+  const s = settings[name];
+  return `${s.flag} (${s.env}) = ${String(config[name])}${raw[name] === undefined ? " (default)" : ""}`;
+}
+
+/**
+ * At most one writer (docs/controller.md, Leadership): a leader writes until its renew deadline, and a
+ * write sent just before it may take the whole Kubernetes call timeout to land; a follower takes over a
+ * lease duration after it last saw a renewal. So the deadline plus the call timeout must fit in the lease,
+ * and a renewal must be attempted at least once before the deadline.
+ */
+function leaseTimingProblems(config: Config, raw: Partial<Record<SettingName, string>>): string[] {
+  if (config.leaseName === "") return [];
+  const problems: string[] = [];
+  if (!(config.leaseRenewDeadlineMs + config.kubeTimeoutMs < config.leaseDurationSeconds * 1000)) {
+    problems.push(
+      `${named("leaseRenewDeadlineMs", config, raw)} plus ${named("kubeTimeoutMs", config, raw)} must be less than ${named("leaseDurationSeconds", config, raw)} × 1000: otherwise a deposed leader's last write may land after another replica took over. Lower the deadline or the timeout, or lengthen the lease.`,
+    );
+  }
+  if (!(config.leaseRetryMs < config.leaseRenewDeadlineMs)) {
+    problems.push(
+      `${named("leaseRetryMs", config, raw)} must be less than ${named("leaseRenewDeadlineMs", config, raw)}: the leader must try to renew before its deadline.`,
+    );
+  }
+  return problems;
 }
 
 /** The settings table for `--help` and the docs. */

@@ -9,7 +9,7 @@
  * whether or not the status was written, and a restart reads them back from
  * the object's status.
  */
-import { ModelDeploymentSchema, type ModelDeployment } from "../core/api/model-deployment.js";
+import { ModelDeploymentSchema, type LeaderToken, type ModelDeployment } from "../core/api/model-deployment.js";
 import {
   ScalerSchema,
   withInferredAlgorithm,
@@ -20,11 +20,12 @@ import {
 import type { BindingWrite } from "../core/binding/binding.js";
 import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
 import { plan } from "../core/planner/plan.js";
+import { withLeaderToken } from "../core/planner/decision.js";
 import type { PlanResult } from "../core/planner/types.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
-import { ConflictError } from "../adapters/kubernetes/resources.js";
+import { ConflictError, NotLeaderError } from "../adapters/kubernetes/resources.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
 import { FailureLog } from "../adapters/retry/backoff.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
@@ -39,7 +40,13 @@ export interface ScalerStore {
   getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown | undefined>;
   patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
   patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
-  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown>;
+  /** With `resourceVersion`, a write over a newer scaler fails with `ConflictError`. */
+  writeScalerStatus(
+    namespace: string,
+    name: string,
+    status: unknown,
+    options?: { resourceVersion?: string | undefined },
+  ): Promise<unknown>;
 }
 
 /** One scaler's sampling request. */
@@ -66,6 +73,8 @@ export interface ControllerDeps {
   readonly nowMs: () => number;
   /** Namespace to watch; empty for all. */
   readonly namespace: string;
+  /** The current leadership's token, stamped on every decision (absent without leader election). */
+  readonly leaderToken?: () => LeaderToken | undefined;
 }
 
 interface Memory {
@@ -73,6 +82,8 @@ interface Memory {
   status: ScalerStatus | undefined;
   lastPassMs: number;
   uid: string;
+  /** The planned status lost a version race (conflict): the next pass writes it even if nothing moved. */
+  statusUnwritten?: boolean;
 }
 
 /** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
@@ -193,6 +204,7 @@ export class Controller {
     // Scalers touch different objects, so their API round trips overlap; the bound keeps the API server calm.
     const passed: string[] = [];
     let next = 0;
+    let lost = false;
     const worker = async (): Promise<void> => {
       while (next < scalers.length) {
         const scaler = scalers[next++] as Scaler;
@@ -201,6 +213,13 @@ export class Controller {
           await this.reconcile(scaler, samples.get(key), nowMs);
           passed.push(key);
         } catch (error) {
+          if (error instanceof NotLeaderError) {
+            // Leadership ended during the pass: the new leader plans these scalers; no write of this pass is sent.
+            if (!lost) logger.warn("leadership lost during the pass", { scaler: key, error });
+            lost = true;
+            next = scalers.length;
+            continue;
+          }
           metrics.scalerError(
             namespaceOf(scaler),
             scaler.metadata.name,
@@ -238,18 +257,22 @@ export class Controller {
     }
     memory.lastPassMs = nowMs;
 
+    // The scaler version the status write is guarded by: a status planned from an older read is never forced.
+    let scalerVersion = scaler.metadata.resourceVersion;
     if (!deleting && !(scaler.metadata.finalizers ?? []).includes(finalizer)) {
       const ops: JsonPatchOp[] =
         scaler.metadata.finalizers === undefined
           ? [{ op: "add", path: "/metadata/finalizers", value: [finalizer] }]
           : [{ op: "add", path: "/metadata/finalizers/-", value: finalizer }];
-      await store.patchScaler(namespace, name, ops);
+      const patched = (await store.patchScaler(namespace, name, ops)) as { metadata?: { resourceVersion?: string } };
+      scalerVersion = patched?.metadata?.resourceVersion ?? scalerVersion;
     }
 
     const spec = withInferredAlgorithm(scaler.spec);
     let attempt = 0;
     // Set while the replica vector is being written, so a failure there counts as a failed commit.
     let committing = false;
+    let statusConflict = false;
     for (;;) {
       const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
       const observations = deleting ? {} : this.observe(spec, target, samples, nowMs);
@@ -269,7 +292,10 @@ export class Controller {
           return;
         }
         if (result.commit !== undefined && target !== undefined) {
-          const ops = commitPatch(patchTargetOf(target), result.commit.decision);
+          const ops = commitPatch(
+            patchTargetOf(target),
+            withLeaderToken(result.commit.decision, this.deps.leaderToken?.()),
+          );
           committing = true;
           await store.patchTarget(namespace, spec.targetRef.name, ops);
           committing = false;
@@ -286,13 +312,24 @@ export class Controller {
           });
         }
         memory.status = result.status;
-        if (result.statusChanged) {
-          await store.writeScalerStatus(namespace, name, result.status);
+        if (result.statusChanged || memory.statusUnwritten === true) {
+          try {
+            await store.writeScalerStatus(namespace, name, result.status, { resourceVersion: scalerVersion });
+            memory.statusUnwritten = false;
+          } catch (error) {
+            // The scaler moved since it was listed: the next pass re-plans from a fresh list and writes then,
+            // rather than retry here with the same version.
+            if (error instanceof ConflictError) {
+              memory.statusUnwritten = true;
+              statusConflict = true;
+            }
+            throw error;
+          }
         }
         metrics.report(this.reportOf(scaler, spec, result, target, observations));
         return;
       } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) {
+        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries || statusConflict) {
           if (committing) metrics.commitFailures.inc(labelsOf(scaler));
           throw error;
         }

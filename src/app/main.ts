@@ -339,8 +339,35 @@ export async function startController(opts: {
   const nowMs = opts.nowMs ?? (() => Date.now());
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const metrics = new ScalerMetrics();
+  const identityName = config.podName !== "" ? config.podName : `${hostname()}-${randomBytes(3).toString("hex")}`;
+  const elector =
+    config.leaseName === ""
+      ? undefined
+      : new LeaderElector({
+          kubeConfig: opts.kubeConfig,
+          namespace: config.podNamespace,
+          name: config.leaseName,
+          identity: identityName,
+          leaseDurationSeconds: config.leaseDurationSeconds,
+          retryPeriodMs: config.leaseRetryMs,
+          timeoutMs: Math.min(config.kubeTimeoutMs, config.leaseRetryMs * 2),
+          renewDeadlineMs: config.leaseRenewDeadlineMs,
+          // Every write of the controller is bounded by this timeout; the Lease timing is checked against it.
+          writeTimeoutMs: config.kubeTimeoutMs,
+          logger: logger.child({ replica: identityName }),
+          onStartedLeading: () => {
+            metrics.setLeading(true);
+            logger.info("leading: the control loop runs on this replica", { replica: identityName });
+          },
+          onStoppedLeading: () => {
+            metrics.setLeading(false);
+            logger.info("following: the control loop stops on this replica", { replica: identityName });
+          },
+        });
   const resources = new KubeResources(opts.kubeConfig, {
     timeoutMs: config.kubeTimeoutMs,
+    // Every write asks the Lease first, right before it is sent, and is aborted on step-down.
+    ...(elector === undefined ? {} : { writeGuard: () => elector.writePermit() }),
     targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   // Passes read watch caches; commits and conflict re-reads go to the API server.
@@ -372,7 +399,15 @@ export async function startController(opts: {
     );
   // A fresh controller per leadership: its memory starts from the objects' status.
   const makeController = (): Controller =>
-    new Controller({ store, source, metrics, logger, nowMs, namespace: config.watchNamespace });
+    new Controller({
+      store,
+      source,
+      metrics,
+      logger,
+      nowMs,
+      namespace: config.watchNamespace,
+      ...(elector === undefined ? {} : { leaderToken: () => elector.leaderToken() }),
+    });
   let controller = makeController();
 
   const identity = controllerIdentitySource(config, opts.kubeConfig, logger);
@@ -397,28 +432,6 @@ export async function startController(opts: {
     }
   }
 
-  const identityName = config.podName !== "" ? config.podName : `${hostname()}-${randomBytes(3).toString("hex")}`;
-  const elector =
-    config.leaseName === ""
-      ? undefined
-      : new LeaderElector({
-          kubeConfig: opts.kubeConfig,
-          namespace: config.podNamespace,
-          name: config.leaseName,
-          identity: identityName,
-          leaseDurationSeconds: config.leaseDurationSeconds,
-          retryPeriodMs: config.leaseRetryMs,
-          timeoutMs: Math.min(config.kubeTimeoutMs, config.leaseRetryMs * 2),
-          logger: logger.child({ replica: identityName }),
-          onStartedLeading: () => {
-            metrics.setLeading(true);
-            logger.info("leading: the control loop runs on this replica", { replica: identityName });
-          },
-          onStoppedLeading: () => {
-            metrics.setLeading(false);
-            logger.info("following: the control loop stops on this replica", { replica: identityName });
-          },
-        });
   metrics.setLeading(elector === undefined);
   const leading = (): boolean => elector === undefined || elector.isLeader;
 

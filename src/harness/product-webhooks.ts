@@ -120,6 +120,9 @@ export function productConfig(opts: {
             `--lease-name=${opts.leaseName}`,
             `--lease-duration-seconds=${opts.leaseDurationSeconds ?? 3}`,
             "--lease-retry-ms=300",
+            // Deadline + call timeout within the lease (at most one writer): half and 40 % of it.
+            `--lease-renew-deadline-ms=${Math.floor((opts.leaseDurationSeconds ?? 3) * 500)}`,
+            `--kube-timeout-ms=${Math.floor((opts.leaseDurationSeconds ?? 3) * 400)}`,
           ]),
       ...(opts.extra ?? []),
     ],

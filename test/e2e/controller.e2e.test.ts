@@ -229,7 +229,7 @@ describe("controller end to end", () => {
       listScalers: (n) => store.listScalers(n),
       getTarget: (n, name, options) => store.getTarget(n, name, options),
       patchScaler: (n, name, ops) => store.patchScaler(n, name, ops),
-      writeScalerStatus: (n, name, status) => store.writeScalerStatus(n, name, status),
+      writeScalerStatus: (n, name, status, options) => store.writeScalerStatus(n, name, status, options),
       async patchTarget(n: string, name: string, ops: readonly JsonPatchOp[]) {
         if (interfered === 0 && ops.some((op) => op.path.startsWith("/spec/roles/"))) {
           interfered += 1;

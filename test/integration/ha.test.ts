@@ -43,7 +43,7 @@ const group = "worker.gpustack.ai";
 const version = "v1";
 const ns = "team";
 const leaseName = "mds-mds-scaler";
-const leaseDurationSeconds = 3;
+const leaseDurationSeconds = 6;
 const leaseRetryMs = 300;
 const maxReplicas = 6;
 
@@ -79,6 +79,9 @@ async function startReplica(name: string): Promise<Replica> {
       "--tick-ms=200",
       `--lease-duration-seconds=${leaseDurationSeconds}`,
       `--lease-retry-ms=${leaseRetryMs}`,
+      // Renew deadline + call timeout within the lease: at most one writer.
+      "--lease-renew-deadline-ms=3000",
+      "--kube-timeout-ms=2000",
       "--log-level=warn",
     ],
     {

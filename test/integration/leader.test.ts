@@ -1,11 +1,16 @@
 /**
  * The Lease loop against a real API server: one leader at a time, MicroTime
  * accepted, a graceful stop hands over at once, and a leader cut off from the
- * API server steps down before a follower may take over.
+ * API server steps down before a follower may take over, even when its wall
+ * clock steps back. Clocks are injected ports, stepped per replica; the
+ * machine's clock, shared with the API server and etcd, is never touched.
  */
-import { CoordinationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { createServer, type Server, type Socket } from "node:net";
+import { CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaderElector, microTime } from "../../src/adapters/kubernetes/leader.js";
+import { NotLeaderError } from "../../src/adapters/kubernetes/not-leader.js";
+import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
@@ -28,7 +33,7 @@ function elector(
     identity,
     leaseDurationSeconds,
     retryPeriodMs: 200,
-    timeoutMs: 1_000,
+    timeoutMs: 500,
     logger,
   });
   electors.push(e);
@@ -99,6 +104,8 @@ describe("LeaderElector", () => {
     });
     try {
       let steppedDownAt = 0;
+      // At the cut the leader's wall clock also steps back a minute (NTP): it must not extend its leadership.
+      let wallStepMs = 0;
       const partitioned = new LeaderElector({
         kubeConfig: viaForwarder,
         namespace,
@@ -108,6 +115,7 @@ describe("LeaderElector", () => {
         retryPeriodMs: 200,
         timeoutMs: 300,
         logger,
+        nowMs: () => Date.now() - wallStepMs,
         onStoppedLeading: () => (steppedDownAt = Date.now()),
       });
       electors.push(partitioned);
@@ -116,6 +124,7 @@ describe("LeaderElector", () => {
       const other = elector("other", "partition");
       other.start();
       forwarder.down();
+      wallStepMs = 60_000;
       const cutAt = Date.now();
       await until("other to take over", () => other.isLeader, 10_000);
       const tookOverAt = Date.now();
@@ -126,5 +135,162 @@ describe("LeaderElector", () => {
     } finally {
       await forwarder.close();
     }
+  });
+
+  it("judges the lease on its monotonic clock: wall-clock steps on either replica move nothing", async () => {
+    let leaderWallStep = 0;
+    let followerWallStep = 0;
+    let followerMono = performance.now();
+    // The leader's monotonic clock is stepped too, so a slow machine between rounds cannot end its leadership.
+    let leaderMono = performance.now();
+    const options = {
+      kubeConfig: controlPlane.kubeConfig,
+      namespace,
+      name: "stepped",
+      retryPeriodMs: 200,
+      timeoutMs: 500,
+      logger,
+    };
+    const leader = new LeaderElector({
+      ...options,
+      identity: "a",
+      leaseDurationSeconds: 2,
+      nowMs: () => Date.now() + leaderWallStep,
+      monotonicMs: () => leaderMono,
+    });
+    const follower = new LeaderElector({
+      ...options,
+      identity: "b",
+      leaseDurationSeconds: 2,
+      nowMs: () => Date.now() + followerWallStep,
+      monotonicMs: () => followerMono,
+    });
+    electors.push(leader, follower);
+    await leader.round();
+    await follower.round();
+    expect([leader.isLeader, follower.isLeader]).toEqual([true, false]);
+    // The leader's clock steps back an hour, the follower's forward an hour: renewTime on the Lease jumps
+    // around, but expiry is a duration on each replica's own monotonic clock.
+    leaderWallStep = -3_600_000;
+    followerWallStep = 3_600_000;
+    for (let i = 0; i < 3; i++) {
+      leaderMono += 1_000;
+      await leader.round();
+      followerMono += 1_000;
+      await follower.round();
+      expect([leader.isLeader, follower.isLeader]).toEqual([true, false]);
+    }
+    const renewed = await controlPlane.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: "stepped" });
+    expect(renewed.spec?.holderIdentity).toBe("a");
+    // The leader goes silent: the follower takes over only after a full lease by its monotonic clock.
+    await follower.round();
+    followerMono += 2_000;
+    await follower.round();
+    expect(follower.isLeader).toBe(false);
+    followerMono += 1;
+    await follower.round();
+    expect(follower.isLeader).toBe(true);
+    // A new leadership: one transition above the leader's, whose decisions are now older at the fence.
+    expect(follower.leaderToken()).toEqual({ holder: "b", transitions: 1 });
+  });
+
+  it("past its renew deadline by its monotonic clock a leader refuses writes, aborts the one in flight, and leads anew only with a new transition", async () => {
+    let mono = performance.now();
+    const leader = new LeaderElector({
+      kubeConfig: controlPlane.kubeConfig,
+      namespace,
+      name: "deadline",
+      identity: "a",
+      leaseDurationSeconds: 10,
+      retryPeriodMs: 200,
+      renewDeadlineMs: 4_000,
+      timeoutMs: 2_000,
+      writeTimeoutMs: 5_000,
+      logger,
+      monotonicMs: () => mono,
+    });
+    electors.push(leader);
+    await leader.round();
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 0 });
+
+    // A write in flight: an API server that accepts the connection and never answers (a hung call).
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as { port: number }).port;
+    const hung = new KubeConfig();
+    hung.loadFromOptions({
+      clusters: [{ name: "silent", server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: "nobody", token: "x" }],
+      contexts: [{ name: "silent", cluster: "silent", user: "nobody" }],
+      currentContext: "silent",
+    });
+    const writes = new KubeResources(hung, { timeoutMs: 30_000, writeGuard: () => leader.writePermit() });
+    try {
+      const inFlight = writes.patchTarget("team", "llm", [{ op: "test", path: "/metadata/name", value: "llm" }]);
+      const outcome = inFlight.then(
+        () => "answered",
+        (error: unknown) => error,
+      );
+      await until("the hung write to reach the server", () => sockets.length > 0, 5_000);
+
+      // Within the deadline it still leads; one millisecond past it, it does not, before any round has run.
+      mono += 3_999;
+      expect(leader.isLeader).toBe(true);
+      const abortedAt = Date.now();
+      mono += 1;
+      expect(leader.isLeader).toBe(false);
+      expect(leader.leaderToken()).toBeUndefined();
+      const error = await outcome;
+      expect(error).toBeInstanceOf(NotLeaderError);
+      expect(String((error as Error).message)).toContain("aborted");
+      // Aborted at the step-down, not at the 30 s call timeout.
+      expect(Date.now() - abortedAt).toBeLessThan(5_000);
+      expect(() => leader.writePermit()).toThrow(NotLeaderError);
+      await expect(writes.patchScaler("team", "llm", [])).rejects.toThrow(/not sent/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+
+    // The Lease still names it and nobody took over: it takes it anew, as a new leadership.
+    await leader.round();
+    expect(leader.isLeader).toBe(true);
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 1 });
+  });
+
+  it("refuses a timing where the renew deadline leaves a write no time to land", () => {
+    expect(
+      () =>
+        new LeaderElector({
+          kubeConfig: controlPlane.kubeConfig,
+          namespace,
+          name: "bad",
+          identity: "a",
+          leaseDurationSeconds: 15,
+          retryPeriodMs: 2_000,
+          renewDeadlineMs: 10_000,
+          timeoutMs: 2_000,
+          writeTimeoutMs: 10_000,
+          logger,
+        }),
+    ).toThrow("renewDeadlineMs (10000) + writeTimeoutMs (10000) must be less than leaseDurationSeconds (15) × 1000");
+  });
+
+  it("a leaseTransitions raised by hand (after the Lease was recreated) is carried from the next renewal", async () => {
+    const leader = elector("a", "raised");
+    await leader.round();
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 0 });
+    await controlPlane.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .patchNamespacedLease(
+        { namespace, name: "raised", body: { spec: { leaseTransitions: 7 } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    await leader.round();
+    expect(leader.isLeader).toBe(true);
+    expect(leader.leaderToken()).toEqual({ holder: "a", transitions: 7 });
   });
 });

@@ -387,9 +387,13 @@ describe("the binding fence", () => {
     await createTarget("orphan", [{ name: "server", kind: "Server", replicas: 2 }]);
     world.startStatusMirror(ns, "orphan");
     await createScaler("orphan", activeSpec("orphan"));
-    await eventually("the orphan target to be bound", async () => {
+    // Bound and committed: the pass that binds commits next.
+    await eventually("the orphan target to be bound and committed", async () => {
       const t = await getTarget("orphan");
-      return t.metadata.annotations?.[bindingAnnotation] !== undefined ? t : undefined;
+      const annotations = t.metadata.annotations ?? {};
+      return annotations[bindingAnnotation] !== undefined && annotations[decisionAnnotation] !== undefined
+        ? t
+        : undefined;
     });
     const removeBinding = [{ op: "remove", path: `/metadata/annotations/${bindingAnnotation.replace("/", "~1")}` }];
     const patchAsAlice = (body: object[]) =>

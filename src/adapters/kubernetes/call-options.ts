@@ -1,15 +1,17 @@
 /**
  * Per-call options for @kubernetes/client-node: an abort signal that bounds
- * the whole call and, for patches, the request's content type.
+ * the whole call (and, for writes under a leadership, ends it on step-down)
+ * and, for patches, the request's content type.
  */
 import { Observable, type ConfigurationOptions } from "@kubernetes/client-node";
 
-export function callOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
+export function callOptions(timeoutMs: number, contentType?: string, until?: AbortSignal): ConfigurationOptions {
   return {
     middleware: [
       {
         pre: (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
+          const timeout = AbortSignal.timeout(timeoutMs);
+          context.setSignal(until === undefined ? timeout : AbortSignal.any([timeout, until]));
           if (contentType !== undefined) context.setHeaderParam("Content-Type", contentType);
           return new Observable(Promise.resolve(context));
         },

@@ -4,7 +4,9 @@
  * a timeout; every failure is a `KubeCallError` naming the call (a
  * `ConflictError` when a resourceVersion guard failed, which the caller re-plans on).
  * "All namespaces" is written one way everywhere: `allNamespaces`, the empty
- * string, as the controller's --namespace flag has it.
+ * string, as the controller's --namespace flag has it. Every write first asks
+ * `writeGuard` (the leader election) for a permit, as late as possible, and is
+ * aborted when the leadership that permitted it ends.
  */
 import {
   CustomObjectsApi,
@@ -19,8 +21,9 @@ import { apiGroup } from "../../core/api/scaler.js";
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { callOptions } from "./call-options.js";
 import { kubeCall } from "./errors.js";
+import { NotLeaderError } from "./not-leader.js";
 
-export { callOptions };
+export { callOptions, NotLeaderError };
 export { ConflictError, KubeCallError } from "./errors.js";
 
 /** The namespace argument that means every namespace. */
@@ -61,6 +64,12 @@ export interface KubeResourcesOptions {
   readonly targetResource?: ResourceRef;
   /** Recorded in managedFields of every write; default "mds-scaler". */
   readonly fieldManager?: string;
+  /**
+   * Asked right before every write: throws `NotLeaderError` when this replica
+   * may not write, else returns the signal that aborts the write on step-down.
+   * Absent: writes are always allowed (one replica, webhooks, tests).
+   */
+  readonly writeGuard?: () => AbortSignal;
 }
 
 const jsonPatch = "application/json-patch+json";
@@ -150,7 +159,7 @@ export class KubeResources {
   }
 
   private async patch(r: ResourceRef, namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    return kubeCall(`patch ${r.plural} ${namespace}/${name}`, () =>
+    return this.write(`patch ${r.plural} ${namespace}/${name}`, (until) =>
       this.api.patchNamespacedCustomObject(
         {
           group: r.group,
@@ -161,18 +170,31 @@ export class KubeResources {
           body: ops,
           fieldManager: this.fieldManager,
         },
-        callOptions(this.opts.timeoutMs, jsonPatch),
+        callOptions(this.opts.timeoutMs, jsonPatch, until),
       ),
     );
   }
 
-  /** Replaces the scaler's whole status through the status subresource. */
-  async writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
+  /**
+   * Replaces the scaler's whole status through the status subresource. With a
+   * `resourceVersion` the write applies only to that version of the scaler, so
+   * a status planned from an older read fails with `ConflictError`.
+   */
+  async writeScalerStatus(
+    namespace: string,
+    name: string,
+    status: unknown,
+    options: { resourceVersion?: string | undefined } = {},
+  ): Promise<unknown> {
+    const guard: JsonPatchOp[] =
+      options.resourceVersion === undefined || options.resourceVersion === ""
+        ? []
+        : [{ op: "replace", path: "/metadata/resourceVersion", value: options.resourceVersion }];
     return this.patchStatus(
       scalerResource,
       namespace,
       name,
-      [{ op: "replace", path: "/status", value: status }],
+      [...guard, { op: "replace", path: "/status", value: status }],
       jsonPatch,
     );
   }
@@ -193,7 +215,7 @@ export class KubeResources {
     body: object,
     contentType: string,
   ): Promise<unknown> {
-    return kubeCall(`write status of ${r.plural} ${namespace}/${name}`, () =>
+    return this.write(`write status of ${r.plural} ${namespace}/${name}`, (until) =>
       this.api.patchNamespacedCustomObjectStatus(
         {
           group: r.group,
@@ -204,8 +226,28 @@ export class KubeResources {
           body,
           fieldManager: this.fieldManager,
         },
-        callOptions(this.opts.timeoutMs, contentType),
+        callOptions(this.opts.timeoutMs, contentType, until),
       ),
     );
+  }
+
+  /** A write under the guard: refused before it is sent, or aborted, once this replica may not write. */
+  private async write<T>(what: string, send: (until: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    let until: AbortSignal | undefined;
+    try {
+      until = this.opts.writeGuard?.();
+    } catch (error) {
+      if (error instanceof NotLeaderError) throw new NotLeaderError(`${what}: not sent, ${error.message}`);
+      throw error;
+    }
+    try {
+      return await kubeCall(what, () => send(until));
+    } catch (error) {
+      if (until?.aborted === true)
+        throw new NotLeaderError(`${what}: aborted, ${String((until.reason as Error | undefined)?.message)}`, {
+          cause: error,
+        });
+      throw error;
+    }
   }
 }

@@ -103,7 +103,12 @@ export class WatchedResources {
     return this.opts.resources.patchScaler(namespace, name, ops);
   }
 
-  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
-    return this.opts.resources.writeScalerStatus(namespace, name, status);
+  writeScalerStatus(
+    namespace: string,
+    name: string,
+    status: unknown,
+    options?: { resourceVersion?: string | undefined },
+  ): Promise<unknown> {
+    return this.opts.resources.writeScalerStatus(namespace, name, status, options);
   }
 }

@@ -78,11 +78,24 @@ export const BindingPayloadSchema = z.strictObject({
   term: z.number().int().min(1),
 });
 
+/**
+ * Which controller replica's leadership wrote a decision: the Lease holder and
+ * the Lease's transition count when it took the Lease. Transitions only grow,
+ * so the fence can refuse a commit from a leadership older than the stored one.
+ */
+export const LeaderTokenSchema = z.strictObject({
+  holder: z.string().min(1),
+  transitions: z.number().int().min(0),
+});
+
 export const DecisionPayloadSchema = z.strictObject({
   decisionID: z.string().min(1),
   term: z.number().int().min(1),
   vector: z.record(z.string(), z.number().int().min(0)),
+  /** Absent on decisions written without leader election, or before tokens existed: the oldest token. */
+  leader: LeaderTokenSchema.optional(),
 });
 
 export type BindingPayload = z.output<typeof BindingPayloadSchema>;
 export type DecisionPayload = z.output<typeof DecisionPayloadSchema>;
+export type LeaderToken = z.output<typeof LeaderTokenSchema>;

@@ -16,6 +16,8 @@
  * - A binding that cannot be parsed leaves the target unclaimed: counts are
  *   editable and the annotation may be removed, not rewritten.
  * - Every other field stays editable. Terms never move backwards.
+ * - A commit whose leader token is older than the stored decision's is refused
+ *   (`leader-token.ts`): at most one controller replica writes the vector.
  *
  * Pure: the webhook adapter looks up the named scaler beforehand
  * (`fenceScalerToLookUp`) and passes what it found.
@@ -27,6 +29,7 @@ import {
   type DecisionPayload,
 } from "../api/model-deployment.js";
 import { parseBindingAnnotation, parseDecisionAnnotation, type ParsedAnnotation } from "./binding.js";
+import { staleLeaderReason } from "./leader-token.js";
 
 export interface FenceUserInfo {
   readonly username?: string | undefined;
@@ -250,6 +253,11 @@ function admitCommit(ctx: Context, binding: BindingPayload, counts: readonly Cou
   if (old.decision.state === "valid" && decision.term < old.decision.value.term) {
     return deny(`the decision term cannot move backwards (${old.decision.value.term} → ${decision.term})`);
   }
+  const stale = staleLeaderReason(
+    decision.leader,
+    old.decision.state === "valid" ? old.decision.value.leader : undefined,
+  );
+  if (stale !== undefined) return deny(`decision ${decision.decisionID} is refused: ${stale}`);
   const mismatched = Object.entries(decision.vector).filter(([role, replicas]) => next.replicas.get(role) !== replicas);
   const unlisted = counts.filter((c) => decision.vector[c.role] === undefined).map((c) => c.role);
   if (mismatched.length > 0 || unlisted.length > 0) {

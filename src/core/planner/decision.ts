@@ -4,6 +4,7 @@
  * by line. The hash is FNV-1a (64 bit); it names decisions, it does not
  * protect anything.
  */
+import type { DecisionPayload, LeaderToken } from "../api/model-deployment.js";
 import type { ReplicaVector } from "../api/scaler.js";
 
 const fnvOffset64 = 0xcbf29ce484222325n;
@@ -38,4 +39,11 @@ export interface DecisionIdParts {
 /** `d-` plus the hash of scaler UID, term, vector and time. */
 export function decisionID(parts: DecisionIdParts): string {
   return `d-${fnv1a64Hex(`${parts.scalerUID}|${parts.term}|${canonicalVector(parts.vector)}|${parts.nowMs}`)}`;
+}
+
+/** The decision as written by one leadership: stamped with its Lease token, or unchanged without leader election. */
+export function withLeaderToken(decision: DecisionPayload, token: LeaderToken | undefined): DecisionPayload {
+  return token === undefined
+    ? decision
+    : { ...decision, leader: { holder: token.holder, transitions: token.transitions } };
 }
