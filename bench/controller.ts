@@ -8,10 +8,11 @@
  * with no changes split into list, sampling and reconcile (observe, plan,
  * writes), and the API round trips per pass by call.
  *
- *   npm run bench:controller [-- --sizes 100,1000 --passes 20]
+ *   npm run bench:controller [-- --sizes 100,1000 --passes 20 --cpu-profile <dir>]
  *   npm run bench:controller -- --live   # end to end: simulated engines, Prometheus, reconciler (MDS_BENCH_SCALERS)
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { callOptions } from "../src/adapters/kubernetes/call-options.js";
@@ -146,6 +147,24 @@ async function createObjects(plane: ControlPlane, namespace: string, count: numb
   });
 }
 
+/** `--cpu-profile <dir>`: a V8 CPU profile of the passes with no changes, one file per size. */
+async function startProfile(): Promise<{ stop: (name: string) => Promise<void> } | undefined> {
+  const dir = flagValue("cpu-profile");
+  if (dir === undefined) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    stop: async (name) => {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 interface PassFigures {
   readonly ms: number;
   readonly listMs: number;
@@ -217,7 +236,9 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
       await new Promise((r) => setTimeout(r, 2000));
     }
     const steady: PassFigures[] = [];
+    const profile = await startProfile();
     for (let i = 0; i < passes; i++) steady.push(await run());
+    await profile?.stop(`controller-${count}`);
     const sorted = (pick: (f: PassFigures) => number): number[] => steady.map(pick).sort((a, b) => a - b);
     const ms = sorted((f) => f.ms);
     const trips = steady.map((f) => f.roundTrips);
