@@ -17,7 +17,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
-import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { cp, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -214,6 +214,31 @@ function cacheRoot(): string {
   return join(cacheHome, "mds-scaler", "bench-tsdb");
 }
 
+/** Writes the series of `deployments` deployments as TSDB blocks into `blocksPath` (which must not exist). */
+export async function buildBlocks(promtoolPath: string, deployments: number, blocksPath: string): Promise<void> {
+  const dir = dirname(blocksPath);
+  await mkdir(dir, { recursive: true });
+  const started = performance.now();
+  const textPath = `${blocksPath}.om`;
+  process.stderr.write(`bench-tsdb: generating ${deployments} deployments into ${dir}\n`);
+  const text = writeOpenMetrics(textPath, deployments);
+  process.stderr.write(
+    `bench-tsdb: ${text.series} series, ${text.samples} samples, ${(text.bytes / 2 ** 20).toFixed(0)} MiB of OpenMetrics in ${((performance.now() - started) / 1000).toFixed(0)} s; promtool create-blocks-from openmetrics\n`,
+  );
+  const tmp = `${blocksPath}.tmp`;
+  try {
+    await run("nice", ["-n", "10", promtoolPath, "tsdb", "create-blocks-from", "openmetrics", textPath, tmp], {
+      maxBuffer: 64 * 2 ** 20,
+    });
+    await rename(tmp, blocksPath);
+  } finally {
+    await rm(textPath, { force: true });
+  }
+  process.stderr.write(
+    `bench-tsdb: ${deployments} deployments ready in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+  );
+}
+
 /** The cached blocks for this size, built first when absent (announced on stderr with the time it took). */
 export async function prepareTsdb(promtoolPath: string, deployments: number): Promise<PreparedTsdb> {
   const { stdout } = await run(promtoolPath, ["--version"]);
@@ -222,24 +247,8 @@ export async function prepareTsdb(promtoolPath: string, deployments: number): Pr
   const blocksPath = join(dir, "blocks");
   if (existsSync(join(dir, "done"))) return { blocksPath, deployments, built: false };
   await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const started = performance.now();
-  const textPath = join(dir, "series.om");
-  process.stderr.write(`bench-tsdb: generating ${deployments} deployments into ${dir}\n`);
-  const text = writeOpenMetrics(textPath, deployments);
-  process.stderr.write(
-    `bench-tsdb: ${text.series} series, ${text.samples} samples, ${(text.bytes / 2 ** 20).toFixed(0)} MiB of OpenMetrics in ${((performance.now() - started) / 1000).toFixed(0)} s; promtool create-blocks-from openmetrics\n`,
-  );
-  const tmp = join(dir, "blocks.tmp");
-  await run("nice", ["-n", "10", promtoolPath, "tsdb", "create-blocks-from", "openmetrics", textPath, tmp], {
-    maxBuffer: 64 * 2 ** 20,
-  });
-  await rename(tmp, blocksPath);
-  await rm(textPath);
-  await run("touch", [join(dir, "done")]);
-  process.stderr.write(
-    `bench-tsdb: ${deployments} deployments ready in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
-  );
+  await buildBlocks(promtoolPath, deployments, blocksPath);
+  await writeFile(join(dir, "done"), "");
   return { blocksPath, deployments, built: true };
 }
 
