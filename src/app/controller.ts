@@ -102,7 +102,7 @@ export class Controller {
   /**
    * Validation results by the watch cache's object: the cache hands out the
    * same object until the scaler changes, and validating a thousand unchanged
-   * scalers every pass was a fifth of a pass with nothing to do.
+   * scalers every pass was about a sixth of a pass with nothing to do.
    */
   private readonly parsedScalers = new WeakMap<object, ReturnType<typeof ScalerSchema.safeParse>>();
 
