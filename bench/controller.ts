@@ -1,89 +1,307 @@
 /**
- * `npm run bench:controller`: one controller, N Active scalers (default 100),
- * each on its own ModelDeployment with one simulated vLLM engine, against a
- * real kube-apiserver, a real Prometheus and the simulated reconciler. Prints
- * the duration of passes that planned scalers (p50/p99), scalers per pass, and
- * the process's peak RSS.
+ * Control-loop benchmark: the pass without the sampling cost. A real
+ * kube-apiserver and etcd, N ModelDeployments each with an Active scaler, the
+ * controller's own watch caches, and a fake signal source (bench/steady-signals.ts)
+ * answering steady readings at once. The clock is advanced one sampling
+ * interval per pass so every scaler is due in every pass. Prints, per size,
+ * the passes until nothing changes (with their writes), then p50/p99 of a pass
+ * with no changes split into list, sampling and reconcile (observe, plan,
+ * writes), and the API round trips per pass by call.
+ *
+ *   npm run bench:controller [-- --sizes 100,1000 --passes 20 --cpu-profile <dir>]
+ *   npm run bench:controller -- --live   # end to end: simulated engines, Prometheus, reconciler (MDS_BENCH_SCALERS)
  */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
+import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { callOptions } from "../src/adapters/kubernetes/call-options.js";
+import { KubeResources } from "../src/adapters/kubernetes/resources.js";
+import { WatchedResources } from "../src/adapters/kubernetes/watch.js";
 import { createLogger } from "../src/adapters/telemetry/logger.js";
-import { Testbed } from "../test/support/testbed.js";
+import { ScalerMetrics } from "../src/adapters/telemetry/metrics.js";
+import type { JsonPatchOp } from "../src/core/binding/patch.js";
+import { Controller, type ScalerStore } from "../src/app/controller.js";
+import { startControlPlane, type ControlPlane } from "../src/harness/kube/index.js";
+import { loadModelDeploymentCrd } from "../test/support/crds.js";
+import { SteadySignals } from "./steady-signals.js";
 
-const scalerCount = Number(process.env["MDS_BENCH_SCALERS"] ?? 100);
-const durationSeconds = Number(process.env["MDS_BENCH_SECONDS"] ?? 90);
+const group = "worker.gpustack.ai";
+const version = "v1";
+const intervalSeconds = 15;
+
+function flagValue(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
 
 function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
 }
 
-const bed = await Testbed.start({ timings: { coldStartMs: 0 } });
-try {
-  const ns = await bed.namespace("bench");
-  for (let i = 0; i < scalerCount; i++) {
-    const name = `model-${String(i).padStart(3, "0")}`;
-    await bed.createDeployment(ns, name, [{ name: "server", kind: "Server", replicas: 1 }]);
-    await bed.createScaler(ns, name, {
-      targetRef: { name },
-      mode: "Active",
-      sampling: { intervalSeconds: 15 },
-      roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
-      algorithm: {
-        type: "TokenThroughput",
-        tokenThroughput: { serverTargetTokensPerSecond: "1000", stableWindowSeconds: 30, panicWindowSeconds: 10 },
+/** Calls that leave the process: the watch caches answer `listScalers` and a non-fresh `getTarget`. */
+const roundTripCalls = ["patchTarget", "patchScaler", "writeScalerStatus", "getTarget(fresh)"] as const;
+
+/** Counts and times the store calls a pass makes. */
+class CountingStore implements ScalerStore {
+  readonly calls = new Map<string, number>();
+  listMs = 0;
+  constructor(private readonly inner: ScalerStore) {}
+  private count(name: string): void {
+    this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
+  }
+  reset(): void {
+    this.calls.clear();
+    this.listMs = 0;
+  }
+  roundTrips(): number {
+    return roundTripCalls.reduce((n, c) => n + (this.calls.get(c) ?? 0), 0);
+  }
+  async listScalers(namespace: string): Promise<unknown[]> {
+    this.count("listScalers");
+    const t0 = performance.now();
+    try {
+      return await this.inner.listScalers(namespace);
+    } finally {
+      this.listMs += performance.now() - t0;
+    }
+  }
+  getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown> {
+    this.count(options?.fresh === true ? "getTarget(fresh)" : "getTarget");
+    return this.inner.getTarget(namespace, name, options);
+  }
+  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+    this.count("patchTarget");
+    return this.inner.patchTarget(namespace, name, ops);
+  }
+  patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+    this.count("patchScaler");
+    return this.inner.patchScaler(namespace, name, ops);
+  }
+  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
+    this.count("writeScalerStatus");
+    return this.inner.writeScalerStatus(namespace, name, status);
+  }
+}
+
+/** Runs `task` over `items` with at most `limit` at once. */
+async function bounded<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+async function createObjects(plane: ControlPlane, namespace: string, count: number): Promise<void> {
+  const custom = plane.kubeConfig.makeApiClient(CustomObjectsApi);
+  await plane.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  const names = Array.from({ length: count }, (_, i) => `model-${String(i).padStart(4, "0")}`);
+  await bounded(names, 16, async (name) => {
+    await custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeployments",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeployment",
+        metadata: { name, namespace },
+        spec: { roles: [{ name: "server", kind: "Server", replicas: 1, instanceType: "h100" }] },
       },
     });
-    bed.load.set(ns, name, 1 + (i % 3));
-  }
-  // Drive the controller by hand so each pass is timed on its own.
+    // The role's pod is ready: what the operator would report.
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group,
+        version,
+        namespace,
+        plural: "modeldeployments",
+        name,
+        body: { status: { roles: [{ name: "server", desired: 1, ready: 1 }] } },
+      },
+      callOptions(30_000, "application/merge-patch+json"),
+    );
+    await custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeploymentscalers",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeploymentScaler",
+        metadata: { name, namespace },
+        spec: {
+          targetRef: { name },
+          mode: "Active",
+          sampling: { intervalSeconds },
+          roles: [{ name: "server", minReplicas: 1, maxReplicas: 4 }],
+          algorithm: {
+            type: "TokenThroughput",
+            tokenThroughput: { serverTargetTokensPerSecond: "1000", stableWindowSeconds: 180, panicWindowSeconds: 60 },
+          },
+        },
+      },
+    });
+  });
+}
+
+/** `--cpu-profile <dir>`: a V8 CPU profile of the passes with no changes, one file per size. */
+async function startProfile(): Promise<{ stop: (name: string) => Promise<void> } | undefined> {
+  const dir = flagValue("cpu-profile");
+  if (dir === undefined) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    stop: async (name) => {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+interface PassFigures {
+  readonly ms: number;
+  readonly listMs: number;
+  readonly sampleMs: number;
+  readonly reconcileMs: number;
+  readonly scalers: number;
+  readonly roundTrips: number;
+  readonly calls: ReadonlyMap<string, number>;
+}
+
+async function measure(plane: ControlPlane, count: number, passes: number): Promise<string[]> {
+  const namespace = `bench-${count}`;
+  const createdAt = performance.now();
+  await createObjects(plane, namespace, count);
+  const createMs = performance.now() - createdAt;
+  // Real time plus one sampling interval per pass: every scaler is due in every pass, and the
+  // controller's own phase timings (from this clock) stay real durations.
+  let skewMs = 0;
+  const nowMs = (): number => Date.now() + skewMs;
   const phases: { sampleMs: number; reconcileMs: number }[] = [];
   const logger = createLogger({
     level: "debug",
     write: (line) => {
-      const record = JSON.parse(line) as { msg: string; sampleMs?: number; reconcileMs?: number };
+      const record = JSON.parse(line) as { msg: string; level?: string; sampleMs?: number; reconcileMs?: number };
       if (record.msg === "pass" && record.sampleMs !== undefined && record.reconcileMs !== undefined)
         phases.push({ sampleMs: record.sampleMs, reconcileMs: record.reconcileMs });
+      else if (record.level === "error" || record.level === "warn") process.stderr.write(`${line}\n`);
     },
   });
-  const { controller, stop: stopWatch } = await bed.controller({ namespace: ns, logger });
-  const passes: { ms: number; scalers: number }[] = [];
-  let peakRssBytes = process.memoryUsage().rss;
-  const endMs = Date.now() + durationSeconds * 1000;
-  while (Date.now() < endMs) {
-    const started = performance.now();
-    const passed = await controller.tick();
-    const ms = performance.now() - started;
-    if (passed.length > 0) passes.push({ ms, scalers: passed.length });
-    peakRssBytes = Math.max(peakRssBytes, process.memoryUsage().rss);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  await stopWatch();
-  const sorted = passes.map((p) => p.ms).sort((a, b) => a - b);
-  const planned = passes.reduce((n, p) => n + p.scalers, 0);
-  const scalers = await bed.custom.listNamespacedCustomObject({
-    group: "worker.gpustack.ai",
-    version: "v1",
-    namespace: ns,
-    plural: "modeldeploymentscalers",
+  const resources = new KubeResources(plane.kubeConfig, { timeoutMs: 30_000 });
+  const watched = new WatchedResources({ kubeConfig: plane.kubeConfig, resources, namespace, logger });
+  await watched.start();
+  const store = new CountingStore(watched);
+  const controller = new Controller({
+    store,
+    source: new SteadySignals(nowMs),
+    metrics: new ScalerMetrics({ defaultMetrics: false }),
+    logger,
+    nowMs,
+    namespace,
   });
-  const bound = (
-    (scalers as { items: { status?: { conditions?: { type: string; status: string }[] } }[] }).items ?? []
-  ).filter((s) => s.status?.conditions?.some((c) => c.type === "Active" && c.status === "True")).length;
-  process.stdout.write(
-    [
-      `scalers: ${scalerCount} (Active and bound after the run: ${bound})`,
-      `passes that planned: ${passes.length}, scalers planned: ${planned} (mean ${(planned / Math.max(1, passes.length)).toFixed(1)} per pass)`,
-      `pass duration p50: ${quantile(sorted, 0.5).toFixed(1)} ms, p99: ${quantile(sorted, 0.99).toFixed(1)} ms, max: ${(sorted.at(-1) ?? Number.NaN).toFixed(1)} ms`,
-      `of which sampling (PromQL) p50: ${quantile(
-        phases.map((p) => p.sampleMs).sort((a, b) => a - b),
-        0.5,
-      ).toFixed(0)} ms, reconciling (API calls, planning) p50: ${quantile(
-        phases.map((p) => p.reconcileMs).sort((a, b) => a - b),
-        0.5,
-      ).toFixed(0)} ms`,
-      `peak RSS of this process (controller, fleet simulator, reconciler, harness): ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-      `heap used at the end: ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`,
-    ].join("\n") + "\n",
-  );
-} finally {
-  await bed.stop();
+  const run = async (): Promise<PassFigures> => {
+    store.reset();
+    phases.length = 0;
+    skewMs += intervalSeconds * 1000;
+    const t0 = performance.now();
+    const passed = await controller.tick();
+    const ms = performance.now() - t0;
+    const phase = phases[0] ?? { sampleMs: NaN, reconcileMs: NaN };
+    return {
+      ms,
+      listMs: store.listMs,
+      sampleMs: phase.sampleMs,
+      reconcileMs: phase.reconcileMs,
+      scalers: passed.length,
+      roundTrips: store.roundTrips(),
+      calls: new Map(store.calls),
+    };
+  };
+  const lines: string[] = [];
+  try {
+    // Converge: bind, commit, write status; the watch caches catch up between passes.
+    const converging: PassFigures[] = [];
+    for (let i = 0; i < 20; i++) {
+      const f = await run();
+      converging.push(f);
+      if (f.roundTrips === 0 && f.scalers === count) break;
+      // Let the watches deliver this pass's writes before the next pass reads the caches.
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    const steady: PassFigures[] = [];
+    const profile = await startProfile();
+    for (let i = 0; i < passes; i++) steady.push(await run());
+    await profile?.stop(`controller-${count}`);
+    const sorted = (pick: (f: PassFigures) => number): number[] => steady.map(pick).sort((a, b) => a - b);
+    const ms = sorted((f) => f.ms);
+    const trips = steady.map((f) => f.roundTrips);
+    const calls = (f: PassFigures): string =>
+      [...f.calls.entries()]
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ");
+    lines.push(`${count} scalers (created in ${(createMs / 1000).toFixed(1)} s)`);
+    converging.forEach((f, i) =>
+      lines.push(
+        `  converging pass ${i + 1}: ${f.ms.toFixed(0)} ms, ${f.scalers} scalers, ${f.roundTrips} round trips (${calls(f)})`,
+      ),
+    );
+    lines.push(
+      `  pass with no changes (${passes} passes): p50 ${quantile(ms, 0.5).toFixed(1)} ms, p99 ${quantile(ms, 0.99).toFixed(1)} ms;` +
+        ` list p50 ${quantile(
+          sorted((f) => f.listMs),
+          0.5,
+        ).toFixed(1)} ms, sampling p50 ${quantile(
+          sorted((f) => f.sampleMs),
+          0.5,
+        ).toFixed(0)} ms, reconcile (observe, plan, writes) p50 ${quantile(
+          sorted((f) => f.reconcileMs),
+          0.5,
+        ).toFixed(0)} ms p99 ${quantile(
+          sorted((f) => f.reconcileMs),
+          0.99,
+        ).toFixed(0)} ms`,
+      `  round trips per pass with no changes: min ${Math.min(...trips)}, max ${Math.max(...trips)} (${steady[0] ? calls(steady[0]) : ""})`,
+      `  heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    );
+  } finally {
+    await watched.stop();
+  }
+  return lines;
 }
+
+async function split(): Promise<void> {
+  const sizes = (flagValue("sizes") ?? "100,1000").split(",").map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--sizes: ${JSON.stringify(flagValue("sizes"))} is not a list of counts`);
+  const passes = Number(flagValue("passes") ?? 20);
+  const plane = await startControlPlane();
+  try {
+    const crdText = readFileSync(
+      join(import.meta.dirname, "..", "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
+      "utf8",
+    );
+    await plane.applyCrd(loadYaml<V1CustomResourceDefinition>(crdText));
+    await plane.applyCrd(await loadModelDeploymentCrd());
+    const out: string[] = [];
+    for (const size of sizes) {
+      out.push(...(await measure(plane, size, passes)));
+      process.stderr.write(`bench:controller: ${size} scalers measured\n`);
+    }
+    process.stdout.write(
+      `\nreal kube-apiserver, fake signal source, clock advanced ${intervalSeconds} s per pass\n${out.join("\n")}\n`,
+    );
+  } finally {
+    await plane.stop();
+  }
+}
+
+if (process.argv.includes("--live")) await import("./controller-live.js");
+else await split();

@@ -1,11 +1,19 @@
 /**
- * Sampling-pass benchmark: a simulated fleet of 100 deployments x 3 roles x 4
- * pods (1200 engine pods, vLLM and SGLang alternating) scraped by a real
- * Prometheus; passes for 10 and for 100 scalers. Prints queries per pass, pass
- * latency p50/p99 and peak RSS. The query count must not depend on the
- * number of scalers.
+ * Sampling-pass benchmark.
  *
- *   npm run bench:sampling [-- --passes 20 --scrape-interval 10]
+ * Default: the queries alone. A real Prometheus 3 serves a TSDB prepared ahead
+ * of time (bench/engine-tsdb.ts: 3 roles x 4 pods per deployment, vLLM and
+ * SGLang, 15 s scrapes, cached, never built by CI) for 10, 100 and 1,000
+ * deployments; every pass samples every deployment at a time inside the data.
+ * Prints per query and per pass p50/p99, samples touched (query stats), the
+ * Prometheus RSS, and checks every pod is Fresh with the same fields as at 10.
+ *
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20]
+ *
+ * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
+ * Prometheus while the passes run (simulation and scraping share the cores).
+ *
+ *   npm run bench:sampling -- --live [--deployments 100 --passes 20 --scrape-interval 10]
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -14,6 +22,23 @@ import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
 import { EngineFleet, FleetServer, SyntheticWorkload, type FileSdGroup } from "../src/sim/engines/index.js";
 import { PrometheusHarness } from "../src/harness/prometheus.js";
+import { findPromBinaries } from "../src/harness/prom-bin.js";
+import { staleAfterSeconds } from "../src/core/signals/observe.js";
+import type { PodSample } from "../src/core/signals/types.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  copyBlocks,
+  deploymentOf,
+  engineOf,
+  evaluationUnixMs,
+  namespaceOf,
+  podsPerRole as preparedPodsPerRole,
+  prepareTsdb,
+  roles as preparedRoles,
+  tsdbShape,
+} from "./engine-tsdb.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -82,18 +107,24 @@ async function startFleetProcess(): Promise<{ groups: FileSdGroup[]; stop: () =>
 /** Times each query so the report can say where a pass spends its time. */
 class TimedClient implements PrometheusQueryClient {
   readonly latenciesMs: number[] = [];
+  /** By query text. */
+  readonly byQuery = new Map<string, number[]>();
   constructor(private readonly inner: PrometheusQueryClient) {}
   async instantQuery(query: string, atUnixMs: number): ReturnType<PrometheusQueryClient["instantQuery"]> {
     const t0 = performance.now();
     try {
       return await this.inner.instantQuery(query, atUnixMs);
     } finally {
-      this.latenciesMs.push(performance.now() - t0);
+      const ms = performance.now() - t0;
+      this.latenciesMs.push(ms);
+      const list = this.byQuery.get(query);
+      if (list) list.push(ms);
+      else this.byQuery.set(query, [ms]);
     }
   }
 }
 
-async function main(): Promise<void> {
+async function live(): Promise<void> {
   const fleetProcess = await startFleetProcess();
   const prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds, targets: fleetProcess.groups });
   try {
@@ -171,7 +202,191 @@ async function main(): Promise<void> {
   }
 }
 
-(process.argv.includes("--serve-fleet") ? serveFleet() : main()).catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+(process.argv.includes("--serve-fleet") ? serveFleet() : process.argv.includes("--live") ? live() : prepared()).catch(
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);
+
+function sizesFlag(): number[] {
+  const i = process.argv.indexOf("--sizes");
+  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "10,100,1000";
+  const sizes = raw.split(",").map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--sizes: ${JSON.stringify(raw)} is not a list of counts`);
+  return sizes;
+}
+
+/** The fields a pod answered with, as one string: the same at every size, or a size lost some. */
+function fieldSignature(pod: PodSample): string {
+  const keys = (o: object): string => Object.keys(o).sort().join(",");
+  return `${keys(pod)} | stable: ${keys(pod.windows.stable)} | panic: ${keys(pod.windows.panic)}`;
+}
+
+interface QueryStats {
+  readonly samplesTouched: number;
+  readonly peakSamples: number;
+  readonly evalMs: number;
+}
+
+/** One query with `stats=all`: what Prometheus itself says the query read. */
+async function queryStats(url: string, query: string, atUnixMs: number): Promise<QueryStats> {
+  const body = new URLSearchParams({ query, time: String(atUnixMs / 1000), stats: "all" });
+  const res = await fetch(`${url}/api/v1/query`, { method: "POST", body, signal: AbortSignal.timeout(120_000) });
+  const json = (await res.json()) as {
+    status: string;
+    error?: string;
+    data?: {
+      stats?: {
+        timings?: { evalTotalTime?: number };
+        samples?: { totalQueryableSamples?: number; peakSamples?: number };
+      };
+    };
+  };
+  if (json.status !== "success") throw new Error(`stats query failed: ${json.error ?? res.status}`);
+  const st = json.data?.stats;
+  return {
+    samplesTouched: st?.samples?.totalQueryableSamples ?? NaN,
+    peakSamples: st?.samples?.peakSamples ?? NaN,
+    evalMs: (st?.timings?.evalTotalTime ?? NaN) * 1000,
+  };
+}
+
+const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
+
+interface SizeResult {
+  readonly size: number;
+  readonly lines: string[];
+  readonly queries: number;
+}
+
+async function measureSize(
+  size: number,
+  prometheusPath: string,
+  promtoolPath: string,
+  signatures: Map<string, Set<string>>,
+): Promise<SizeResult> {
+  const prepared = await prepareTsdb(promtoolPath, size);
+  const storage = await mkdtemp(join(tmpdir(), "mds-bench-tsdb-"));
+  await copyBlocks(prepared.blocksPath, storage);
+  const prometheus = await PrometheusHarness.start({
+    binaryPath: prometheusPath,
+    storagePath: storage,
+    startTimeoutMs: 300_000,
+    scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
+  });
+  try {
+    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 120_000 }));
+    const source = new PrometheusSignalSource(client, { ...defaultPrometheusSignalConfig, queryTimeoutMs: 120_000 });
+    const scalers: ScalerSamplingInput[] = Array.from({ length: size }, (_, i) => ({
+      key: `${namespaceOf(i)}/${deploymentOf(i)}`,
+      namespace: namespaceOf(i),
+      deployment: deploymentOf(i),
+      roles: [...preparedRoles],
+      stableWindowSeconds: flag("stable-window", 180),
+      panicWindowSeconds: flag("panic-window", 60),
+      intervalSeconds: tsdbShape.scrapeIntervalSeconds,
+    }));
+    const queryText = source.queriesFor(scalers);
+    const t0 = performance.now();
+    await source.sample(scalers, evaluationUnixMs);
+    const coldMs = performance.now() - t0;
+    client.latenciesMs.length = 0;
+    client.byQuery.clear();
+    const passMs: number[] = [];
+    let queries = 0;
+    let fresh = 0;
+    let pods = 0;
+    let problems: string[] = [];
+    for (let p = 0; p < passes; p++) {
+      const started = performance.now();
+      const pass = await source.sample(scalers, evaluationUnixMs);
+      passMs.push(performance.now() - started);
+      queries = pass.queries;
+      if (p > 0) continue;
+      problems = [...pass.warnings, ...Object.values(pass.unknownFamilies)];
+      for (const [i, s] of scalers.entries()) {
+        for (const role of preparedRoles) {
+          const samples = pass.scalers.get(s.key)?.get(role);
+          if (samples?.queryFailed) problems.push(`${s.key}/${role}: ${samples.queryFailed.reason}`);
+          for (const pod of samples?.pods ?? []) {
+            pods++;
+            const age = evaluationUnixMs / 1000 - pod.lastSampleUnixSeconds;
+            if (
+              age <= staleAfterSeconds(s.intervalSeconds) &&
+              pod.windows.stable.established &&
+              pod.windows.panic.established
+            )
+              fresh++;
+            const key = `${engineOf(i)}/${role}`;
+            let seen = signatures.get(key);
+            if (!seen) signatures.set(key, (seen = new Set()));
+            const sig = fieldSignature(pod);
+            if (!seen.has(sig)) {
+              if (size !== Math.min(...sizesFlag()))
+                problems.push(`${s.key}/${role}/${pod.pod}: fields differ from the smallest size: ${sig}`);
+              seen.add(sig);
+            }
+          }
+        }
+      }
+    }
+    if (fresh !== expectedPods(size))
+      problems.push(`${size} deployments: ${fresh} of ${expectedPods(size)} pods Fresh`);
+    passMs.sort((a, b) => a - b);
+    const stats = new Map<string, QueryStats>();
+    for (const [name, text] of Object.entries(queryText))
+      stats.set(name, await queryStats(prometheus.url, text, evaluationUnixMs));
+    const peakRss = await prometheus.peakRssKb();
+    const lines: string[] = [];
+    const expected = expectedPods(size);
+    lines.push(
+      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)}`,
+    );
+    const perQuery: string[] = [];
+    for (const [name, text] of Object.entries(queryText)) {
+      const ms = [...(client.byQuery.get(text) ?? [])].sort((a, b) => a - b);
+      const st = stats.get(name);
+      perQuery.push(
+        `${String(size).padStart(11)} ${name.padEnd(8)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(st?.samplesTouched ?? "?").padStart(15)} ${String(st?.peakSamples ?? "?").padStart(12)} ${(st?.evalMs ?? NaN).toFixed(0).padStart(8)} ${String(text.length).padStart(10)}`,
+      );
+    }
+    return {
+      size,
+      lines: [...lines, ...perQuery.map((l) => `q${l}`), ...problems.slice(0, 5).map((l) => `!${l}`)],
+      queries,
+    };
+  } finally {
+    await prometheus.stop();
+    await rm(storage, { recursive: true, force: true });
+  }
+}
+
+/** The queries alone, against prepared TSDBs of each size. */
+async function prepared(): Promise<void> {
+  const bins = findPromBinaries();
+  const sizes = sizesFlag();
+  const signatures = new Map<string, Set<string>>();
+  const results: SizeResult[] = [];
+  for (const size of sizes) {
+    results.push(await measureSize(size, bins.prometheusPath, bins.promtoolPath, signatures));
+    process.stderr.write(`bench:sampling: ${size} deployments measured\n`);
+  }
+  console.log(
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s`,
+  );
+  console.log("deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB");
+  for (const r of results) for (const l of r.lines) if (!l.startsWith("q") && !l.startsWith("!")) console.log(l);
+  console.log("\nper query (run together; samples touched and eval time from stats=all)");
+  console.log("deployments query     p50 ms  p99 ms samples touched peak samples  eval ms query chars");
+  for (const r of results) for (const l of r.lines) if (l.startsWith("q")) console.log(l.slice(1));
+  const problems = results.flatMap((r) => r.lines.filter((l) => l.startsWith("!")).map((l) => l.slice(1)));
+  for (const p of problems) console.error(`problem: ${p}`);
+  const counts = new Set(results.map((r) => r.queries));
+  if (counts.size !== 1) {
+    console.error(`query count differs between sizes: ${[...counts].join(", ")}`);
+    process.exitCode = 1;
+  }
+  if (problems.length > 0) process.exitCode = 1;
+}

@@ -35,6 +35,10 @@ export interface PrometheusHarnessOptions {
   readonly remoteRead?: readonly RemoteReadOptions[];
   /** More command-line flags, e.g. `--query.max-samples=1000`. */
   readonly extraArgs?: readonly string[];
+  /** Another Prometheus binary, e.g. Prometheus 3 from `findPromBinaries()`. */
+  readonly binaryPath?: string;
+  /** Serve this TSDB directory (e.g. prepared blocks) instead of an empty one; it is not removed by `stop`. */
+  readonly storagePath?: string;
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -146,10 +150,10 @@ export class PrometheusHarness {
   async resume(): Promise<void> {
     if (this.child) return;
     const child = spawn(
-      prometheusBinary,
+      this.options.binaryPath ?? prometheusBinary,
       [
         `--config.file=${join(this.dir, "prometheus.yml")}`,
-        `--storage.tsdb.path=${join(this.dir, "data")}`,
+        `--storage.tsdb.path=${this.options.storagePath ?? join(this.dir, "data")}`,
         `--web.listen-address=127.0.0.1:${this.port}`,
         "--storage.tsdb.retention.time=1h",
         "--log.level=warn",

@@ -144,12 +144,19 @@ export class PrometheusSignalSource {
     }
     const pods = this.accumulate(answers.usable);
     const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
+    // Indexed once per pass: a scan of every pod for every scaler and role grows with the square of the fleet.
+    const byRole = new Map<string, PodAcc[]>();
+    for (const acc of pods.values()) {
+      const key = roleKey(acc.namespace, acc.deployment, acc.role);
+      const list = byRole.get(key);
+      if (list) list.push(acc);
+      else byRole.set(key, [acc]);
+    }
     for (const s of scalers) {
       const roles = new Map<string, RoleSamples>();
       for (const role of s.roles) {
         const samples: PodSample[] = [];
-        for (const acc of pods.values()) {
-          if (acc.namespace !== s.namespace || acc.deployment !== s.deployment || acc.role !== role) continue;
+        for (const acc of byRole.get(roleKey(s.namespace, s.deployment, role)) ?? []) {
           const sample = toPodSample(acc, s);
           if (sample) samples.push(sample);
         }
@@ -274,6 +281,10 @@ export class PrometheusSignalSource {
     }
     return pods;
   }
+}
+
+function roleKey(namespace: string, deployment: string, role: string): string {
+  return JSON.stringify([namespace, deployment, role]);
 }
 
 /** Prometheus ranges take whole seconds; windows below one second are not meaningful. */

@@ -206,6 +206,27 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
     }
   });
 
+  it("drops series without a pod label (no pod matcher in the query) instead of reading them as a pod", async () => {
+    const noPod = labels;
+    answer(
+      "gauges",
+      vector([
+        { metric: { ...labels, pod: "p-0", mds_signal: "vllm/timestamp" }, value: [at / 1000, String(at / 1000 - 1)] },
+        { metric: { ...labels, pod: "p-0", mds_signal: "vllm/running" }, value: [at / 1000, "3"] },
+        { metric: { ...noPod, mds_signal: "vllm/timestamp" }, value: [at / 1000, String(at / 1000 - 1)] },
+        { metric: { ...noPod, mds_signal: "vllm/running" }, value: [at / 1000, "7"] },
+      ]),
+    );
+    answer("counters", counters);
+    answer("ttft", histogramAnswer("ttft"));
+    answer("itl", histogramAnswer("itl"));
+    const source = newSource();
+    expect(Object.values(source.queriesFor([scaler])).join("\n")).not.toMatch(/pod!=/);
+    const pass = await source.sample([scaler], at);
+    const decode = pass.scalers.get("ns/s")?.get("decode");
+    expect(decode?.pods.map((p) => [p.pod, p.runningRequests])).toEqual([["p-0", 3]]);
+  });
+
   it("a failed latency query costs latency only: gauges and rates stay known", async () => {
     answer("gauges", gauges);
     answer("counters", counters);

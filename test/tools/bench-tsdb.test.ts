@@ -1,0 +1,86 @@
+/**
+ * The sampling benchmark's prepared TSDB (bench/engine-tsdb.ts), at 2
+ * deployments: promtool turns the generated OpenMetrics into blocks, a real
+ * Prometheus 3 serves them, and the signal source reads every pod as a
+ * current pod with both windows established, rates, latency and KV usage, at
+ * the evaluation time inside the data.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
+import { findPromBinaries } from "../../src/harness/prom-bin.js";
+import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import {
+  buildBlocks,
+  copyBlocks,
+  deploymentOf,
+  engineOf,
+  evaluationUnixMs,
+  namespaceOf,
+  podsPerRole,
+  roles,
+  tsdbShape,
+} from "../../bench/engine-tsdb.js";
+
+const deployments = 2;
+let dir = "";
+let prometheus: PrometheusHarness | undefined;
+
+beforeAll(async () => {
+  const bins = findPromBinaries();
+  dir = await mkdtemp(join(tmpdir(), "mds-bench-tsdb-test-"));
+  await buildBlocks(bins.promtoolPath, deployments, join(dir, "blocks"));
+  await copyBlocks(join(dir, "blocks"), join(dir, "storage"));
+  prometheus = await PrometheusHarness.start({ binaryPath: bins.prometheusPath, storagePath: join(dir, "storage") });
+});
+
+afterAll(async () => {
+  await prometheus?.stop();
+  if (dir !== "") await rm(dir, { recursive: true, force: true });
+});
+
+describe("the prepared TSDB of the sampling benchmark", () => {
+  it("answers every pod of every deployment as current, established and with its engine's fields", async () => {
+    if (!prometheus) throw new Error("prometheus did not start");
+    const source = new PrometheusSignalSource(
+      new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 20_000 }),
+      defaultPrometheusSignalConfig,
+    );
+    const scalers: ScalerSamplingInput[] = Array.from({ length: deployments }, (_, i) => ({
+      key: `${namespaceOf(i)}/${deploymentOf(i)}`,
+      namespace: namespaceOf(i),
+      deployment: deploymentOf(i),
+      roles: [...roles],
+      stableWindowSeconds: 180,
+      panicWindowSeconds: 60,
+      intervalSeconds: tsdbShape.scrapeIntervalSeconds,
+    }));
+    const pass = await source.sample(scalers, evaluationUnixMs);
+    expect(pass.queries).toBe(4);
+    expect(pass.warnings).toEqual([]);
+    expect(pass.unknownFamilies).toEqual({});
+    for (const [i, s] of scalers.entries()) {
+      for (const role of roles) {
+        const pods = pass.scalers.get(s.key)?.get(role)?.pods ?? [];
+        expect(pods.map((p) => p.pod)).toEqual(
+          Array.from({ length: podsPerRole }, (_, k) => `${s.deployment}-${role}-${k}`),
+        );
+        for (const pod of pods) {
+          expect(pod.engine).toBe(engineOf(i));
+          expect(pod.lastSampleUnixSeconds).toBe(evaluationUnixMs / 1000);
+          expect(pod.kvCacheUsage).toBeGreaterThanOrEqual(0);
+          for (const window of [pod.windows.stable, pod.windows.panic]) expect(window.established).toBe(true);
+          expect(pod.windows.stable.promptTokensPerSecond).toBeGreaterThanOrEqual(0);
+        }
+      }
+      // Entry pods take requests: their prompt rate and first-token latency are measured, not zero.
+      const server = pass.scalers.get(s.key)?.get("server")?.pods ?? [];
+      expect(server.some((p) => (p.windows.stable.promptTokensPerSecond ?? 0) > 0)).toBe(true);
+      expect(server.some((p) => (p.windows.stable.ttftSeconds?.count ?? 0) > 0)).toBe(true);
+    }
+  }, 60_000);
+});
