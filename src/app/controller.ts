@@ -26,7 +26,9 @@ import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
 import { ConflictError } from "../adapters/kubernetes/resources.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
-import { FailureLog } from "../adapters/retry/backoff.js";
+import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../adapters/retry/backoff.js";
+import { parseDecisionAnnotation } from "../core/binding/binding.js";
+import type { Commit } from "../core/planner/types.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
 import { roleReports } from "./report.js";
 
@@ -66,6 +68,10 @@ export interface ControllerDeps {
   readonly nowMs: () => number;
   /** Namespace to watch; empty for all. */
   readonly namespace: string;
+  /** Waits between retries of a status write (tests pass one that does not wait). */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1): the jitter of the retry back-off. */
+  readonly random?: () => number;
 }
 
 interface Memory {
@@ -73,6 +79,8 @@ interface Memory {
   status: ScalerStatus | undefined;
   lastPassMs: number;
   uid: string;
+  /** The planned status has not reached the API server: the next pass writes it even if nothing moved. */
+  statusUnwritten: boolean;
 }
 
 /** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
@@ -82,11 +90,17 @@ export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; pani
 }
 
 const maxConflictRetries = 3;
+/** Attempts of a status write that carries a commit record, within one pass. */
+const recordWriteAttempts = 4;
+const recordWriteBackoff: BackoffPolicy = { initialMs: 250, maxMs: 2_000 };
 /** Scalers reconciled at once within a pass. */
 const reconcileConcurrency = 8;
 
 export class Controller {
   private readonly memory = new Map<string, Memory>();
+  /** Scalers whose pass is still running (past its deadline): skipped until it ends. */
+  private readonly running = new Set<string>();
+  private readonly sleep: (ms: number) => Promise<void>;
   private passing = false;
   /** Whether a pass has listed the scalers since this controller (this leadership) started. */
   private listed = false;
@@ -96,6 +110,7 @@ export class Controller {
 
   constructor(private readonly deps: ControllerDeps) {
     this.sampling = new FailureLog("sampling from Prometheus", deps.logger);
+    this.sleep = deps.sleep ?? unrefSleep;
   }
 
   /** One tick: every due scaler gets a pass. Returns the keys that passed. */
@@ -143,6 +158,7 @@ export class Controller {
       const memory = this.memory.get(key);
       const intervalMs = scaler.spec.sampling.intervalSeconds * 1000;
       const deleting = scaler.metadata.deletionTimestamp !== undefined;
+      if (this.running.has(key)) continue;
       if (
         memory !== undefined &&
         memory.uid === scaler.metadata.uid &&
@@ -197,17 +213,7 @@ export class Controller {
       while (next < scalers.length) {
         const scaler = scalers[next++] as Scaler;
         const key = scalerKey(scaler);
-        try {
-          await this.reconcile(scaler, samples.get(key), nowMs);
-          passed.push(key);
-        } catch (error) {
-          metrics.scalerError(
-            namespaceOf(scaler),
-            scaler.metadata.name,
-            error instanceof ConflictError ? "conflict" : "reconcile",
-          );
-          logger.error("pass failed", { scaler: key, error });
-        }
+        if (await this.passWithinDeadline(scaler, samples.get(key), nowMs)) passed.push(key);
       }
     };
     const reconcileStartedMs = this.deps.nowMs();
@@ -218,6 +224,42 @@ export class Controller {
       reconcileMs: this.deps.nowMs() - reconcileStartedMs,
     });
     return passed.sort();
+  }
+
+  /**
+   * One scaler's pass, waited for until its deadline (its sampling interval):
+   * a scaler whose call hangs keeps running on its own, skipped by later
+   * ticks until it ends, and the tick goes on with the others.
+   */
+  private async passWithinDeadline(
+    scaler: Scaler,
+    samples: ReadonlyMap<string, RoleSamples> | undefined,
+    nowMs: number,
+  ): Promise<boolean> {
+    const key = scalerKey(scaler);
+    const run = this.reconcile(scaler, samples, nowMs).then(
+      () => true,
+      (error: unknown) => {
+        this.deps.metrics.scalerError(
+          namespaceOf(scaler),
+          scaler.metadata.name,
+          error instanceof ConflictError ? "conflict" : "reconcile",
+        );
+        this.deps.logger.error("pass failed", { scaler: key, error });
+        return false;
+      },
+    );
+    this.running.add(key);
+    void run.finally(() => this.running.delete(key));
+    const deadlineMs = scaler.spec.sampling.intervalSeconds * 1000;
+    const late = this.sleep(deadlineMs).then(() => "late" as const);
+    const outcome = await Promise.race([run, late]);
+    if (outcome !== "late") return outcome;
+    this.deps.logger.warn("a pass outlived its interval; later ticks skip the scaler until it ends", {
+      scaler: key,
+      deadlineMs,
+    });
+    return false;
   }
 
   private async reconcile(
@@ -233,7 +275,7 @@ export class Controller {
     const deleting = scaler.metadata.deletionTimestamp !== undefined;
     let memory = this.memory.get(key);
     if (memory === undefined || memory.uid !== uid) {
-      memory = { status: scaler.status, lastPassMs: nowMs, uid };
+      memory = { status: scaler.status, lastPassMs: nowMs, uid, statusUnwritten: false };
       this.memory.set(key, memory);
     }
     memory.lastPassMs = nowMs;
@@ -269,9 +311,8 @@ export class Controller {
           return;
         }
         if (result.commit !== undefined && target !== undefined) {
-          const ops = commitPatch(patchTargetOf(target), result.commit.decision);
           committing = true;
-          await store.patchTarget(namespace, spec.targetRef.name, ops);
+          await this.commitTarget(namespace, target, result.commit);
           committing = false;
           metrics.commits.inc(labelsOf(scaler));
           if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
@@ -286,8 +327,10 @@ export class Controller {
           });
         }
         memory.status = result.status;
-        if (result.statusChanged) {
-          await store.writeScalerStatus(namespace, name, result.status);
+        if (result.statusChanged || memory.statusUnwritten) {
+          // A commit's records (or an earlier write that failed) must land: retried, never dropped.
+          const carriesRecord = result.commit !== undefined || memory.statusUnwritten;
+          await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? recordWriteAttempts : 1);
         }
         metrics.report(this.reportOf(scaler, spec, result, target, observations));
         return;
@@ -301,6 +344,58 @@ export class Controller {
         attempt += 1;
         metrics.conflicts.inc(labelsOf(scaler));
         logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
+      }
+    }
+  }
+
+  /**
+   * Writes the vector and its decision. An answer that never came (a timeout,
+   * a dropped connection) is ambiguous: the server may have applied the write.
+   * The target is read back, and a decision that landed counts as committed.
+   * One that lands later still is rebuilt by the next pass's plan.
+   */
+  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<void> {
+    const name = target.metadata.name;
+    try {
+      await this.deps.store.patchTarget(namespace, name, commitPatch(patchTargetOf(target), commit.decision));
+    } catch (error) {
+      if (error instanceof ConflictError) throw error;
+      const landed = await this.decisionOnTarget(namespace, name).catch(() => undefined);
+      if (landed !== commit.decision.decisionID) throw error;
+      this.deps.logger.warn("the commit's answer was lost; the target carries its decision", {
+        target: `${namespace}/${name}`,
+        decisionID: landed,
+        error,
+      });
+    }
+  }
+
+  private async decisionOnTarget(namespace: string, name: string): Promise<string | undefined> {
+    const target = await this.readTarget(namespace, name, true);
+    const decision = parseDecisionAnnotation(target?.metadata.annotations ?? {});
+    return decision.state === "valid" ? decision.value.decisionID : undefined;
+  }
+
+  /** Writes status, retrying with back-off up to `attempts` times; the memory says whether it landed. */
+  private async writeStatus(
+    memory: Memory,
+    namespace: string,
+    name: string,
+    status: ScalerStatus,
+    attempts: number,
+  ): Promise<void> {
+    const sleep = this.sleep;
+    const random = this.deps.random ?? Math.random;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.store.writeScalerStatus(namespace, name, status);
+        memory.statusUnwritten = false;
+        return;
+      } catch (error) {
+        memory.statusUnwritten = true;
+        if (attempt >= attempts) throw error;
+        this.deps.logger.warn("status write failed; retrying", { scaler: `${namespace}/${name}`, attempt, error });
+        await sleep(backoffDelayMs(attempt, random(), recordWriteBackoff));
       }
     }
   }
@@ -397,6 +492,11 @@ export class Controller {
       ),
     };
   }
+}
+
+/** A wait that does not keep the process alive on its own. */
+function unrefSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function scalerKey(scaler: Scaler): string {
