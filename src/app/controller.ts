@@ -24,52 +24,28 @@ import type { PlanResult } from "../core/planner/types.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
-import { ConflictError } from "../adapters/kubernetes/resources.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
 import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../adapters/retry/backoff.js";
 import { parseDecisionAnnotation } from "../core/binding/binding.js";
 import type { Commit } from "../core/planner/types.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
 import { roleReports } from "./report.js";
+import { unrefSleep, type Clock, type ScalerStore, type SignalSource, type TargetWrite } from "./ports.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 
-/** The Kubernetes calls the controller needs (implemented by `KubeResources`). */
-export interface ScalerStore {
-  listScalers(namespace: string): Promise<unknown[]>;
-  /** `fresh` reads the API server itself rather than a watch cache (after a conflict). */
-  getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown | undefined>;
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
-  patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
-  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown>;
-}
-
-/** One scaler's sampling request. */
-export interface SampleRequest {
-  readonly key: string;
-  readonly namespace: string;
-  readonly deployment: string;
-  readonly roles: readonly string[];
-  readonly stableWindowSeconds: number;
-  readonly panicWindowSeconds: number;
-  readonly intervalSeconds: number;
-}
-
-/** Engine signals for many scalers in one batch: key → role → samples. */
-export interface SignalSource {
-  sample(requests: readonly SampleRequest[]): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>>;
-}
+export type { SampleRequest, ScalerStore, SignalSource, TargetWrite } from "./ports.js";
 
 export interface ControllerDeps {
   readonly store: ScalerStore;
   readonly source: SignalSource;
   readonly metrics: ScalerMetrics;
   readonly logger: Logger;
-  readonly nowMs: () => number;
+  readonly nowMs: Clock["nowMs"];
   /** Namespace to watch; empty for all. */
   readonly namespace: string;
-  /** Waits between retries of a status write (tests pass one that does not wait). */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** Waits for retries and deadlines; default a timer that does not hold the process. */
+  readonly sleep?: Clock["sleep"];
   /** Uniform in [0, 1): the jitter of the retry back-off. */
   readonly random?: () => number;
 }
@@ -90,6 +66,11 @@ export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; pani
 }
 
 const maxConflictRetries = 3;
+
+/** The target changed under every re-plan of one pass. */
+class TargetKeptChanging extends Error {
+  override readonly name = "TargetKeptChanging";
+}
 /** Attempts of a status write that carries a commit record, within one pass. */
 const recordWriteAttempts = 4;
 const recordWriteBackoff: BackoffPolicy = { initialMs: 250, maxMs: 2_000 };
@@ -243,7 +224,7 @@ export class Controller {
         this.deps.metrics.scalerError(
           namespaceOf(scaler),
           scaler.metadata.name,
-          error instanceof ConflictError ? "conflict" : "reconcile",
+          error instanceof TargetKeptChanging ? "conflict" : "reconcile",
         );
         this.deps.logger.error("pass failed", { scaler: key, error });
         return false;
@@ -290,8 +271,6 @@ export class Controller {
 
     const spec = withInferredAlgorithm(scaler.spec);
     let attempt = 0;
-    // Set while the replica vector is being written, so a failure there counts as a failed commit.
-    let committing = false;
     for (;;) {
       const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
       const observations = deleting ? {} : this.observe(spec, target, samples, nowMs);
@@ -302,50 +281,67 @@ export class Controller {
         observations,
         nowMs,
       });
-      try {
-        await this.applyBindingWrite(result.bindingWrite ?? { kind: "none" }, target, namespace);
-        if (deleting) {
-          await this.removeFinalizer(scaler);
-          this.memory.delete(key);
-          metrics.forget(namespace, name);
-          return;
-        }
-        if (result.commit !== undefined && target !== undefined) {
-          committing = true;
-          await this.commitTarget(namespace, target, result.commit);
-          committing = false;
-          metrics.commits.inc(labelsOf(scaler));
-          if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
-          if (result.commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
-          if (result.commit.reason === "DonorRelease" || result.commit.reason === "ReceiverAcquire")
-            metrics.rebalanceSteps.inc(labelsOf(scaler));
-          logger.info("committed", {
-            scaler: key,
-            vector: result.commit.vector,
-            decisionID: result.commit.decision.decisionID,
-            reason: result.commit.reason,
-          });
-        }
-        memory.status = result.status;
-        if (result.statusChanged || memory.statusUnwritten) {
-          // A commit's records (or an earlier write that failed) must land: retried, never dropped.
-          const carriesRecord = result.commit !== undefined || memory.statusUnwritten;
-          await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? recordWriteAttempts : 1);
-        }
-        metrics.report(this.reportOf(scaler, spec, result, target, observations));
+      const written = await this.performWrites(scaler, memory, result, target);
+      if (written.kind === "Done") {
+        if (!deleting) metrics.report(this.reportOf(scaler, spec, result, target, observations));
         return;
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries) {
-          if (committing) metrics.commitFailures.inc(labelsOf(scaler));
-          throw error;
-        }
-        committing = false;
-        // The target moved since we read it: re-read and re-plan, never write twice.
-        attempt += 1;
-        metrics.conflicts.inc(labelsOf(scaler));
-        logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
       }
+      // The target moved since we read it: nothing was applied; re-read and re-plan, never write twice.
+      if (attempt >= maxConflictRetries) throw new TargetKeptChanging(`${key}: ${written.message}`);
+      attempt += 1;
+      metrics.conflicts.inc(labelsOf(scaler));
+      logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
     }
+  }
+
+  /** The writes a plan asks for, in order: binding, finalizer removal or commit, then status. */
+  private async performWrites(
+    scaler: Scaler,
+    memory: Memory,
+    result: PlanResult,
+    target: ModelDeployment | undefined,
+  ): Promise<{ readonly kind: "Done" } | { readonly kind: "Conflict"; readonly message: string }> {
+    const { metrics, logger } = this.deps;
+    const namespace = namespaceOf(scaler);
+    const name = scaler.metadata.name;
+    const binding = await this.applyBindingWrite(result.bindingWrite ?? { kind: "none" }, target, namespace);
+    if (binding.kind === "Conflict") return binding;
+    if (scaler.metadata.deletionTimestamp !== undefined) {
+      await this.removeFinalizer(scaler);
+      this.memory.delete(scalerKey(scaler));
+      metrics.forget(namespace, name);
+      return { kind: "Done" };
+    }
+    if (result.commit !== undefined && target !== undefined) {
+      const committed = await this.commitTarget(namespace, target, result.commit).catch((error: unknown) => {
+        metrics.commitFailures.inc(labelsOf(scaler));
+        throw error;
+      });
+      if (committed.kind === "Conflict") return committed;
+      this.countCommit(scaler, result.commit);
+      logger.info("committed", {
+        scaler: scalerKey(scaler),
+        vector: result.commit.vector,
+        decisionID: result.commit.decision.decisionID,
+        reason: result.commit.reason,
+      });
+    }
+    memory.status = result.status;
+    if (result.statusChanged || memory.statusUnwritten) {
+      // A commit's records (or an earlier write that failed) must land: retried, never dropped.
+      const carriesRecord = result.commit !== undefined || memory.statusUnwritten;
+      await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? recordWriteAttempts : 1);
+    }
+    return { kind: "Done" };
+  }
+
+  private countCommit(scaler: Scaler, commit: Commit): void {
+    const { metrics } = this.deps;
+    metrics.commits.inc(labelsOf(scaler));
+    if (commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
+    if (commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
+    if (commit.reason === "DonorRelease" || commit.reason === "ReceiverAcquire")
+      metrics.rebalanceSteps.inc(labelsOf(scaler));
   }
 
   /**
@@ -354,12 +350,11 @@ export class Controller {
    * The target is read back, and a decision that landed counts as committed.
    * One that lands later still is rebuilt by the next pass's plan.
    */
-  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<void> {
+  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<TargetWrite> {
     const name = target.metadata.name;
     try {
-      await this.deps.store.patchTarget(namespace, name, commitPatch(patchTargetOf(target), commit.decision));
+      return await this.deps.store.patchTarget(namespace, name, commitPatch(patchTargetOf(target), commit.decision));
     } catch (error) {
-      if (error instanceof ConflictError) throw error;
       const landed = await this.decisionOnTarget(namespace, name).catch(() => undefined);
       if (landed !== commit.decision.decisionID) throw error;
       this.deps.logger.warn("the commit's answer was lost; the target carries its decision", {
@@ -367,6 +362,7 @@ export class Controller {
         decisionID: landed,
         error,
       });
+      return { kind: "Written", object: undefined };
     }
   }
 
@@ -416,16 +412,17 @@ export class Controller {
     write: BindingWrite,
     target: ModelDeployment | undefined,
     namespace: string,
-  ): Promise<void> {
-    if (target === undefined || write.kind === "none") return;
+  ): Promise<TargetWrite> {
+    const nothing: TargetWrite = { kind: "Written", object: undefined };
+    if (target === undefined || write.kind === "none") return nothing;
     const patch =
       write.kind === "acquire"
         ? acquirePatch(patchTargetOf(target), write.binding)
         : releasePatch(patchTargetOf(target));
-    if (patch.length === 0) return;
-    const updated = ModelDeploymentSchema.safeParse(
-      await this.deps.store.patchTarget(namespace, target.metadata.name, patch),
-    );
+    if (patch.length === 0) return nothing;
+    const written = await this.deps.store.patchTarget(namespace, target.metadata.name, patch);
+    if (written.kind === "Conflict") return written;
+    const updated = ModelDeploymentSchema.safeParse(written.object);
     if (updated.success) {
       // Later writes in this pass are guarded by the version this write produced.
       Object.assign(target.metadata, {
@@ -433,6 +430,7 @@ export class Controller {
         annotations: updated.data.metadata.annotations,
       });
     }
+    return written;
   }
 
   private async removeFinalizer(scaler: Scaler): Promise<void> {
@@ -492,11 +490,6 @@ export class Controller {
       ),
     };
   }
-}
-
-/** A wait that does not keep the process alive on its own. */
-function unrefSleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function scalerKey(scaler: Scaler): string {

@@ -15,7 +15,8 @@ import {
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
-import { KubeResources, scalerResource, type ResourceRef } from "./resources.js";
+import type { TargetWrite } from "../../app/ports.js";
+import { ConflictError, KubeResources, scalerResource, type ResourceRef } from "./resources.js";
 
 type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
@@ -113,8 +114,14 @@ export class WatchedResources {
     return this.targets.get(name, namespace);
   }
 
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    return this.opts.resources.patchTarget(namespace, name, ops);
+  /** The guarded write; a stale `resourceVersion` is answered as a `Conflict` value (the controller's port). */
+  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
+    try {
+      return { kind: "Written", object: await this.opts.resources.patchTarget(namespace, name, ops) };
+    } catch (error) {
+      if (error instanceof ConflictError) return { kind: "Conflict", message: error.message };
+      throw error;
+    }
   }
 
   patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
