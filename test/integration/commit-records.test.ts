@@ -105,7 +105,7 @@ async function eventually<T>(
     if (value !== undefined) return value;
     if (Date.now() > deadline)
       throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}\n${processes.map((p) => `--- ${p.name}:\n${p.output.slice(-4_000)}`).join("\n")}`,
+        `timed out after ${timeoutMs} ms waiting for ${what} (the proxy received ${proxy.received} requests)\n${processes.map((p) => `--- ${p.name}:\n${p.output.slice(-4_000)}`).join("\n")}`,
       );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

@@ -25,6 +25,8 @@ export type Fault = "pass" | "loseAnswer" | "hold";
 export class FaultProxy {
   /** Requests that met a fault, in order. */
   readonly faults: (Seen & { readonly fault: Fault })[] = [];
+  /** Requests received, faulty or not. */
+  received = 0;
   private rule: (seen: Seen) => Fault = () => "pass";
   private readonly held = new Set<ServerResponse>();
 
@@ -68,6 +70,7 @@ export class FaultProxy {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    this.received += 1;
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
