@@ -30,7 +30,14 @@ import { parseDecisionAnnotation } from "../core/binding/binding.js";
 import type { Commit } from "../core/planner/types.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
 import { roleReports } from "./report.js";
-import { unrefSleep, type Clock, type ScalerStore, type SignalSource, type TargetWrite } from "./ports.js";
+import {
+  unrefSleep,
+  type Clock,
+  type SampleRequest,
+  type ScalerStore,
+  type SignalSource,
+  type TargetWrite,
+} from "./ports.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 
@@ -179,7 +186,7 @@ export class Controller {
     let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();
     const sampleStartedMs = this.deps.nowMs();
     try {
-      samples = requests.length > 0 ? await this.deps.source.sample(requests) : new Map();
+      samples = requests.length > 0 ? await this.sampleWithinDeadline(requests) : new Map();
       if (requests.length > 0) this.sampling.succeeded(this.deps.nowMs());
     } catch (error) {
       // An unreachable Prometheus is unknown, not zero: every role gets queryFailed below.
@@ -205,6 +212,17 @@ export class Controller {
       reconcileMs: this.deps.nowMs() - reconcileStartedMs,
     });
     return passed.sort();
+  }
+
+  /** The batch of signals, waited for until the shortest interval among them: a hanging source is a failed one. */
+  private async sampleWithinDeadline(
+    requests: readonly SampleRequest[],
+  ): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>> {
+    const deadlineMs = Math.min(...requests.map((r) => r.intervalSeconds * 1000));
+    const late = this.sleep(deadlineMs).then(() => "late" as const);
+    const answer = await Promise.race([this.deps.source.sample(requests), late]);
+    if (answer === "late") throw new Error(`sampling gave no answer within ${deadlineMs} ms`);
+    return answer;
   }
 
   /**
@@ -313,6 +331,10 @@ export class Controller {
       return { kind: "Done" };
     }
     if (result.commit !== undefined && target !== undefined) {
+      // An earlier commit's records that never reached status land first: one unstored record at most.
+      if (memory.statusUnwritten && memory.status !== undefined) {
+        await this.writeStatus(memory, namespace, name, memory.status, recordWriteAttempts);
+      }
       const committed = await this.commitTarget(namespace, target, result.commit).catch((error: unknown) => {
         metrics.commitFailures.inc(labelsOf(scaler));
         throw error;

@@ -215,6 +215,31 @@ describe("the controller against fakes of its ports", () => {
     expect(await counter(w, "mds_commits_total")).toBe(1);
   });
 
+  it("makes no new commit while an earlier commit's records are not in status", async () => {
+    const w = world();
+    const controller = w.controller();
+    await tick(w, controller);
+    w.signals.load = () => ({ running: 2, ready: 2 });
+    for (let i = 0; i < 4; i++) w.store.inject("writeScalerStatus", "llm/chat", "fail");
+    await w.clock.advance(intervalMs);
+    await tick(w, controller);
+    expect(replicas(w)).toBe(2);
+    // The two replicas are admitted and the load grows again; the old records still cannot be written.
+    const target = w.store.targets.get("llm/chat");
+    if (target === undefined) throw new Error("no target");
+    target.status = { roles: [{ name: "server", desired: 2, ready: 2, quotaReserved: 2 }] };
+    w.signals.load = () => ({ running: 3, ready: 2 });
+    for (let i = 0; i < 4; i++) w.store.inject("writeScalerStatus", "llm/chat", "fail");
+    await w.clock.advance(intervalMs);
+    expect(await tick(w, controller)).toEqual([]);
+    expect(replicas(w)).toBe(2);
+    await w.clock.advance(intervalMs);
+    expect(await tick(w, controller)).toEqual(["llm/chat"]);
+    expect(replicas(w)).toBe(3);
+    const decision = JSON.parse(annotations(w)[decisionAnnotation] ?? "{}") as { decisionID: string };
+    expect(status(w)?.lastCommit?.decisionID).toBe(decision.decisionID);
+  });
+
   it("a deleted scaler releases its binding, then its finalizer goes and the object with it", async () => {
     const w = world();
     const controller = w.controller();
@@ -247,6 +272,20 @@ describe("the controller against fakes of its ports", () => {
     const gets = w.store.callsOf("getTarget", "llm/chat");
     expect(await tick(w, controller)).toEqual(["llm/code"]);
     expect(w.store.callsOf("getTarget", "llm/chat")).toBe(gets);
+  });
+
+  it("a signal source that hangs costs its samples, not the pass", async () => {
+    const w = world();
+    w.signals.load = () => ({ running: 2, ready: 1 });
+    w.signals.hang = true;
+    const controller = w.controller();
+    const ticking = controller.tick();
+    await settle();
+    await w.clock.advance(intervalMs);
+    expect(await ticking).toEqual(["llm/chat"]);
+    // Unknown is not zero: without samples the role holds at its count.
+    expect(replicas(w)).toBe(1);
+    expect(w.logs.some((l) => l.includes("sampling from Prometheus failing"))).toBe(true);
   });
 
   it("a new leadership passes every scaler at its first tick, from the status the last leader wrote", async () => {

@@ -155,8 +155,12 @@ export class FakeSignals implements SignalSource {
     public load: (key: string, role: string) => { running: number; ready: number } = () => ({ running: 0, ready: 1 }),
   ) {}
 
+  /** Every later sampling never answers. */
+  hang = false;
+
   async sample(requests: readonly SampleRequest[]): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>> {
     this.requests.push([...requests]);
+    if (this.hang) return new Promise<never>(() => undefined);
     const nowSeconds = this.clock.nowMs() / 1000;
     return new Map(
       requests.map((request) => [
