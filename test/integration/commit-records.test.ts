@@ -82,6 +82,7 @@ async function startController(name: string, namespace: string, kubeconfig: stri
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  child.once("exit", (code, signal) => keep(Buffer.from(`exited: ${code ?? signal}\n`)));
   return controller;
 }
 
@@ -105,7 +106,7 @@ async function eventually<T>(
     if (value !== undefined) return value;
     if (Date.now() > deadline)
       throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what} (the proxy received ${proxy.received} requests)\n${processes.map((p) => `--- ${p.name}:\n${p.output.slice(-4_000)}`).join("\n")}`,
+        `timed out after ${timeoutMs} ms waiting for ${what} (the proxy received ${proxy.received} requests)\n${processes.map((p) => `--- ${p.name}:\n${p.output.slice(-12_000)}`).join("\n")}`,
       );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
