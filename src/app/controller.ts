@@ -62,8 +62,11 @@ interface Memory {
   status: ScalerStatus | undefined;
   lastPassMs: number;
   uid: string;
-  /** The planned status has not reached the API server: the next pass writes it even if nothing moved. */
-  statusUnwritten: boolean;
+  /**
+   * What of the planned status has not reached the API server: the next pass writes it even if nothing
+   * moved; while a commit's records are missing (`Record`) no new commit is made.
+   */
+  unwritten: "Nothing" | "Status" | "Record";
 }
 
 /** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
@@ -274,7 +277,7 @@ export class Controller {
     const deleting = scaler.metadata.deletionTimestamp !== undefined;
     let memory = this.memory.get(key);
     if (memory === undefined || memory.uid !== uid) {
-      memory = { status: scaler.status, lastPassMs: nowMs, uid, statusUnwritten: false };
+      memory = { status: scaler.status, lastPassMs: nowMs, uid, unwritten: "Nothing" };
       this.memory.set(key, memory);
     }
     memory.lastPassMs = nowMs;
@@ -332,8 +335,8 @@ export class Controller {
     }
     if (result.commit !== undefined && target !== undefined) {
       // An earlier commit's records that never reached status land first: one unstored record at most.
-      if (memory.statusUnwritten && memory.status !== undefined) {
-        await this.writeStatus(memory, namespace, name, memory.status, recordWriteAttempts);
+      if (memory.unwritten === "Record" && memory.status !== undefined) {
+        await this.writeStatus(memory, namespace, name, memory.status, "Record");
       }
       const committed = await this.commitTarget(namespace, target, result.commit).catch((error: unknown) => {
         metrics.commitFailures.inc(labelsOf(scaler));
@@ -349,10 +352,10 @@ export class Controller {
       });
     }
     memory.status = result.status;
-    if (result.statusChanged || memory.statusUnwritten) {
-      // A commit's records (or an earlier write that failed) must land: retried, never dropped.
-      const carriesRecord = result.commit !== undefined || memory.statusUnwritten;
-      await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? recordWriteAttempts : 1);
+    if (result.statusChanged || memory.unwritten !== "Nothing") {
+      // A commit's records (now or from an earlier pass) must land: retried, never dropped.
+      const carriesRecord = result.commit !== undefined || memory.unwritten === "Record";
+      await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? "Record" : "Status");
     }
     return { kind: "Done" };
   }
@@ -394,23 +397,27 @@ export class Controller {
     return decision.state === "valid" ? decision.value.decisionID : undefined;
   }
 
-  /** Writes status, retrying with back-off up to `attempts` times; the memory says whether it landed. */
+  /**
+   * Writes status; one carrying a commit's records is retried with back-off. The memory says whether it
+   * landed.
+   */
   private async writeStatus(
     memory: Memory,
     namespace: string,
     name: string,
     status: ScalerStatus,
-    attempts: number,
+    carries: "Status" | "Record",
   ): Promise<void> {
     const sleep = this.sleep;
     const random = this.deps.random ?? Math.random;
+    const attempts = carries === "Record" ? recordWriteAttempts : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.deps.store.writeScalerStatus(namespace, name, status);
-        memory.statusUnwritten = false;
+        memory.unwritten = "Nothing";
         return;
       } catch (error) {
-        memory.statusUnwritten = true;
+        memory.unwritten = carries;
         if (attempt >= attempts) throw error;
         this.deps.logger.warn("status write failed; retrying", { scaler: `${namespace}/${name}`, attempt, error });
         await sleep(backoffDelayMs(attempt, random(), recordWriteBackoff));

@@ -240,6 +240,19 @@ describe("the controller against fakes of its ports", () => {
     expect(status(w)?.lastCommit?.decisionID).toBe(decision.decisionID);
   });
 
+  it("a lost status write without a commit record does not hold up the next commit", async () => {
+    const w = world();
+    const controller = w.controller();
+    w.store.inject("writeScalerStatus", "llm/chat", "fail");
+    expect(await tick(w, controller)).toEqual([]);
+    expect(w.store.callsOf("writeScalerStatus")).toBe(1);
+    w.signals.load = () => ({ running: 2, ready: 1 });
+    await w.clock.advance(intervalMs);
+    expect(await tick(w, controller)).toEqual(["llm/chat"]);
+    expect(replicas(w)).toBe(2);
+    expect(status(w)?.pendingCohort).toBeDefined();
+  });
+
   it("a deleted scaler releases its binding, then its finalizer goes and the object with it", async () => {
     const w = world();
     const controller = w.controller();
