@@ -21,7 +21,7 @@ import { WatchedResources } from "../src/adapters/kubernetes/watch.js";
 import { createLogger } from "../src/adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../src/adapters/telemetry/metrics.js";
 import type { JsonPatchOp } from "../src/core/binding/patch.js";
-import { Controller, type ScalerStore } from "../src/app/controller.js";
+import { Controller, type ScalerStore, type TargetWrite } from "../src/app/controller.js";
 import { startControlPlane, type ControlPlane } from "../src/harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
 import { SteadySignals } from "./steady-signals.js";
@@ -71,7 +71,7 @@ class CountingStore implements ScalerStore {
     this.count(options?.fresh === true ? "getTarget(fresh)" : "getTarget");
     return this.inner.getTarget(namespace, name, options);
   }
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
     this.count("patchTarget");
     return this.inner.patchTarget(namespace, name, ops);
   }
@@ -79,9 +79,14 @@ class CountingStore implements ScalerStore {
     this.count("patchScaler");
     return this.inner.patchScaler(namespace, name, ops);
   }
-  writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
+  writeScalerStatus(
+    namespace: string,
+    name: string,
+    status: unknown,
+    options?: { resourceVersion?: string | undefined },
+  ): Promise<TargetWrite> {
     this.count("writeScalerStatus");
-    return this.inner.writeScalerStatus(namespace, name, status);
+    return this.inner.writeScalerStatus(namespace, name, status, options);
   }
 }
 
@@ -195,7 +200,7 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
     },
   });
   const resources = new KubeResources(plane.kubeConfig, { timeoutMs: 30_000 });
-  const watched = new WatchedResources({ kubeConfig: plane.kubeConfig, resources, namespace, logger });
+  const watched = new WatchedResources({ resources, namespace, logger });
   await watched.start();
   const store = new CountingStore(watched);
   const controller = new Controller({

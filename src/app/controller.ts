@@ -25,55 +25,38 @@ import type { PlanResult } from "../core/planner/types.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
-import { ConflictError, NotLeaderError } from "../adapters/kubernetes/resources.js";
+import { NotLeaderError } from "../adapters/kubernetes/not-leader.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
-import { FailureLog } from "../adapters/retry/backoff.js";
+import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../adapters/retry/backoff.js";
+import { parseDecisionAnnotation } from "../core/binding/binding.js";
+import type { Commit } from "../core/planner/types.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
 import { roleReports } from "../adapters/telemetry/role-reports.js";
+import {
+  unrefSleep,
+  type Clock,
+  type SampleRequest,
+  type ScalerStore,
+  type SignalSource,
+  type TargetWrite,
+} from "./ports.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 
-/** The Kubernetes calls the controller needs (implemented by `KubeResources`). */
-export interface ScalerStore {
-  /** A changed scaler comes back as a new object: the controller keeps its validation per object. */
-  listScalers(namespace: string): Promise<unknown[]>;
-  /** `fresh` reads the API server itself rather than a watch cache (after a conflict). */
-  getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown | undefined>;
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
-  patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
-  /** With `resourceVersion`, a write over a newer scaler fails with `ConflictError`. */
-  writeScalerStatus(
-    namespace: string,
-    name: string,
-    status: unknown,
-    options?: { resourceVersion?: string | undefined },
-  ): Promise<unknown>;
-}
-
-/** One scaler's sampling request. */
-export interface SampleRequest {
-  readonly key: string;
-  readonly namespace: string;
-  readonly deployment: string;
-  readonly roles: readonly string[];
-  readonly stableWindowSeconds: number;
-  readonly panicWindowSeconds: number;
-  readonly intervalSeconds: number;
-}
-
-/** Engine signals for many scalers in one batch: key → role → samples. */
-export interface SignalSource {
-  sample(requests: readonly SampleRequest[]): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>>;
-}
+export type { SampleRequest, ScalerStore, SignalSource, TargetWrite } from "./ports.js";
 
 export interface ControllerDeps {
   readonly store: ScalerStore;
   readonly source: SignalSource;
   readonly metrics: ScalerMetrics;
   readonly logger: Logger;
-  readonly nowMs: () => number;
+  readonly nowMs: Clock["nowMs"];
   /** Namespace to watch; empty for all. */
   readonly namespace: string;
+  /** Waits for retries and deadlines; default a timer that does not hold the process. */
+  readonly sleep?: Clock["sleep"];
+  /** Uniform in [0, 1): the jitter of the retry back-off. */
+  readonly random?: () => number;
   /** The current leadership's token, stamped on every decision (absent without leader election). */
   readonly leaderToken?: () => LeaderToken | undefined;
 }
@@ -83,8 +66,13 @@ interface Memory {
   status: ScalerStatus | undefined;
   lastPassMs: number;
   uid: string;
-  /** The planned status lost a version race (conflict): the next pass writes it even if nothing moved. */
-  statusUnwritten?: boolean;
+  /**
+   * What of the planned status has not reached the API server: the next pass writes it even if nothing
+   * moved; while a commit's records are missing (`Record`) no new commit is made.
+   */
+  unwritten: "Nothing" | "Status" | "Record";
+  /** The scaler's resourceVersion this pass read (or its own finalizer patch produced). */
+  scalerVersion?: string | undefined;
 }
 
 /** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
@@ -94,12 +82,29 @@ export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; pani
 }
 
 const maxConflictRetries = 3;
+
+/** The target changed under every re-plan of one pass. */
+class TargetKeptChanging extends Error {
+  override readonly name = "TargetKeptChanging";
+}
+/** The scaler changed between the list and the status write: the next pass writes the status. */
+class StatusRaced extends Error {
+  override readonly name = "StatusRaced";
+}
+/** Attempts of a status write that carries a commit record, within one pass. */
+const recordWriteAttempts = 4;
+const recordWriteBackoff: BackoffPolicy = { initialMs: 250, maxMs: 2_000 };
 /** Scalers reconciled at once within a pass. */
 const reconcileConcurrency = 8;
 
 export class Controller {
   private readonly memory = new Map<string, Memory>();
+  /** Scalers whose pass is still running (past its deadline): skipped until it ends. */
+  private readonly running = new Set<string>();
+  private readonly sleep: (ms: number) => Promise<void>;
   private passing = false;
+  /** Set when a write of this pass was refused for lost leadership: the pass ends without further writes. */
+  private leadershipLost = false;
   /** Whether a pass has listed the scalers since this controller (this leadership) started. */
   private listed = false;
 
@@ -108,6 +113,7 @@ export class Controller {
 
   constructor(private readonly deps: ControllerDeps) {
     this.sampling = new FailureLog("sampling from Prometheus", deps.logger);
+    this.sleep = deps.sleep ?? unrefSleep;
   }
 
   /**
@@ -169,6 +175,7 @@ export class Controller {
       const memory = this.memory.get(key);
       const intervalMs = scaler.spec.sampling.intervalSeconds * 1000;
       const deleting = scaler.metadata.deletionTimestamp !== undefined;
+      if (this.running.has(key)) continue;
       if (
         memory !== undefined &&
         memory.uid === scaler.metadata.uid &&
@@ -208,7 +215,7 @@ export class Controller {
     let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();
     const sampleStartedMs = this.deps.nowMs();
     try {
-      samples = requests.length > 0 ? await this.deps.source.sample(requests) : new Map();
+      samples = requests.length > 0 ? await this.sampleWithinDeadline(requests) : new Map();
       if (requests.length > 0) this.sampling.succeeded(this.deps.nowMs());
     } catch (error) {
       // An unreachable Prometheus is unknown, not zero: every role gets queryFailed below.
@@ -219,31 +226,14 @@ export class Controller {
     // Scalers touch different objects, so their API round trips overlap; the bound keeps the API server calm.
     const passed: string[] = [];
     let next = 0;
-    let lost = false;
     const worker = async (): Promise<void> => {
-      while (next < scalers.length) {
+      while (next < scalers.length && !this.leadershipLost) {
         const scaler = scalers[next++] as Scaler;
         const key = scalerKey(scaler);
-        try {
-          await this.reconcile(scaler, samples.get(key), nowMs);
-          passed.push(key);
-        } catch (error) {
-          if (error instanceof NotLeaderError) {
-            // Leadership ended during the pass: the new leader plans these scalers; no write of this pass is sent.
-            if (!lost) logger.warn("leadership lost during the pass", { scaler: key, error });
-            lost = true;
-            next = scalers.length;
-            continue;
-          }
-          metrics.scalerError(
-            namespaceOf(scaler),
-            scaler.metadata.name,
-            error instanceof ConflictError ? "conflict" : "reconcile",
-          );
-          logger.error("pass failed", { scaler: key, error });
-        }
+        if (await this.passWithinDeadline(scaler, samples.get(key), nowMs)) passed.push(key);
       }
     };
+    this.leadershipLost = false;
     const reconcileStartedMs = this.deps.nowMs();
     await Promise.all(Array.from({ length: Math.min(reconcileConcurrency, scalers.length) }, worker));
     logger.debug("pass", {
@@ -252,6 +242,59 @@ export class Controller {
       reconcileMs: this.deps.nowMs() - reconcileStartedMs,
     });
     return passed.sort();
+  }
+
+  /** The batch of signals, waited for until the shortest interval among them: a hanging source is a failed one. */
+  private async sampleWithinDeadline(
+    requests: readonly SampleRequest[],
+  ): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>> {
+    const deadlineMs = Math.min(...requests.map((r) => r.intervalSeconds * 1000));
+    const late = this.sleep(deadlineMs).then(() => "late" as const);
+    const answer = await Promise.race([this.deps.source.sample(requests), late]);
+    if (answer === "late") throw new Error(`sampling gave no answer within ${deadlineMs} ms`);
+    return answer;
+  }
+
+  /**
+   * One scaler's pass, waited for until its deadline (its sampling interval):
+   * a scaler whose call hangs keeps running on its own, skipped by later
+   * ticks until it ends, and the tick goes on with the others.
+   */
+  private async passWithinDeadline(
+    scaler: Scaler,
+    samples: ReadonlyMap<string, RoleSamples> | undefined,
+    nowMs: number,
+  ): Promise<boolean> {
+    const key = scalerKey(scaler);
+    const run = this.reconcile(scaler, samples, nowMs).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof NotLeaderError) {
+          // Leadership ended during the pass: the new leader plans these scalers; no write of this pass is sent.
+          if (!this.leadershipLost) this.deps.logger.warn("leadership lost during the pass", { scaler: key, error });
+          this.leadershipLost = true;
+          return false;
+        }
+        this.deps.metrics.scalerError(
+          namespaceOf(scaler),
+          scaler.metadata.name,
+          error instanceof TargetKeptChanging || error instanceof StatusRaced ? "conflict" : "reconcile",
+        );
+        this.deps.logger.error("pass failed", { scaler: key, error });
+        return false;
+      },
+    );
+    this.running.add(key);
+    void run.finally(() => this.running.delete(key));
+    const deadlineMs = scaler.spec.sampling.intervalSeconds * 1000;
+    const late = this.sleep(deadlineMs).then(() => "late" as const);
+    const outcome = await Promise.race([run, late]);
+    if (outcome !== "late") return outcome;
+    this.deps.logger.warn("a pass outlived its interval; later ticks skip the scaler until it ends", {
+      scaler: key,
+      deadlineMs,
+    });
+    return false;
   }
 
   private async reconcile(
@@ -267,27 +310,24 @@ export class Controller {
     const deleting = scaler.metadata.deletionTimestamp !== undefined;
     let memory = this.memory.get(key);
     if (memory === undefined || memory.uid !== uid) {
-      memory = { status: scaler.status, lastPassMs: nowMs, uid };
+      memory = { status: scaler.status, lastPassMs: nowMs, uid, unwritten: "Nothing" };
       this.memory.set(key, memory);
     }
     memory.lastPassMs = nowMs;
-
     // The scaler version the status write is guarded by: a status planned from an older read is never forced.
-    let scalerVersion = scaler.metadata.resourceVersion;
+    memory.scalerVersion = scaler.metadata.resourceVersion;
+
     if (!deleting && !(scaler.metadata.finalizers ?? []).includes(finalizer)) {
       const ops: JsonPatchOp[] =
         scaler.metadata.finalizers === undefined
           ? [{ op: "add", path: "/metadata/finalizers", value: [finalizer] }]
           : [{ op: "add", path: "/metadata/finalizers/-", value: finalizer }];
       const patched = (await store.patchScaler(namespace, name, ops)) as { metadata?: { resourceVersion?: string } };
-      scalerVersion = patched?.metadata?.resourceVersion ?? scalerVersion;
+      memory.scalerVersion = patched?.metadata?.resourceVersion ?? memory.scalerVersion;
     }
 
     const spec = withInferredAlgorithm(scaler.spec);
     let attempt = 0;
-    // Set while the replica vector is being written, so a failure there counts as a failed commit.
-    let committing = false;
-    let statusConflict = false;
     for (;;) {
       const target = await this.readTarget(namespace, spec.targetRef.name, attempt > 0);
       const observations = deleting ? {} : this.observe(spec, target, samples, nowMs);
@@ -298,62 +338,143 @@ export class Controller {
         observations,
         nowMs,
       });
-      try {
-        await this.applyBindingWrite(result.bindingWrite ?? { kind: "none" }, target, namespace);
-        if (deleting) {
-          await this.removeFinalizer(scaler);
-          this.memory.delete(key);
-          metrics.forget(namespace, name);
-          return;
-        }
-        if (result.commit !== undefined && target !== undefined) {
-          const ops = commitPatch(
-            patchTargetOf(target),
-            withLeaderToken(result.commit.decision, this.deps.leaderToken?.()),
-          );
-          committing = true;
-          await store.patchTarget(namespace, spec.targetRef.name, ops);
-          committing = false;
-          metrics.commits.inc(labelsOf(scaler));
-          if (result.commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
-          if (result.commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
-          if (result.commit.reason === "DonorRelease" || result.commit.reason === "ReceiverAcquire")
-            metrics.rebalanceSteps.inc(labelsOf(scaler));
-          logger.info("committed", {
-            scaler: key,
-            vector: result.commit.vector,
-            decisionID: result.commit.decision.decisionID,
-            reason: result.commit.reason,
-          });
-        }
-        memory.status = result.status;
-        if (result.statusChanged || memory.statusUnwritten === true) {
-          try {
-            await store.writeScalerStatus(namespace, name, result.status, { resourceVersion: scalerVersion });
-            memory.statusUnwritten = false;
-          } catch (error) {
-            // The scaler moved since it was listed: the next pass re-plans from a fresh list and writes then,
-            // rather than retry here with the same version.
-            if (error instanceof ConflictError) {
-              memory.statusUnwritten = true;
-              statusConflict = true;
-            }
-            throw error;
-          }
-        }
-        metrics.report(this.reportOf(scaler, spec, result, target, observations));
+      const written = await this.performWrites(scaler, memory, result, target);
+      if (written.kind === "Done") {
+        if (!deleting) metrics.report(this.reportOf(scaler, spec, result, target, observations));
         return;
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= maxConflictRetries || statusConflict) {
-          if (committing) metrics.commitFailures.inc(labelsOf(scaler));
-          throw error;
-        }
-        committing = false;
-        // The target moved since we read it: re-read and re-plan, never write twice.
-        attempt += 1;
-        metrics.conflicts.inc(labelsOf(scaler));
-        logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
       }
+      // The target moved since we read it: nothing was applied; re-read and re-plan, never write twice.
+      if (attempt >= maxConflictRetries) throw new TargetKeptChanging(`${key}: ${written.message}`);
+      attempt += 1;
+      metrics.conflicts.inc(labelsOf(scaler));
+      logger.info("target changed during the pass; re-planning", { scaler: key, attempt });
+    }
+  }
+
+  /** The writes a plan asks for, in order: binding, finalizer removal or commit, then status. */
+  private async performWrites(
+    scaler: Scaler,
+    memory: Memory,
+    result: PlanResult,
+    target: ModelDeployment | undefined,
+  ): Promise<{ readonly kind: "Done" } | { readonly kind: "Conflict"; readonly message: string }> {
+    const { metrics, logger } = this.deps;
+    const namespace = namespaceOf(scaler);
+    const name = scaler.metadata.name;
+    const binding = await this.applyBindingWrite(result.bindingWrite ?? { kind: "none" }, target, namespace);
+    if (binding.kind === "Conflict") return binding;
+    if (scaler.metadata.deletionTimestamp !== undefined) {
+      await this.removeFinalizer(scaler);
+      this.memory.delete(scalerKey(scaler));
+      metrics.forget(namespace, name);
+      return { kind: "Done" };
+    }
+    if (result.commit !== undefined && target !== undefined) {
+      // An earlier commit's records that never reached status land first: one unstored record at most.
+      if (memory.unwritten === "Record" && memory.status !== undefined) {
+        await this.writeStatus(memory, namespace, name, memory.status, "Record");
+      }
+      const committed = await this.commitTarget(namespace, target, result.commit).catch((error: unknown) => {
+        metrics.commitFailures.inc(labelsOf(scaler));
+        throw error;
+      });
+      if (committed.kind === "Conflict") return committed;
+      this.countCommit(scaler, result.commit);
+      logger.info("committed", {
+        scaler: scalerKey(scaler),
+        vector: result.commit.vector,
+        decisionID: result.commit.decision.decisionID,
+        reason: result.commit.reason,
+      });
+    }
+    memory.status = result.status;
+    if (result.statusChanged || memory.unwritten !== "Nothing") {
+      // A commit's records (now or from an earlier pass) must land: retried, never dropped.
+      const carriesRecord = result.commit !== undefined || memory.unwritten === "Record";
+      await this.writeStatus(memory, namespace, name, result.status, carriesRecord ? "Record" : "Status");
+    }
+    return { kind: "Done" };
+  }
+
+  private countCommit(scaler: Scaler, commit: Commit): void {
+    const { metrics } = this.deps;
+    metrics.commits.inc(labelsOf(scaler));
+    if (commit.reason === "ResourceExhausted") metrics.rollbacks.inc(labelsOf(scaler));
+    if (commit.reason === "ScaleDownAborted") metrics.abortedScaleDowns.inc(labelsOf(scaler));
+    if (commit.reason === "DonorRelease" || commit.reason === "ReceiverAcquire")
+      metrics.rebalanceSteps.inc(labelsOf(scaler));
+  }
+
+  /**
+   * Writes the vector and its decision. An answer that never came (a timeout,
+   * a dropped connection) is ambiguous: the server may have applied the write.
+   * The target is read back, and a decision that landed counts as committed.
+   * One that lands later still is rebuilt by the next pass's plan.
+   */
+  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<TargetWrite> {
+    const name = target.metadata.name;
+    try {
+      const decision = withLeaderToken(commit.decision, this.deps.leaderToken?.());
+      return await this.deps.store.patchTarget(namespace, name, commitPatch(patchTargetOf(target), decision));
+    } catch (error) {
+      // A write refused for lost leadership was never sent: nothing to read back.
+      if (error instanceof NotLeaderError) throw error;
+      const landed = await this.decisionOnTarget(namespace, name).catch(() => undefined);
+      if (landed !== commit.decision.decisionID) throw error;
+      this.deps.logger.warn("the commit's answer was lost; the target carries its decision", {
+        target: `${namespace}/${name}`,
+        decisionID: landed,
+        error,
+      });
+      return { kind: "Written", object: undefined };
+    }
+  }
+
+  private async decisionOnTarget(namespace: string, name: string): Promise<string | undefined> {
+    const target = await this.readTarget(namespace, name, true);
+    const decision = parseDecisionAnnotation(target?.metadata.annotations ?? {});
+    return decision.state === "valid" ? decision.value.decisionID : undefined;
+  }
+
+  /**
+   * Writes status; one carrying a commit's records is retried with back-off. The memory says whether it
+   * landed.
+   */
+  private async writeStatus(
+    memory: Memory,
+    namespace: string,
+    name: string,
+    status: ScalerStatus,
+    carries: "Status" | "Record",
+  ): Promise<void> {
+    const sleep = this.sleep;
+    const random = this.deps.random ?? Math.random;
+    const attempts = carries === "Record" ? recordWriteAttempts : 1;
+    for (let attempt = 1; ; attempt++) {
+      let written: TargetWrite;
+      try {
+        written = await this.deps.store.writeScalerStatus(namespace, name, status, {
+          resourceVersion: memory.scalerVersion,
+        });
+      } catch (error) {
+        memory.unwritten = carries;
+        if (attempt >= attempts || error instanceof NotLeaderError) throw error;
+        this.deps.logger.warn("status write failed; retrying", { scaler: `${namespace}/${name}`, attempt, error });
+        await sleep(backoffDelayMs(attempt, random(), recordWriteBackoff));
+        continue;
+      }
+      if (written.kind === "Written") {
+        memory.unwritten = "Nothing";
+        // A second status write in this pass (the records first, then the new status) is guarded by this one's version.
+        const version = (written.object as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+          ?.resourceVersion;
+        if (version !== undefined) memory.scalerVersion = version;
+        return;
+      }
+      // The scaler moved since it was listed: retrying with the same version cannot land. The next pass
+      // re-plans from a fresh list and writes then, even if nothing else moved.
+      memory.unwritten = carries;
+      throw new StatusRaced(`write status of ${namespace}/${name}: ${written.message}`);
     }
   }
 
@@ -373,16 +494,17 @@ export class Controller {
     write: BindingWrite,
     target: ModelDeployment | undefined,
     namespace: string,
-  ): Promise<void> {
-    if (target === undefined || write.kind === "none") return;
+  ): Promise<TargetWrite> {
+    const nothing: TargetWrite = { kind: "Written", object: undefined };
+    if (target === undefined || write.kind === "none") return nothing;
     const patch =
       write.kind === "acquire"
         ? acquirePatch(patchTargetOf(target), write.binding)
         : releasePatch(patchTargetOf(target));
-    if (patch.length === 0) return;
-    const updated = ModelDeploymentSchema.safeParse(
-      await this.deps.store.patchTarget(namespace, target.metadata.name, patch),
-    );
+    if (patch.length === 0) return nothing;
+    const written = await this.deps.store.patchTarget(namespace, target.metadata.name, patch);
+    if (written.kind === "Conflict") return written;
+    const updated = ModelDeploymentSchema.safeParse(written.object);
     if (updated.success) {
       // Later writes in this pass are guarded by the version this write produced.
       Object.assign(target.metadata, {
@@ -390,6 +512,7 @@ export class Controller {
         annotations: updated.data.metadata.annotations,
       });
     }
+    return written;
   }
 
   private async removeFinalizer(scaler: Scaler): Promise<void> {

@@ -44,6 +44,7 @@ import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { Controller, type SampleRequest, type SignalSource } from "./controller.js";
+import { TickLoop } from "./tick-loop.js";
 
 export interface RunningController {
   /** The controller of the current leadership (a new one each time this replica becomes leader). */
@@ -499,31 +500,24 @@ export async function startController(opts: {
   logger.info("serving /metrics, /healthz and /readyz", { address: config.metricsAddress, port });
   elector?.start();
 
-  let stopped = false;
-  let wake: (() => void) | undefined;
   let leadership = elector?.leadershipsWon ?? 0;
-  const loop = (async () => {
-    while (!stopped) {
-      if (leading()) {
-        const won = elector?.leadershipsWon ?? 0;
-        if (won !== leadership) {
-          leadership = won;
-          controller = makeController();
-        }
-        await controller.tick();
-        passed = true;
-        // Leadership lost during the pass: drop what the pass reported after the loss.
-        if (!leading()) metrics.setLeading(false);
+  const loop = new TickLoop({
+    periodMs: config.tickMs,
+    logger,
+    step: async () => {
+      if (!leading()) return;
+      const won = elector?.leadershipsWon ?? 0;
+      if (won !== leadership) {
+        leadership = won;
+        controller = makeController();
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, config.tickMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  })();
+      await controller.tick();
+      passed = true;
+      // Leadership lost during the pass: drop what the pass reported after the loss.
+      if (!leading()) metrics.setLeading(false);
+    },
+  });
+  loop.start();
 
   return {
     get controller() {
@@ -535,9 +529,7 @@ export async function startController(opts: {
     externalMetricsPort: externalMetrics?.server.port,
     isLeader: leading,
     async stop(stopOpts = {}) {
-      stopped = true;
-      wake?.();
-      await loop;
+      await loop.stop();
       await elector?.stop({ release: stopOpts.releaseLease !== false });
       identity.stop();
       await webhooks?.stop();

@@ -1,12 +1,12 @@
 /**
  * An in-memory `ScalerStore` with the API server's optimistic concurrency: every object carries a
- * resourceVersion, a write guarded by an older one fails with `ConflictError`, and a test may move an
+ * resourceVersion, a write guarded by an older one is answered `Conflict`, and a test may move an
  * object between a read and a write (`beforeStatusWrite`) or refuse writes as a deposed leader would
  * (`refuseWrites`). For fast unit tests of the controller's write path only; the real API server is in
  * test/integration.
  */
-import { ConflictError, NotLeaderError } from "../../src/adapters/kubernetes/resources.js";
-import type { ScalerStore } from "../../src/app/controller.js";
+import { NotLeaderError } from "../../src/adapters/kubernetes/resources.js";
+import type { ScalerStore, TargetWrite } from "../../src/app/controller.js";
 import type { JsonPatchOp } from "../../src/core/binding/patch.js";
 
 type KubeObject = { metadata: { resourceVersion?: string; [k: string]: unknown }; [k: string]: unknown };
@@ -41,15 +41,21 @@ export class VersionedStore implements ScalerStore {
     return Promise.resolve(structuredClone(this.target));
   }
 
-  patchTarget(_namespace: string, _name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
+  patchTarget(_namespace: string, _name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
     if (this.refuseWrites !== undefined) return Promise.reject(this.refuseWrites);
     this.targetPatches.push([...ops]);
-    return Promise.resolve(this.patch(this.target, ops));
+    const patched = this.patch(this.target, ops);
+    return Promise.resolve(
+      patched === undefined
+        ? { kind: "Conflict", message: "patch: the object changed since it was read" }
+        : { kind: "Written", object: patched },
+    );
   }
 
   patchScaler(_namespace: string, _name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
     if (this.refuseWrites !== undefined) return Promise.reject(this.refuseWrites);
-    return Promise.resolve(this.patch(this.scaler, ops));
+    const patched = this.patch(this.scaler, ops);
+    return patched === undefined ? Promise.reject(new Error("patch: the object changed")) : Promise.resolve(patched);
   }
 
   writeScalerStatus(
@@ -57,25 +63,23 @@ export class VersionedStore implements ScalerStore {
     _name: string,
     status: unknown,
     options: { resourceVersion?: string | undefined } = {},
-  ): Promise<unknown> {
+  ): Promise<TargetWrite> {
     if (this.refuseWrites !== undefined) return Promise.reject(this.refuseWrites);
     const race = this.beforeStatusWrite;
     this.beforeStatusWrite = undefined;
     race?.();
     if (options.resourceVersion !== undefined && options.resourceVersion !== this.scaler.metadata.resourceVersion)
-      return Promise.reject(
-        new ConflictError("write status: the object changed since it was read", 409, { cause: undefined }),
-      );
+      return Promise.resolve({ kind: "Conflict", message: "write status: the object changed since it was read" });
     this.scaler["status"] = structuredClone(status);
     this.touch(this.scaler);
     this.statusWrites.push(structuredClone(status));
-    return Promise.resolve(structuredClone(this.scaler));
+    return Promise.resolve({ kind: "Written", object: structuredClone(this.scaler) });
   }
 
-  private patch(object: KubeObject, ops: readonly JsonPatchOp[]): KubeObject {
+  /** The patched object, or undefined when its resourceVersion guard fails (nothing applied). */
+  private patch(object: KubeObject, ops: readonly JsonPatchOp[]): KubeObject | undefined {
     const guard = ops.find((op) => op.op === "replace" && op.path === "/metadata/resourceVersion");
-    if (guard !== undefined && "value" in guard && guard.value !== object.metadata.resourceVersion)
-      throw new ConflictError("patch: the object changed since it was read", 409, { cause: undefined });
+    if (guard !== undefined && "value" in guard && guard.value !== object.metadata.resourceVersion) return undefined;
     const next = structuredClone(object);
     for (const op of ops) applyOp(next, op);
     Object.assign(object, next);

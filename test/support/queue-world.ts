@@ -24,6 +24,8 @@ export type QueueDial = (readyReplicas: number) => number;
 export class QueueWorld {
   private readonly custom: CustomObjectsApi;
   private dial: QueueDial = () => 0;
+  /** Whether pods report settled token-rate windows (zero rates): without them signals stay `Missing`, which holds scale-down. */
+  private settled = false;
   private mirrorTimer: NodeJS.Timeout | undefined;
 
   constructor(kubeConfig: KubeConfig) {
@@ -32,6 +34,11 @@ export class QueueWorld {
 
   setQueue(dial: QueueDial): void {
     this.dial = dial;
+  }
+
+  /** Pods report established, zero token-rate windows, so an idle role may shrink. */
+  settleWindows(): void {
+    this.settled = true;
   }
 
   private async target(namespace: string, name: string): Promise<TargetShape | undefined> {
@@ -64,7 +71,12 @@ export class QueueWorld {
             lastSampleUnixSeconds: nowSeconds,
             runningRequests: total / ready,
             waitingRequests: 0,
-            windows: { stable: { established: false }, panic: { established: false } },
+            windows: this.settled
+              ? {
+                  stable: { established: true, promptTokensPerSecond: 0, generationTokensPerSecond: 0 },
+                  panic: { established: true, promptTokensPerSecond: 0, generationTokensPerSecond: 0 },
+                }
+              : { stable: { established: false }, panic: { established: false } },
           }));
           roles.set(role, { pods });
         }

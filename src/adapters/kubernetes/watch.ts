@@ -8,7 +8,8 @@ import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
-import { KubeResources, scalerResource, type ResourceRef, type WatchCache } from "./resources.js";
+import type { TargetWrite } from "../../app/ports.js";
+import { ConflictError, KubeResources, scalerResource, type ResourceRef, type WatchCache } from "./resources.js";
 
 type Cache = WatchCache;
 
@@ -95,20 +96,32 @@ export class WatchedResources {
     return this.targets.get(name, namespace);
   }
 
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    return this.opts.resources.patchTarget(namespace, name, ops);
+  /** The guarded write; a stale `resourceVersion` is answered as a `Conflict` value (the controller's port). */
+  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
+    try {
+      return { kind: "Written", object: await this.opts.resources.patchTarget(namespace, name, ops) };
+    } catch (error) {
+      if (error instanceof ConflictError) return { kind: "Conflict", message: error.message };
+      throw error;
+    }
   }
 
   patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
     return this.opts.resources.patchScaler(namespace, name, ops);
   }
 
-  writeScalerStatus(
+  /** A status write guarded by the scaler's `resourceVersion`; losing that race is a `Conflict` value. */
+  async writeScalerStatus(
     namespace: string,
     name: string,
     status: unknown,
     options?: { resourceVersion?: string | undefined },
-  ): Promise<unknown> {
-    return this.opts.resources.writeScalerStatus(namespace, name, status, options);
+  ): Promise<TargetWrite> {
+    try {
+      return { kind: "Written", object: await this.opts.resources.writeScalerStatus(namespace, name, status, options) };
+    } catch (error) {
+      if (error instanceof ConflictError) return { kind: "Conflict", message: error.message };
+      throw error;
+    }
   }
 }

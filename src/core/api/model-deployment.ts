@@ -88,12 +88,27 @@ export const LeaderTokenSchema = z.strictObject({
   transitions: z.number().int().min(0),
 });
 
+/** Why a commit was written (`CommitReason` of the planner), carried so a lost status can be rebuilt. */
+export const commitReasons = [
+  "Scale",
+  "ResourceExhausted",
+  "ScaleDownAborted",
+  "DonorRelease",
+  "ReceiverAcquire",
+] as const;
+
 export const DecisionPayloadSchema = z.strictObject({
   decisionID: z.string().min(1),
   term: z.number().int().min(1),
   vector: z.record(z.string(), z.number().int().min(0)),
   /** Absent on decisions written without leader election, or before tokens existed: the oldest token. */
   leader: LeaderTokenSchema.optional(),
+  // The commit record, optional for decisions written before it existed: with it a new leader
+  // rebuilds `lastCommit`, `pendingCohort` and `lastScaleDown` that a lost status write never stored.
+  baselineVector: z.record(z.string(), z.number().int().min(0)).optional(),
+  timestamp: z.string().optional(),
+  targetGeneration: z.number().int().min(0).optional(),
+  reason: z.enum(commitReasons).optional(),
 });
 
 export type BindingPayload = z.output<typeof BindingPayloadSchema>;

@@ -65,7 +65,16 @@ function records(pass: Pass, id: string, term: number, finalVector: ReplicaVecto
     finalVector,
     commit: {
       vector: { ...finalVector },
-      decision: { decisionID: id, term, vector: { ...finalVector } },
+      // The decision carries its own commit record, so a status write that never lands loses nothing.
+      decision: {
+        decisionID: id,
+        term,
+        vector: { ...finalVector },
+        baselineVector: { ...pass.current },
+        timestamp: pass.nowIso,
+        targetGeneration: expectedGeneration,
+        reason,
+      },
       ...(write.kind === "acquire" ? { binding: write.binding } : {}),
       baselineVector: { ...pass.current },
       ...(pass.target.metadata.resourceVersion === undefined

@@ -65,6 +65,11 @@ export function readPass(input: PlanInput, target: ModelDeployment, binding: Bin
   };
 }
 
+/** The pass on another base status (records rebuilt from the target's decision). */
+export function withBase(pass: Pass, base: ScalerStatus): Pass {
+  return { ...pass, base, previousRoles: new Map((base.roles ?? []).map((r) => [r.name, r] as const)) };
+}
+
 /** An unobserved role as the algorithm sees it: `Missing`, with the target's ready count. */
 export function missingObservation(status: TargetRoleStatus | undefined): RoleObservation {
   return { readyReplicas: status?.ready ?? 0, sampledReplicas: 0, signalState: "Missing" };

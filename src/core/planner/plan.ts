@@ -11,6 +11,8 @@
  *   5. components (`components.ts`, `projection.ts`): one direction per ratio
  *      component, projected onto its bands;
  *   6. recovery (`recovery.ts`): restore, roll back, advance or release, ahead of the plan;
+ *      before anything reads the records, `rebuild-records.ts` restores those a lost
+ *      status write never stored, from the decision the target carries;
  *   7. the commit (`commit.ts`): one write at most;
  *   8. status assembly (`assemble.ts`).
  */
@@ -20,7 +22,9 @@ import { bindingPhase, bindingStopped } from "./bind.js";
 import { commitPhase } from "./commit.js";
 import { planComponents } from "./components.js";
 import { gatePolicy, gateStopped } from "./gate.js";
-import { readPass } from "./pass.js";
+import { readPass, withBase } from "./pass.js";
+import { parseDecisionAnnotation } from "../binding/binding.js";
+import { rebuildRecords } from "./rebuild-records.js";
 import { recommend, undrivenRoles } from "./recommend.js";
 import { recover } from "./recovery.js";
 import { readRecoveryState } from "./recovery-state.js";
@@ -31,7 +35,17 @@ import type { PlanInput, PlanResult } from "./types.js";
 export function plan(input: PlanInput): PlanResult {
   const binding = bindingPhase(input);
   if (!binding.outcome.plan || input.target === undefined) return bindingStopped(input, binding);
-  const pass = readPass(input, input.target, binding);
+  const read = readPass(input, input.target, binding);
+  const decision = parseDecisionAnnotation(input.target.metadata.annotations ?? {});
+  const rebuilt = rebuildRecords({
+    base: read.base,
+    decision: decision.state === "valid" ? decision.value : undefined,
+    term: binding.outcome.commit ? binding.outcome.term : undefined,
+    roleOrder: read.roles.map((r) => r.name),
+    generation: read.generation,
+    cooldownAfterAbortSeconds: read.spec.behavior.scaleDown.cooldownAfterAbortSeconds,
+  });
+  const pass = rebuilt.kind === "Rebuilt" ? withBase(read, rebuilt.base) : read;
 
   const gate = gatePolicy(pass);
   if (!gate.ok) return gateStopped(pass, gate);
@@ -52,6 +66,7 @@ export function plan(input: PlanInput): PlanResult {
   const blocked = new Map<BlockedReason, string>([
     ...planned.blocked,
     ...undrivenRoles(pass, recommendations),
+    ...(rebuilt.kind === "Rebuilt" ? rebuilt.blocked : []),
     ...recovery.blocked,
   ]);
   return assembleStatus({ pass, plans, planned, recovery, committed, recommendations, blocked });

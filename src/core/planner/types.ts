@@ -3,7 +3,7 @@
  * `PlanResult`. Everything the planner remembers between passes lives in the
  * returned status; everything it learns about the world arrives in the input.
  */
-import type { BindingPayload, DecisionPayload, ModelDeployment } from "../api/model-deployment.js";
+import type { BindingPayload, commitReasons, DecisionPayload, ModelDeployment } from "../api/model-deployment.js";
 import type { BindingWrite } from "../binding/binding.js";
 import type { ReplicaVector, ScalerSpec, ScalerStatus } from "../api/scaler.js";
 import type { Algorithm } from "../algorithms/types.js";
@@ -51,7 +51,7 @@ export interface PlanInput {
 }
 
 /** Why a commit is written. */
-export type CommitReason = "Scale" | "ResourceExhausted" | "ScaleDownAborted" | "DonorRelease" | "ReceiverAcquire";
+export type CommitReason = (typeof commitReasons)[number];
 
 /** One write to the target: the whole replica vector and its decision, under one term. */
 export interface Commit {
