@@ -13,6 +13,8 @@ import {
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1MutatingWebhookConfiguration,
+  type V1ValidatingAdmissionPolicy,
+  type V1ValidatingAdmissionPolicyBinding,
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
@@ -33,19 +35,21 @@ interface Rendered {
   webhooks: { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }[];
 }
 
+/** The chart's rendered objects of these kinds. */
+function renderedChart(kinds: readonly string[]): unknown[] {
+  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace]);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  return parseAllDocuments(result.stdout)
+    .map((d) => d.toJS() as { kind?: string } | null)
+    .filter((o) => o !== null && kinds.includes(o.kind ?? ""));
+}
+
 /** The chart's webhook configurations, pointed at `https://127.0.0.1:<port>`. */
 export function chartWebhookConfigurations(port: number): {
   validating: V1ValidatingWebhookConfiguration;
   mutating: V1MutatingWebhookConfiguration;
 } {
-  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace]);
-  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
-  const objects = parseAllDocuments(result.stdout)
-    .map((d) => d.toJS() as Rendered | null)
-    .filter(
-      (o): o is Rendered =>
-        o !== null && (o.kind === "ValidatingWebhookConfiguration" || o.kind === "MutatingWebhookConfiguration"),
-    );
+  const objects = renderedChart(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) as Rendered[];
   for (const o of objects) {
     for (const w of o.webhooks) {
       w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? "/"}` };
@@ -61,12 +65,34 @@ export function chartWebhookConfigurations(port: number): {
   };
 }
 
-/** Creates both configurations (without a CA bundle: until the controller patches one in, every matching write fails). */
+/** The chart's ValidatingAdmissionPolicy and its binding (the static half of the binding fence). */
+export function chartAdmissionPolicies(): {
+  policies: V1ValidatingAdmissionPolicy[];
+  bindings: V1ValidatingAdmissionPolicyBinding[];
+} {
+  const objects = renderedChart(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]) as {
+    kind: string;
+  }[];
+  return {
+    policies: objects.filter((o) => o.kind === "ValidatingAdmissionPolicy") as V1ValidatingAdmissionPolicy[],
+    bindings: objects.filter(
+      (o) => o.kind === "ValidatingAdmissionPolicyBinding",
+    ) as V1ValidatingAdmissionPolicyBinding[],
+  };
+}
+
+/**
+ * Creates both configurations (without a CA bundle: until the controller
+ * patches one in, every matching write fails) and the chart's admission policy.
+ */
 export async function installWebhookConfigurations(kubeConfig: KubeConfig, port: number): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   const { validating, mutating } = chartWebhookConfigurations(port);
   await api.createValidatingWebhookConfiguration({ body: validating });
   await api.createMutatingWebhookConfiguration({ body: mutating });
+  const { policies, bindings } = chartAdmissionPolicies();
+  for (const body of policies) await api.createValidatingAdmissionPolicy({ body });
+  for (const body of bindings) await api.createValidatingAdmissionPolicyBinding({ body });
 }
 
 /** A kubeconfig for the controller's service account, bound to cluster-admin (RBAC is not what these tests check). */

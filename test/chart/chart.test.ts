@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { CoreV1Api, loadAllYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { ConfigSchema, loadConfig } from "../../src/app/config.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
@@ -111,6 +112,8 @@ interface Webhook {
   sideEffects: string;
   clientConfig: { service: { name: string; namespace: string; path: string; port: number } };
   rules: { apiGroups: string[]; resources: string[]; apiVersions: string[] }[];
+  objectSelector?: { matchExpressions?: { key: string; operator: string }[] };
+  matchConditions?: { name: string; expression: string }[];
 }
 interface PolicyRule {
   apiGroups: string[];
@@ -364,6 +367,23 @@ describe("helm template with defaults", () => {
     }
     const fence = webhooks.find((w) => w.name.startsWith("fence."));
     expect(fence?.rules[0]).toMatchObject({ apiGroups: ["worker.gpustack.ai"], resources: ["modeldeployments"] });
+    // Only bound targets reach the fence, and only writes that change what it guards.
+    expect(fence?.objectSelector).toEqual({ matchExpressions: [{ key: boundLabel, operator: "Exists" }] });
+    expect(fence?.matchConditions?.map((c) => c.name)).toEqual(["fenced-fields-change"]);
+    for (const webhook of webhooks.filter((w) => w.name.endsWith("modeldeploymentscalers.worker.gpustack.ai")))
+      expect(
+        webhook.matchConditions?.map((c) => c.name),
+        webhook.name,
+      ).toEqual(["spec-changes"]);
+    // The static half: a policy the API server checks itself keeps the label on every bound target.
+    const policy = one(objects, "ValidatingAdmissionPolicy");
+    const policyText = JSON.stringify(policy["spec"]);
+    for (const key of [boundLabel, bindingAnnotation, decisionAnnotation]) expect(policyText).toContain(key);
+    expect(policyText).toContain(`system:serviceaccount:${namespace}:`);
+    expect(one(objects, "ValidatingAdmissionPolicyBinding")["spec"]).toMatchObject({
+      policyName: policy.metadata.name,
+      validationActions: ["Deny"],
+    });
   });
 
   it("lets the controller patch its CA bundle into its own webhook configurations only", () => {
@@ -576,7 +596,15 @@ describe("helm template with values", () => {
     ["podMonitor.enabled", ["PodMonitor"]],
     ["prometheusRule.enabled", ["PrometheusRule"]],
     ["dashboards.enabled", ["ConfigMap"]],
-    ["webhooks.enabled", ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]],
+    [
+      "webhooks.enabled",
+      [
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+      ],
+    ],
     ["podDisruptionBudget.enabled", ["PodDisruptionBudget"]],
     ["serviceAccount.create", ["ServiceAccount"]],
     ["rbac.create", ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]],

@@ -19,7 +19,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
-import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
+import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
@@ -45,7 +45,13 @@ let running: RunningController;
 let world: QueueWorld;
 
 interface Target {
-  metadata: { name: string; uid: string; resourceVersion: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
   spec: { roles: { name: string; kind: string; replicas: number }[] };
 }
 
@@ -279,7 +285,7 @@ describe("the binding fence", () => {
         namespace: ns,
         plural: "modeldeployments",
         name: "llm",
-        body: [{ op: "add", path: "/metadata/labels", value: { team: "inference" } }],
+        body: [{ op: "add", path: "/metadata/labels/team", value: "inference" }],
       },
       jsonPatch,
     );
@@ -315,7 +321,10 @@ describe("the binding fence", () => {
     expect(message).toContain("while that scaler still exists");
     expect(message).toContain("RespectIgnoreDifferences=true");
     // The same sync keeping the scaler's annotations, as with a merge: still refused for the counts.
-    const merged = { ...fromGit, metadata: { ...fromGit.metadata, annotations: live.metadata.annotations } };
+    const merged = {
+      ...fromGit,
+      metadata: { ...fromGit.metadata, annotations: live.metadata.annotations, labels: live.metadata.labels },
+    };
     expect(await replaceFromGit(merged)).toContain("it changes replicas (server 3→2)");
     const after = await getTarget("llm");
     expect(after.spec.roles[0]?.replicas).toBe(3);
@@ -338,7 +347,26 @@ describe("the binding fence", () => {
         jsonPatch,
       ),
     );
-    expect(message).toContain("cannot be installed by hand");
+    // Without the bound label the API server's own policy refuses it; with the label the fence does.
+    expect(message).toContain(`label ${boundLabel} must be set while annotation ${bindingAnnotation} is`);
+    expect(
+      await refusal(() =>
+        alice.patchNamespacedCustomObject(
+          {
+            group,
+            version,
+            namespace: ns,
+            plural: "modeldeployments",
+            name: "free",
+            body: [
+              { op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: binding } },
+              { op: "add", path: "/metadata/labels", value: { [boundLabel]: "true" } },
+            ],
+          },
+          jsonPatch,
+        ),
+      ),
+    ).toContain("cannot be installed by hand");
     // Counts on an unbound target are the user's.
     await alice.patchNamespacedCustomObject(
       {
@@ -460,3 +488,89 @@ async function restartController(opts: { watchNamespace?: string } = {}): Promis
   await waitForProductWebhooks(controlPlane.kubeConfig, ns);
   return next;
 }
+
+describe("blast radius: with every replica stopped", () => {
+  const patchAs = (api: CustomObjectsApi, name: string, body: object[]) =>
+    api.patchNamespacedCustomObject(
+      { group, version, namespace: ns, plural: "modeldeployments", name, body },
+      jsonPatch,
+    );
+  const labelPointer = `/metadata/labels/${boundLabel.replace("/", "~1")}`;
+  const bindingPointer = `/metadata/annotations/${bindingAnnotation.replace("/", "~1")}`;
+
+  it("a bound target carries the bound label, and the policy refuses removing it while the binding stays", async () => {
+    await running.stop();
+    running = await restartController();
+    await createTarget("kept", [{ name: "server", kind: "Server", replicas: 2 }]);
+    world.startStatusMirror(ns, "kept");
+    await createScaler("kept", activeSpec("kept"));
+    const bound = await eventually("the kept target to be bound", async () => {
+      const t = await getTarget("kept");
+      return t.metadata.annotations?.[bindingAnnotation] !== undefined ? t : undefined;
+    });
+    expect(bound.metadata.labels?.[boundLabel]).toBe("true");
+    expect(await refusal(() => patchAs(alice, "kept", [{ op: "remove", path: labelPointer }]))).toContain(
+      `label ${boundLabel} must be set while annotation ${bindingAnnotation} is`,
+    );
+  }, 60_000);
+
+  it("unbound targets are created, edited, finalized and deleted; a bound one stays fenced", async () => {
+    await running.stop();
+    // The API server's own policy still refuses a hand-made decision on an unbound target.
+    expect(
+      await refusal(() =>
+        admin.createNamespacedCustomObject({
+          group,
+          version,
+          namespace: ns,
+          plural: "modeldeployments",
+          body: {
+            apiVersion: `${group}/${version}`,
+            kind: "ModelDeployment",
+            metadata: { name: "forged", annotations: { [decisionAnnotation]: "{}" } },
+            spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
+          },
+        }),
+      ),
+    ).toContain("cannot be added or changed by hand");
+
+    // Unbound: everything the operator and users do passes without the scaler.
+    await createTarget("loose", [{ name: "server", kind: "Server", replicas: 1 }]);
+    await patchAs(alice, "loose", [{ op: "replace", path: "/spec/roles/0/replicas", value: 6 }]);
+    await patchAs(admin, "loose", [{ op: "add", path: "/metadata/finalizers", value: ["operator.example/cleanup"] }]);
+    await admin.deleteNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeployments",
+      name: "loose",
+    });
+    await patchAs(admin, "loose", [{ op: "remove", path: "/metadata/finalizers" }]);
+    await eventually("the unbound target to be deleted", async () =>
+      (await getTarget("loose").catch(() => undefined)) === undefined ? true : undefined,
+    );
+
+    // Bound: counts, the binding and the label stay fenced (the webhook does not answer, so Fail refuses).
+    const before = await getTarget("kept");
+    expect(
+      await refusal(() => patchAs(alice, "kept", [{ op: "replace", path: "/spec/roles/0/replicas", value: 7 }])),
+    ).toContain("fence.modeldeployments.worker.gpustack.ai");
+    expect(
+      await refusal(() =>
+        patchAs(alice, "kept", [
+          { op: "remove", path: bindingPointer },
+          { op: "remove", path: labelPointer },
+        ]),
+      ),
+    ).toContain("fence.modeldeployments.worker.gpustack.ai");
+    expect(await refusal(() => patchAs(alice, "kept", [{ op: "remove", path: labelPointer }]))).toContain(
+      "must be set while annotation",
+    );
+    // A finalizer on a bound target changes nothing the fence guards: it passes without the scaler.
+    await patchAs(admin, "kept", [{ op: "add", path: "/metadata/finalizers", value: ["operator.example/cleanup"] }]);
+    const after = await getTarget("kept");
+    expect(after.spec.roles[0]?.replicas).toBe(before.spec.roles[0]?.replicas);
+    expect(after.metadata.annotations?.[bindingAnnotation]).toBe(before.metadata.annotations?.[bindingAnnotation]);
+    expect(after.metadata.labels?.[boundLabel]).toBe("true");
+  }, 60_000);
+});
