@@ -237,8 +237,10 @@ async function startWebhooks(opts: {
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
+    limits: { maxConcurrent: config.webhookMaxConcurrent, maxQueued: config.webhookMaxQueued },
     observe: (webhook, verdict, seconds) =>
       answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+    onShed: (reason) => opts.metrics.webhookShed.inc({ reason }),
   });
   const { certificate } = opts;
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);

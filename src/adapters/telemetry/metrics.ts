@@ -159,6 +159,7 @@ export class ScalerMetrics {
   readonly passDuration: Histogram<never>;
   readonly queryDuration: Histogram<"query">;
   readonly webhookDuration: Histogram<"webhook" | "allowed" | "code">;
+  readonly webhookShed: Counter<"reason">;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
@@ -360,6 +361,12 @@ export class ScalerMetrics {
       help: "Admission answers by webhook and verdict (code 403 and 422 are refusals, 5xx internal errors).",
       labelNames: ["webhook", "allowed", "code"],
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
+    this.webhookShed = new Counter({
+      name: "mds_webhook_shed_total",
+      help: "Admission requests refused with HTTP 429 before being read: queue-full or queue-timeout (docs/webhooks.md, Limits).",
+      labelNames: ["reason"],
       registers,
     });
     this.passDuration = new Histogram({
