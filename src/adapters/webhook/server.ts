@@ -186,7 +186,7 @@ export function webhookApp(opts: WebhookAppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   // A slot before the body is read: the cap bounds the bodies in memory, not only the work.
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     void slots.acquire(limits.queueTimeoutMs).then((slot) => {
       if (typeof slot === "function") {
         res.once("close", slot);
@@ -196,21 +196,29 @@ export function webhookApp(opts: WebhookAppOptions): express.Express {
       opts.onShed?.(slot);
       // No body was read, so there is no uid to answer with: an HTTP error the
       // API server reports as a failed call (failurePolicy Fail refuses the write).
-      res
-        .status(429)
-        .set("Retry-After", "1")
-        .set("Connection", "close")
-        .json({
-          kind: "Status",
-          apiVersion: "v1",
-          status: "Failure",
-          code: 429,
-          reason: "TooManyRequests",
-          message:
-            slot === "queue-full"
-              ? `mds-scaler admission is at its limit (${limits.maxConcurrent} reviews in progress, ${limits.maxQueued} waiting); the write was not admitted, retry it`
-              : `mds-scaler admission is at its limit: no slot within ${limits.queueTimeoutMs} ms (${limits.maxConcurrent} reviews in progress); the write was not admitted, retry it`,
-        });
+      // The body is discarded as it arrives, never kept, and the answer goes once
+      // it has been sent, so a client still writing does not see a closed socket.
+      const refuse = (): void => {
+        res
+          .status(429)
+          .set("Retry-After", "1")
+          .json({
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            code: 429,
+            reason: "TooManyRequests",
+            message:
+              slot === "queue-full"
+                ? `mds-scaler admission is at its limit (${limits.maxConcurrent} reviews in progress, ${limits.maxQueued} waiting); the write was not admitted, retry it`
+                : `mds-scaler admission is at its limit: no slot within ${limits.queueTimeoutMs} ms (${limits.maxConcurrent} reviews in progress); the write was not admitted, retry it`,
+          });
+      };
+      if (req.complete) refuse();
+      else {
+        req.once("end", refuse);
+        req.resume();
+      }
     });
   });
   // Any content type is read as bytes: decoding is ours, so every body gets a review back.
