@@ -196,7 +196,8 @@ async function servingCertificate(
     validatingConfiguration: config.validatingWebhookConfiguration,
     mutatingConfiguration: config.mutatingWebhookConfiguration,
     apiService: config.externalMetricsApiService,
-    settleMs: checkMs,
+    // The API server applies a changed configuration within moments; a few seconds leaves room.
+    settleMs: Math.max(checkMs, 5_000),
     onStep: (reason) => logger.info("webhook certificate changed", { reason }),
   });
   const tls = await keeper.pass(nowMs);
