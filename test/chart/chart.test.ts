@@ -552,7 +552,8 @@ describe("helm template with values", () => {
 
   it("with cert-manager, injects the CA and mounts the certificate cert-manager writes", () => {
     const objects = render({ valuesFile: "cert-manager-values.yaml" });
-    const certificate = one(objects, "Certificate");
+    const certificates = all(objects, "Certificate");
+    const certificate = certificates.find((c) => !(c["spec"] as { isCA?: boolean }).isCA) as K8sObject;
     const certSpec = certificate["spec"] as {
       secretName: string;
       dnsNames: string[];
@@ -560,7 +561,15 @@ describe("helm template with values", () => {
     };
     const service = one(objects, "Service").metadata.name;
     expect(certSpec.dnsNames).toContain(`${service}.${namespace}.svc`);
-    expect(certSpec.issuerRef).toEqual({ kind: "Issuer", name: one(objects, "Issuer").metadata.name });
+    // A CA of the release's own signs the serving certificate, so renewals leave the injected CA bundle alone.
+    const caIssuer = all(objects, "Issuer").find((i) => i.metadata.name === certSpec.issuerRef.name);
+    const caSecret = (caIssuer?.["spec"] as { ca?: { secretName: string } } | undefined)?.ca?.secretName;
+    const caCertificate = certificates.find((c) => (c["spec"] as { secretName: string }).secretName === caSecret);
+    expect(caCertificate?.["spec"]).toMatchObject({ isCA: true, duration: "87600h" });
+    const selfSigned = all(objects, "Issuer").find(
+      (i) => i.metadata.name === (caCertificate?.["spec"] as { issuerRef: { name: string } }).issuerRef.name,
+    );
+    expect(selfSigned?.["spec"]).toEqual({ selfSigned: {} });
     for (const kind of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
       expect(one(objects, kind).metadata.annotations?.["cert-manager.io/inject-ca-from"], kind).toBe(
         `${namespace}/${certificate.metadata.name}`,
