@@ -369,6 +369,8 @@ export class ScalerMetrics {
       labelNames: ["reason"],
       registers,
     });
+    // Both series exist from the start at 0, so a rate reads 0 rather than nothing.
+    for (const reason of ["queue-full", "queue-timeout"]) this.webhookShed.inc({ reason }, 0);
     this.passDuration = new Histogram({
       name: "mds_pass_duration_seconds",
       help: "Duration of one sampling and planning pass over all due scalers.",
