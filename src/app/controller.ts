@@ -28,7 +28,7 @@ import { ConflictError } from "../adapters/kubernetes/resources.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
 import { FailureLog } from "../adapters/retry/backoff.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
-import { roleReports } from "./report.js";
+import { roleReports } from "../adapters/telemetry/role-reports.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 

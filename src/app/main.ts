@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import { AuthenticationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { LeaderElector } from "../adapters/kubernetes/leader.js";
 import { callOptions } from "../adapters/kubernetes/call-options.js";
-import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { KubeResources, modelDeploymentResource } from "../adapters/kubernetes/resources.js";
 import { WatchedResources } from "../adapters/kubernetes/watch.js";
 import {
   CertificateKeeper,
@@ -36,7 +36,7 @@ import {
   type RunningExternalMetricsServer,
   type ScalerReader,
 } from "../adapters/external-metrics/index.js";
-import { FailureLog } from "../adapters/retry/backoff.js";
+import { FailureLog, backoffDelayMs } from "../adapters/retry/backoff.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
@@ -62,7 +62,7 @@ export interface RunningController {
 function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): PrometheusQueryClient {
   return {
     async instantQuery(query, atUnixMs) {
-      const end = metrics.queryDuration.startTimer({ query: query.slice(0, 40).replace(/\s+/g, " ") });
+      const end = metrics.timeQuery(query);
       try {
         return await inner.instantQuery(query, atUnixMs);
       } finally {
@@ -110,6 +110,8 @@ export async function whoAmI(kubeConfig: KubeConfig, timeoutMs: number): Promise
   }
 }
 
+const identityBackoff = { initialMs: 1_000, maxMs: 10_000 } as const;
+
 /** Resolves the controller identity now, or keeps asking in the background; "" until known (the fence then trusts no one). */
 function controllerIdentitySource(
   config: Config,
@@ -120,17 +122,23 @@ function controllerIdentitySource(
   if (identity !== "") return { get: () => identity, ready: Promise.resolve(), stop: () => undefined };
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  // Warned once when asking starts failing, not on every retry; retries back off to 10 s, so the fence trusts this replica soon after the API server answers.
+  const failures = new FailureLog(
+    "asking the API server for the controller identity (the fence refuses every commit until it is known)",
+    logger,
+  );
   const ready = new Promise<void>((resolve) => {
     const attempt = (): void => {
       whoAmI(kubeConfig, config.kubeTimeoutMs).then(
         (name) => {
           identity = name;
+          failures.succeeded(Date.now());
           logger.info("the binding fence trusts commits from this identity", { controllerIdentity: name });
           resolve();
         },
         (error: unknown) => {
-          logger.warn("controller identity unknown; the fence refuses every commit until it is", { error });
-          if (!stopped) timer = setTimeout(attempt, 5_000);
+          const count = failures.failed(error, Date.now());
+          if (!stopped) timer = setTimeout(attempt, backoffDelayMs(count, Math.random(), identityBackoff));
         },
       );
     };
@@ -250,16 +258,14 @@ async function startWebhooks(opts: {
   const lookupTimeoutMs = Math.min(config.kubeTimeoutMs, Math.floor(config.webhookTimeoutMs / 2));
   const lookups = new KubeResources(opts.kubeConfig, {
     timeoutMs: lookupTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
-  const answers = opts.metrics.webhookDuration;
   const app = webhookApp({
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
     limits: { maxConcurrent: config.webhookMaxConcurrent, maxQueued: config.webhookMaxQueued },
-    observe: (webhook, verdict, seconds) =>
-      answers.observe({ webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) }, seconds),
+    observe: (webhook, verdict, seconds) => opts.metrics.observeWebhookAnswer(webhook, verdict, seconds),
     onShed: (reason) => opts.metrics.webhookShed.inc({ reason }),
   });
   const { certificate } = opts;
@@ -357,11 +363,10 @@ export async function startController(opts: {
   const metrics = new ScalerMetrics();
   const resources = new KubeResources(opts.kubeConfig, {
     timeoutMs: config.kubeTimeoutMs,
-    targetResource: { group: "worker.gpustack.ai", version: config.targetApiVersion, plural: "modeldeployments" },
+    targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   // Passes read watch caches; commits and conflict re-reads go to the API server.
   const store = new WatchedResources({
-    kubeConfig: opts.kubeConfig,
     resources,
     namespace: config.watchNamespace,
     logger,

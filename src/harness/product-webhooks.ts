@@ -35,21 +35,25 @@ interface Rendered {
   webhooks: { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }[];
 }
 
-/** The chart's rendered objects of these kinds. */
-function renderedChart(kinds: readonly string[]): unknown[] {
-  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace]);
+/** The chart's rendered objects of these kinds, with `set` values. */
+function renderedChart(kinds: readonly string[], set: Readonly<Record<string, string>> = {}): unknown[] {
+  const values = Object.entries(set).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
+  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace, ...values]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   return parseAllDocuments(result.stdout)
     .map((d) => d.toJS() as { kind?: string } | null)
     .filter((o) => o !== null && kinds.includes(o.kind ?? ""));
 }
 
-/** The chart's webhook configurations, pointed at `https://127.0.0.1:<port>`. */
-export function chartWebhookConfigurations(port: number): {
+/** The chart's webhook configurations, rendered with `set` values and pointed at `https://127.0.0.1:<port>`. */
+export function chartWebhookConfigurations(
+  port: number,
+  set: Readonly<Record<string, string>> = {},
+): {
   validating: V1ValidatingWebhookConfiguration;
   mutating: V1MutatingWebhookConfiguration;
 } {
-  const objects = renderedChart(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) as Rendered[];
+  const objects = renderedChart(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"], set) as Rendered[];
   for (const o of objects) {
     for (const w of o.webhooks) {
       w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? "/"}` };
@@ -65,12 +69,12 @@ export function chartWebhookConfigurations(port: number): {
   };
 }
 
-/** The chart's ValidatingAdmissionPolicy and its binding (the static half of the binding fence). */
-export function chartAdmissionPolicies(): {
+/** The chart's ValidatingAdmissionPolicy and its binding (the static half of the binding fence), with `set` values. */
+export function chartAdmissionPolicies(set: Readonly<Record<string, string>> = {}): {
   policies: V1ValidatingAdmissionPolicy[];
   bindings: V1ValidatingAdmissionPolicyBinding[];
 } {
-  const objects = renderedChart(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]) as {
+  const objects = renderedChart(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"], set) as {
     kind: string;
   }[];
   return {
@@ -85,12 +89,16 @@ export function chartAdmissionPolicies(): {
  * Creates both configurations (without a CA bundle: until the controller
  * patches one in, every matching write fails) and the chart's admission policy.
  */
-export async function installWebhookConfigurations(kubeConfig: KubeConfig, port: number): Promise<void> {
+export async function installWebhookConfigurations(
+  kubeConfig: KubeConfig,
+  port: number,
+  set: Readonly<Record<string, string>> = {},
+): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-  const { validating, mutating } = chartWebhookConfigurations(port);
+  const { validating, mutating } = chartWebhookConfigurations(port, set);
   await api.createValidatingWebhookConfiguration({ body: validating });
   await api.createMutatingWebhookConfiguration({ body: mutating });
-  const { policies, bindings } = chartAdmissionPolicies();
+  const { policies, bindings } = chartAdmissionPolicies(set);
   for (const body of policies) await api.createValidatingAdmissionPolicy({ body });
   for (const body of bindings) await api.createValidatingAdmissionPolicyBinding({ body });
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
-import { roleReports } from "../../src/app/report.js";
+import { roleReports } from "../../src/adapters/telemetry/role-reports.js";
 import { ScalerSpecSchema, withInferredAlgorithm } from "../../src/core/api/scaler.js";
 
 const spec = withInferredAlgorithm(
@@ -234,6 +234,36 @@ describe("leadership and controller health", () => {
       [{ kind: "kubernetes" }, 0],
       [{ kind: "invalid_scaler" }, 0],
       [{ kind: "prometheus" }, 1],
+    ]);
+  });
+});
+
+describe("query and admission timings", () => {
+  /** The `_count` series of a histogram. */
+  async function counts(metrics: ScalerMetrics, name: string): Promise<{ labels: object; value: number }[]> {
+    const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+    return (metric?.values ?? [])
+      .filter((v) => (v as { metricName?: string }).metricName === `${name}_count`)
+      .map((v) => ({ labels: v.labels, value: v.value }));
+  }
+
+  it("labels a PromQL query by its first 40 characters (whitespace then collapsed), so the label set stays bounded", async () => {
+    const metrics = new ScalerMetrics({ defaultMetrics: false });
+    const query = `sum by (namespace, pod) (\n    rate(vllm:prompt_tokens_total[1m])\n)`;
+    metrics.timeQuery(query)();
+    metrics.timeQuery(`${query} + 0`)();
+    const found = await counts(metrics, "mds_promql_query_duration_seconds");
+    expect(found).toEqual([{ labels: { query: "sum by (namespace, pod) ( rate(vllm:" }, value: 2 }]);
+  });
+
+  it("labels an admission answer by webhook, verdict and code, 200 when the verdict has none", async () => {
+    const metrics = new ScalerMetrics({ defaultMetrics: false });
+    metrics.observeWebhookAnswer("fence", { allowed: true }, 0.002);
+    metrics.observeWebhookAnswer("validate-scaler", { allowed: false, code: 422 }, 0.004);
+    const found = await counts(metrics, "mds_webhook_duration_seconds");
+    expect(found.map((s) => s.labels)).toEqual([
+      { webhook: "fence", allowed: "true", code: "200" },
+      { webhook: "validate-scaler", allowed: "false", code: "422" },
     ]);
   });
 });

@@ -60,7 +60,8 @@ function startCli(args: readonly string[], env: NodeJS.ProcessEnv): { child: Chi
 async function runToExit(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-  deadlineMs = 25_000,
+  // Long enough for a process start through tsx on a loaded machine; a retry loop never ends at all.
+  deadlineMs = 90_000,
 ): Promise<{ code: number | null; output: string }> {
   const { child, output } = startCli(args, env);
   const code = await new Promise<number | null>((resolve, reject) => {
@@ -84,7 +85,7 @@ function expectNamesEveryConfigurationSource(output: string): void {
   expect(output).not.toMatch(/\n\s+at .+\(.*:\d+:\d+\)/);
 }
 
-describe("controller start without a reachable cluster", () => {
+describe("controller start without a reachable cluster", { timeout: 120_000 }, () => {
   it("stops with exit code 2 and names every configuration source when none is found", async () => {
     const metricsPort = await freeLoopbackPort();
     const { code, output } = await runToExit(
@@ -142,8 +143,9 @@ describe("controller start without a reachable cluster", () => {
     expect(output).toContain("cannot be reached");
     expect(output).toContain("ECONNREFUSED");
     expectNamesEveryConfigurationSource(output);
-    // Fails fast: well inside the 10 s default timeout of one API call, process start included.
-    expect(Date.now() - startedMs).toBeLessThan(20_000);
+    // Fails at the first refusal instead of retrying: a retry loop with back-off would outlast the deadline.
+    // The bound is loose because a process start alone can take tens of seconds on a loaded machine.
+    expect(Date.now() - startedMs).toBeLessThan(80_000);
   });
 });
 

@@ -153,6 +153,49 @@ function rulesOf(objects: K8sObject[], kind: "ClusterRole" | "Role"): PolicyRule
   return one(objects, kind)["rules"] as PolicyRule[];
 }
 
+/**
+ * Every rule of every rendered Role and ClusterRole, one line per resource:
+ * "<Kind> <namespace>: <group>/<resource>[<names>] <verbs>", sorted.
+ */
+function grants(objects: K8sObject[]): string[] {
+  return objects
+    .filter((o) => o.kind === "Role" || o.kind === "ClusterRole")
+    .flatMap((o) =>
+      (o["rules"] as PolicyRule[]).flatMap((r) =>
+        r.apiGroups.flatMap((g) =>
+          r.resources.map(
+            (res) =>
+              `${o.kind}${o.metadata.namespace === undefined ? "" : ` ${o.metadata.namespace}`}: ${g === "" ? "core" : g}/${res}${r.resourceNames === undefined ? "" : `[${r.resourceNames.join(",")}]`} ${r.verbs.join(",")}`,
+          ),
+        ),
+      ),
+    )
+    .sort();
+}
+
+/** What the controller calls on scalers and targets (src/adapters/kubernetes/resources.ts and watch.ts). */
+function workloadGrants(where: string): string[] {
+  return [
+    `${where}: worker.gpustack.ai/modeldeploymentscalers get,list,watch,patch`,
+    `${where}: worker.gpustack.ai/modeldeploymentscalers/status patch`,
+    `${where}: worker.gpustack.ai/modeldeployments get,list,watch,patch`,
+  ];
+}
+
+/** The Lease (leader.ts) and, with a generated certificate, its Secret (certificates.ts): read, create, replace. */
+function releaseGrants(opts: { secret: boolean }): string[] {
+  return [
+    `Role ${namespace}: coordination.k8s.io/leases create`,
+    `Role ${namespace}: coordination.k8s.io/leases[mds-mds-scaler] get,update`,
+    ...(opts.secret
+      ? [
+          `Role ${namespace}: core/secrets create`,
+          `Role ${namespace}: core/secrets[mds-mds-scaler-webhook-tls] get,update`,
+        ]
+      : []),
+  ];
+}
+
 /** Prometheus Operator sanitizes pod label names into Prometheus label names this way. */
 function prometheusLabelName(podLabel: string): string {
   return podLabel.replace(/[^a-zA-Z0-9_]/g, "_");
@@ -188,6 +231,11 @@ describe("helm lint", () => {
     ],
     ["a misspelled key", { "serviceMonitor.enable": "true" }, "enable"],
     ["a webhook timeout the API server refuses", { "webhooks.timeoutSeconds": "31" }, "/webhooks/timeoutSeconds"],
+    [
+      "a watched namespace that is not a namespace name",
+      { "controller.watchNamespace": "Team_A" },
+      "/controller/watchNamespace",
+    ],
   ])("rejects %s through values.schema.json", (_why, set, where) => {
     const result = runHelm(helmArgs(["lint", "--strict"], { set }));
     expect(result.status).not.toBe(0);
@@ -224,6 +272,8 @@ describe("helm template with defaults", () => {
       expect(kinds, kind).toContain(kind);
     }
     expect(kinds).not.toContain("Certificate");
+    // Off by default: a policy would cut off readers nobody listed (docs/install.md, NetworkPolicy).
+    expect(kinds).not.toContain("NetworkPolicy");
   });
 
   it("runs two controller replicas", () => {
@@ -404,33 +454,18 @@ describe("helm template with defaults", () => {
     expect(allows(roleRules, "", "secrets", "get", "another-secret")).toBe(false);
   });
 
-  it("grants what the controller does, and no more", () => {
-    const rules = rulesOf(objects, "ClusterRole");
-    const group = "worker.gpustack.ai";
-    for (const verb of ["get", "list", "watch", "patch", "update"])
-      expect(allows(rules, group, "modeldeploymentscalers", verb), verb).toBe(true);
-    for (const verb of ["patch", "update"])
-      expect(allows(rules, group, "modeldeploymentscalers/status", verb), verb).toBe(true);
-    expect(allows(rules, group, "modeldeploymentscalers/finalizers", "update")).toBe(true);
-    for (const verb of ["get", "list", "watch", "patch"])
-      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(true);
-    // Replica commits are guarded JSON patches; a full update could overwrite the owner's fields.
-    for (const verb of ["update", "delete", "create"])
-      expect(allows(rules, group, "modeldeployments", verb), verb).toBe(false);
-    expect(allows(rules, "", "events", "create")).toBe(true);
-    expect(rules.some((r) => r.verbs.includes("*") || r.resources.includes("*") || r.apiGroups.includes("*"))).toBe(
-      false,
+  it("grants exactly the calls the controller makes (docs/install.md, RBAC), and no more", () => {
+    expect(grants(objects)).toEqual(
+      [
+        ...workloadGrants("ClusterRole"),
+        "ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        "ClusterRole: admissionregistration.k8s.io/validatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        ...releaseGrants({ secret: true }),
+      ].sort(),
     );
-    expect(allows(rules, "", "secrets", "get")).toBe(false);
-
-    const roleRules = rulesOf(objects, "Role");
-    const lease = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]))[
-      "MDS_LEASE_NAME"
-    ];
-    expect(lease).toBe(one(objects, "Deployment").metadata.name);
-    expect(allows(roleRules, "coordination.k8s.io", "leases", "create")).toBe(true);
-    for (const verb of ["get", "update"])
-      expect(allows(roleRules, "coordination.k8s.io", "leases", verb, lease), verb).toBe(true);
+    const env = Object.fromEntries((controllerContainer(objects).env ?? []).map((e) => [e.name, e.value]));
+    expect(env["MDS_LEASE_NAME"]).toBe(one(objects, "Deployment").metadata.name);
+    expect(env["MDS_WEBHOOK_TLS_SECRET"]).toBe("mds-mds-scaler-webhook-tls");
     expect(one(objects, "Role").metadata.namespace).toBe(namespace);
   });
 
@@ -468,6 +503,57 @@ describe("helm template with defaults", () => {
 });
 
 describe("helm template with values", () => {
+  it("with one watched namespace, grants scalers and targets there only, and narrows the webhooks to it", () => {
+    const objects = render({ set: { "controller.watchNamespace": "team" } });
+    expect(parsedControllerArgs(objects).watchNamespace).toBe("team");
+    expect(grants(objects)).toEqual(
+      [
+        ...workloadGrants("Role team"),
+        "ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        "ClusterRole: admissionregistration.k8s.io/validatingwebhookconfigurations[mds-mds-scaler] get,patch",
+        ...releaseGrants({ secret: true }),
+      ].sort(),
+    );
+    const serviceAccount = one(objects, "ServiceAccount").metadata.name;
+    const binding = all(objects, "RoleBinding").find((b) => b.metadata.namespace === "team");
+    expect(binding?.["subjects"]).toEqual([{ kind: "ServiceAccount", name: serviceAccount, namespace }]);
+    expect(binding?.["roleRef"]).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: all(objects, "Role").find((r) => r.metadata.namespace === "team")?.metadata.name,
+    });
+    // The controller may read objects in "team" only: a webhook called for another namespace could not look them up.
+    const webhooks = [
+      ...all(objects, "ValidatingWebhookConfiguration"),
+      ...all(objects, "MutatingWebhookConfiguration"),
+    ].flatMap((c) => c["webhooks"] as (Webhook & { namespaceSelector?: unknown })[]);
+    expect(webhooks).toHaveLength(3);
+    for (const webhook of webhooks)
+      expect(webhook.namespaceSelector, webhook.name).toEqual({
+        matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team"] }],
+      });
+  });
+
+  it("with one watched namespace and no webhooks, renders no cluster-wide grant at all", () => {
+    const objects = render({ valuesFile: "minimal-values.yaml", set: { "controller.watchNamespace": "team" } });
+    expect(all(objects, "ClusterRole")).toEqual([]);
+    expect(all(objects, "ClusterRoleBinding")).toEqual([]);
+    expect(grants(objects)).toEqual([...workloadGrants("Role team"), ...releaseGrants({ secret: false })].sort());
+  });
+
+  it("keeps the user's fence namespaceSelector and adds the watched namespace to it", () => {
+    const objects = render({
+      set: { "controller.watchNamespace": "team", "webhooks.namespaceSelector.matchLabels.mds": "on" },
+    });
+    const fence = (one(objects, "ValidatingWebhookConfiguration")["webhooks"] as Webhook[]).find((w) =>
+      w.name.startsWith("fence."),
+    ) as (Webhook & { namespaceSelector?: unknown }) | undefined;
+    expect(fence?.namespaceSelector).toEqual({
+      matchLabels: { mds: "on" },
+      matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team"] }],
+    });
+  });
+
   it("passes the configured Prometheus URL and label mapping to the controller", () => {
     const objects = render({
       set: {
@@ -664,6 +750,84 @@ describe("helm template with values", () => {
 });
 
 // ---------------------------------------------------------------- generated assets
+
+describe("NetworkPolicy", () => {
+  interface Peer {
+    ipBlock?: { cidr: string };
+    namespaceSelector?: { matchLabels: Record<string, string> };
+    podSelector?: { matchLabels: Record<string, string> };
+  }
+  interface PolicyPort {
+    port: number | string;
+    protocol: string;
+  }
+  interface PolicySpec {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: { ports: PolicyPort[]; from?: Peer[] }[];
+    egress?: { ports: PolicyPort[]; to?: Peer[] }[];
+  }
+  const policyOf = (objects: K8sObject[]): PolicySpec => one(objects, "NetworkPolicy")["spec"] as PolicySpec;
+  const portsOf = (rule: { ports: PolicyPort[] } | undefined): string[] =>
+    (rule?.ports ?? []).map((p) => `${p.port}/${p.protocol}`);
+
+  it("selects exactly the controller pods and admits only its named ports, from any source unless told", () => {
+    const objects = render({ set: { "networkPolicy.enabled": "true", "externalMetrics.enabled": "true" } });
+    const policy = policyOf(objects);
+    expect(policy.podSelector.matchLabels).toEqual(deploymentSpec(objects).selector.matchLabels);
+    expect(policy.policyTypes).toEqual(["Ingress"]);
+    expect(policy.egress).toBeUndefined();
+    const containerPorts = (controllerContainer(objects).ports ?? []).map((p) => p.name);
+    expect(policy.ingress.flatMap((r) => r.ports.map((p) => p.port)).sort()).toEqual([...containerPorts].sort());
+    expect(policy.ingress.map(portsOf)).toEqual([["http-metrics/TCP"], ["https-webhook/TCP", "https-metricapi/TCP"]]);
+    // No `from`: every source, so KEDA's metrics-api scaler and the API server still get in.
+    for (const rule of policy.ingress) expect(rule.from).toBeUndefined();
+  });
+
+  it("limits the metrics port and the API server's ports to the sources given", () => {
+    const policy = policyOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    expect(policy.ingress[0]?.from).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+    ]);
+    expect(policy.ingress[1]?.from).toEqual([{ ipBlock: { cidr: "10.0.0.0/24" } }]);
+  });
+
+  it("with egress, lets the controller reach DNS, the API server and Prometheus, and nothing else", () => {
+    const policy = policyOf(render({ valuesFile: "cert-manager-values.yaml" }));
+    expect(policy.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(policy.egress?.map(portsOf)).toEqual([["53/UDP", "53/TCP"], ["443/TCP", "6443/TCP"], ["9090/TCP"]]);
+    expect(policy.egress?.map((r) => r.to)).toEqual([
+      [
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+        },
+      ],
+      [{ ipBlock: { cidr: "10.0.0.0/24" } }],
+      [
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+          podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
+        },
+      ],
+    ]);
+  });
+
+  it("without webhooks, admits the metrics port only", () => {
+    const policy = policyOf(render({ valuesFile: "minimal-values.yaml", set: { "networkPolicy.enabled": "true" } }));
+    expect(policy.ingress.map(portsOf)).toEqual([["http-metrics/TCP"]]);
+  });
+
+  it("rejects a peer with a misspelled key through values.schema.json", () => {
+    const result = runHelm(
+      helmArgs(["lint", "--strict"], {
+        set: { "networkPolicy.ingress.metricsFrom[0].namespaceSelectr.matchLabels.a": "b" },
+      }),
+    );
+    expect(result.status).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain("namespaceSelectr");
+  });
+});
 
 describe("PrometheusRule tuning", () => {
   interface Rule {

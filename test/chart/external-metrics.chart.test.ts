@@ -76,7 +76,7 @@ describe("chart: external metrics", () => {
       apiGroups: ["apiregistration.k8s.io"],
       resources: ["apiservices"],
       resourceNames: ["v1beta1.external.metrics.k8s.io"],
-      verbs: ["get", "patch", "update"],
+      verbs: ["get", "patch"],
     });
     expect(rules).toContainEqual({
       apiGroups: ["authorization.k8s.io"],

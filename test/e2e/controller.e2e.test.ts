@@ -360,9 +360,15 @@ describe("controller end to end", () => {
       behavior: { scaleDown: { stabilizationWindowSeconds: 10 } },
     });
     const running = await bed.startController({ namespace: ns });
+    // Fresh and ready before the outage, so MetricsReady=False afterwards can only come from the outage.
     await eventually(
-      "fresh signals",
-      async () => ((await bed.getScaler(ns, "chat")).status?.roles?.[0]?.signalState === "Idle" ? true : undefined),
+      "fresh signals and MetricsReady=True",
+      async () => {
+        const s = await bed.getScaler(ns, "chat");
+        return s.status?.roles?.[0]?.signalState === "Idle" && condition(s, "MetricsReady")?.status === "True"
+          ? true
+          : undefined;
+      },
       90_000,
     );
     await bed.prometheus.pause();

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { createLogger, type Logger } from "../../src/adapters/telemetry/logger.js";
-import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
+import { allNamespaces, KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { WatchedResources } from "../../src/adapters/kubernetes/watch.js";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
@@ -205,9 +205,8 @@ export class Testbed {
     const logger = opts.logger ?? createLogger({ level: "warn" });
     const resources = new KubeResources(this.controlPlane.kubeConfig, { timeoutMs: 10_000 });
     const watched = new WatchedResources({
-      kubeConfig: this.controlPlane.kubeConfig,
       resources,
-      namespace: opts.namespace ?? "",
+      namespace: opts.namespace ?? allNamespaces,
       logger,
     });
     await watched.start();

@@ -105,3 +105,45 @@ character outside [a-zA-Z0-9_] with "_".
 {{ regexReplaceAll "[^a-zA-Z0-9_]" . "_" }}
 {{- end }}
 {{- end }}
+
+{{/* The Role granting scalers and targets in controller.watchNamespace. */}}
+{{- define "mds-scaler.watchRoleName" -}}
+{{- printf "%s-watch" (include "mds-scaler.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+namespaceSelector of every webhook: webhooks.namespaceSelector, narrowed to the
+watched namespace when controller.watchNamespace is set (the controller may read
+objects there only, and another installation answers for other namespaces).
+kubernetes.io/metadata.name is set on every namespace by the API server.
+*/}}
+{{- define "mds-scaler.webhookNamespaceSelector" -}}
+{{- $selector := deepCopy .Values.webhooks.namespaceSelector }}
+{{- with .Values.controller.watchNamespace }}
+{{- $expressions := default list (get $selector "matchExpressions") }}
+{{- $_ := set $selector "matchExpressions" (append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" (list .))) }}
+{{- end }}
+{{- with $selector -}}
+namespaceSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The controller's rights on scalers and targets, in a ClusterRole or, with
+controller.watchNamespace, in a Role there. Only the verbs it calls.
+*/}}
+{{- define "mds-scaler.workloadRules" }}
+  # Scalers: list and watch them, read one for the binding fence, add and
+  # remove the finalizer with a JSON patch, and write status through its subresource.
+  - apiGroups: [worker.gpustack.ai]
+    resources: [modeldeploymentscalers]
+    verbs: [get, list, watch, patch]
+  - apiGroups: [worker.gpustack.ai]
+    resources: [modeldeploymentscalers/status]
+    verbs: [patch]
+  # Targets: list, watch and read them, and commit replica counts with a guarded JSON patch.
+  - apiGroups: [worker.gpustack.ai]
+    resources: [modeldeployments]
+    verbs: [get, list, watch, patch]
+{{- end }}

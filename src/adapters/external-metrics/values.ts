@@ -6,7 +6,7 @@
 import { defaultScalerSpec } from "../../core/api/defaulting.js";
 import { ModelDeploymentSchema } from "../../core/api/model-deployment.js";
 import { ScalerSchema, type Scaler, type ScalerSpec, type ScalerStatus } from "../../core/api/scaler.js";
-import { roleReports } from "../../app/report.js";
+import { roleReports } from "../telemetry/role-reports.js";
 import type { ExternalMetricDefinition } from "./catalogue.js";
 import { staleness, type Staleness } from "./freshness.js";
 import { formatKubeQuantity } from "./quantity.js";

@@ -1,16 +1,34 @@
 /**
- * The Kubernetes calls the controller makes, through @kubernetes/client-node.
- * Every call has a timeout; failures are wrapped with the object they concern,
- * and a stale-resourceVersion answer is a `ConflictError` the caller re-plans on.
+ * The one Kubernetes client for scalers and ModelDeployments, used by the
+ * controller, the webhooks, the CLI and the simulated reconciler. Every call has
+ * a timeout; every failure is a `KubeCallError` naming the call (a
+ * `ConflictError` when a resourceVersion guard failed, which the caller re-plans on).
+ * "All namespaces" is written one way everywhere: `allNamespaces`, the empty
+ * string, as the controller's --namespace flag has it.
  */
-import { ApiException, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import {
+  CustomObjectsApi,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from "@kubernetes/client-node";
+import { apiGroup } from "../../core/api/scaler.js";
+import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { callOptions } from "./call-options.js";
+import { kubeCall } from "./errors.js";
 
 export { callOptions };
-import type { JsonPatchOp } from "../../core/binding/patch.js";
+export { ConflictError, KubeCallError } from "./errors.js";
 
-export class ConflictError extends Error {
-  override readonly name = "ConflictError";
+/** The namespace argument that means every namespace. */
+export const allNamespaces = "";
+
+/** "all namespaces" or "namespace <name>", for messages. */
+export function describeScope(namespace: string): string {
+  return namespace === allNamespaces ? "all namespaces" : `namespace ${namespace}`;
 }
 
 export interface ResourceRef {
@@ -19,69 +37,63 @@ export interface ResourceRef {
   readonly plural: string;
 }
 
-export const scalerResource: ResourceRef = {
-  group: "worker.gpustack.ai",
-  version: "v1",
-  plural: "modeldeploymentscalers",
-};
-export const defaultTargetResource: ResourceRef = {
-  group: "worker.gpustack.ai",
-  version: "v1",
-  plural: "modeldeployments",
-};
+export const scalerResource: ResourceRef = { group: apiGroup, version: "v1", plural: "modeldeploymentscalers" };
+
+/** The ModelDeployment resource at `version` (the controller's --target-api-version). */
+export function modelDeploymentResource(version = "v1"): ResourceRef {
+  return { group: apiGroup, version, plural: "modeldeployments" };
+}
+
+export const defaultTargetResource: ResourceRef = modelDeploymentResource();
+
+/** The collection path of `r` in one namespace, or in all: what a watch is opened on. */
+export function collectionPath(r: ResourceRef, namespace: string): string {
+  return namespace === allNamespaces
+    ? `/apis/${r.group}/${r.version}/${r.plural}`
+    : `/apis/${r.group}/${r.version}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`;
+}
+
+export type WatchCache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
 export interface KubeResourcesOptions {
-  /** Upper bound of one API call. */
+  /** Upper bound of one API call (a watch has the client's own inactivity timeout). */
   readonly timeoutMs: number;
   readonly targetResource?: ResourceRef;
+  /** Recorded in managedFields of every write; default "mds-scaler". */
+  readonly fieldManager?: string;
 }
 
-function statusCode(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
-}
+const jsonPatch = "application/json-patch+json";
+const mergePatch = "application/merge-patch+json";
 
 export class KubeResources {
   private readonly api: CustomObjectsApi;
   readonly targetResource: ResourceRef;
+  private readonly fieldManager: string;
 
   constructor(
-    kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeConfig,
     private readonly opts: KubeResourcesOptions,
   ) {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.targetResource = opts.targetResource ?? defaultTargetResource;
+    this.fieldManager = opts.fieldManager ?? "mds-scaler";
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      const code = statusCode(error);
-      if (code === 409) throw new ConflictError(`${what}: the object changed since it was read`, { cause: error });
-      throw new Error(
-        `${what}: ${code !== undefined ? `HTTP ${code}` : error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-  }
-
-  /** Lists scalers in one namespace, or in all when `namespace` is empty. */
+  /** Lists scalers in one namespace, or in all (`allNamespaces`). */
   async listScalers(namespace: string): Promise<unknown[]> {
-    return (await this.list(scalerResource, namespace)).items ?? [];
+    return (await this.list(scalerResource, namespace)).items;
   }
 
-  /** Lists targets in one namespace, or in all when `namespace` is empty. */
+  /** Lists targets in one namespace, or in all (`allNamespaces`). */
   async listTargets(namespace: string): Promise<unknown[]> {
-    return (await this.list(this.targetResource, namespace)).items ?? [];
+    return (await this.list(this.targetResource, namespace)).items;
   }
 
   /** The whole list object, with the resourceVersion a watch continues from. */
-  async list(
-    r: ResourceRef,
-    namespace: string,
-  ): Promise<{ items?: unknown[]; metadata?: { resourceVersion?: string } }> {
-    const list = await this.call(`list ${r.plural}`, () =>
-      namespace === ""
+  async list(r: ResourceRef, namespace: string): Promise<KubernetesListObject<KubernetesObject>> {
+    const list = await kubeCall(`list ${r.plural} in ${describeScope(namespace)}`, () =>
+      namespace === allNamespaces
         ? this.api.listClusterCustomObject(
             { group: r.group, version: r.version, plural: r.plural },
             callOptions(this.opts.timeoutMs),
@@ -91,7 +103,17 @@ export class KubeResources {
             callOptions(this.opts.timeoutMs),
           ),
     );
-    return list as { items?: unknown[]; metadata?: { resourceVersion?: string } };
+    const typed = list as Partial<KubernetesListObject<KubernetesObject>>;
+    return { ...typed, items: typed.items ?? [] } as KubernetesListObject<KubernetesObject>;
+  }
+
+  /** A list-and-watch cache of `r` in one namespace or in all; not started. `list` defaults to this client's. */
+  informer(
+    r: ResourceRef,
+    namespace: string,
+    list: () => Promise<KubernetesListObject<KubernetesObject>> = () => this.list(r, namespace),
+  ): WatchCache {
+    return makeInformer(this.kubeConfig, collectionPath(r, namespace), list);
   }
 
   async getScaler(namespace: string, name: string): Promise<unknown | undefined> {
@@ -102,19 +124,19 @@ export class KubeResources {
     return this.get(this.targetResource, namespace, name);
   }
 
+  /** The object, or undefined when it does not exist: absent is an answer (the caller reports TargetNotFound). */
   private async get(r: ResourceRef, namespace: string, name: string): Promise<unknown | undefined> {
-    return this.call(`get ${r.plural} ${namespace}/${name}`, async () => {
-      try {
-        return await this.api.getNamespacedCustomObject(
+    try {
+      return await kubeCall(`get ${r.plural} ${namespace}/${name}`, () =>
+        this.api.getNamespacedCustomObject(
           { group: r.group, version: r.version, namespace, plural: r.plural, name },
           callOptions(this.opts.timeoutMs),
-        );
-      } catch (error) {
-        // Absent is an answer, not a failure: the caller reports TargetNotFound.
-        if (statusCode(error) === 404) return undefined;
-        throw error;
-      }
-    });
+        ),
+      );
+    } catch (error) {
+      if ((error as { statusCode?: unknown }).statusCode === 404) return undefined;
+      throw error;
+    }
   }
 
   /** Applies a JSON patch to the target; `ConflictError` when its resourceVersion guard fails. */
@@ -128,7 +150,7 @@ export class KubeResources {
   }
 
   private async patch(r: ResourceRef, namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
-    return this.call(`patch ${r.plural} ${namespace}/${name}`, () =>
+    return kubeCall(`patch ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObject(
         {
           group: r.group,
@@ -137,17 +159,41 @@ export class KubeResources {
           plural: r.plural,
           name,
           body: ops,
-          fieldManager: "mds-scaler",
+          fieldManager: this.fieldManager,
         },
-        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+        callOptions(this.opts.timeoutMs, jsonPatch),
       ),
     );
   }
 
   /** Replaces the scaler's whole status through the status subresource. */
   async writeScalerStatus(namespace: string, name: string, status: unknown): Promise<unknown> {
-    const r = scalerResource;
-    return this.call(`write status of ${r.plural} ${namespace}/${name}`, () =>
+    return this.patchStatus(
+      scalerResource,
+      namespace,
+      name,
+      [{ op: "replace", path: "/status", value: status }],
+      jsonPatch,
+    );
+  }
+
+  /**
+   * Merge-patches the target's status subresource: the writer owns the keys it
+   * writes and leaves any other status field alone, and a spec change in between
+   * is no conflict. (The simulated reconciler plays the operator this way.)
+   */
+  async mergeTargetStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<unknown> {
+    return this.patchStatus(this.targetResource, namespace, name, { status }, mergePatch);
+  }
+
+  private async patchStatus(
+    r: ResourceRef,
+    namespace: string,
+    name: string,
+    body: object,
+    contentType: string,
+  ): Promise<unknown> {
+    return kubeCall(`write status of ${r.plural} ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObjectStatus(
         {
           group: r.group,
@@ -155,10 +201,10 @@ export class KubeResources {
           namespace,
           plural: r.plural,
           name,
-          body: [{ op: "replace", path: "/status", value: status }],
-          fieldManager: "mds-scaler",
+          body,
+          fieldManager: this.fieldManager,
         },
-        callOptions(this.opts.timeoutMs, "application/json-patch+json"),
+        callOptions(this.opts.timeoutMs, contentType),
       ),
     );
   }

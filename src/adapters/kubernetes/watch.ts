@@ -4,31 +4,17 @@
  * is guarded by resourceVersion, and on a conflict the controller re-reads the
  * target from the API server (`fresh`), so a lagging cache never writes stale data.
  */
-import {
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type ObjectCache,
-} from "@kubernetes/client-node";
+import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
-import { KubeResources, scalerResource, type ResourceRef } from "./resources.js";
+import { KubeResources, scalerResource, type ResourceRef, type WatchCache } from "./resources.js";
 
-type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
-
-function pathOf(r: ResourceRef, namespace: string): string {
-  return namespace === ""
-    ? `/apis/${r.group}/${r.version}/${r.plural}`
-    : `/apis/${r.group}/${r.version}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`;
-}
+type Cache = WatchCache;
 
 export interface WatchedResourcesOptions {
-  readonly kubeConfig: KubeConfig;
   readonly resources: KubeResources;
-  /** Namespace to watch; empty for all. */
+  /** Namespace to watch, or `allNamespaces`. */
   readonly namespace: string;
   readonly logger: Logger;
   /** Wait before a broken watch is started again: doubles per consecutive failure, with jitter. */
@@ -56,18 +42,14 @@ export class WatchedResources {
     };
     // A list that answers is the sign a broken watch works again.
     const list = (r: ResourceRef, log: FailureLog) => async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const answer = (await resources.list(r, namespace)) as KubernetesListObject<KubernetesObject>;
+      const answer = await resources.list(r, namespace);
       log.succeeded(nowMs());
       return answer;
     };
-    this.scalers = makeInformer(
-      opts.kubeConfig,
-      pathOf(scalerResource, namespace),
-      list(scalerResource, health.scalers),
-    );
-    this.targets = makeInformer(
-      opts.kubeConfig,
-      pathOf(resources.targetResource, namespace),
+    this.scalers = resources.informer(scalerResource, namespace, list(scalerResource, health.scalers));
+    this.targets = resources.informer(
+      resources.targetResource,
+      namespace,
       list(resources.targetResource, health.targets),
     );
     for (const [what, informer] of [

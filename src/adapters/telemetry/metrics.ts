@@ -137,6 +137,11 @@ class LeaderCounter<T extends string> extends Counter<T> {
 
 /** Error kinds of the controller as a whole (listing scalers, sampling Prometheus). */
 export const controllerErrorKinds = ["kubernetes", "invalid_scaler", "prometheus"] as const;
+/** The `query` label of mds_promql_query_duration_seconds. */
+export function queryLabel(query: string): string {
+  return query.slice(0, 40).replace(/\s+/g, " ");
+}
+
 /** Error kinds of one scaler's pass; counted under the scaler's namespace and name. */
 export const scalerErrorKinds = ["conflict", "reconcile"] as const;
 export type ScalerErrorKind = (typeof scalerErrorKinds)[number];
@@ -384,6 +389,30 @@ export class ScalerMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
+  }
+
+  /**
+   * Starts timing one PromQL query; call the result when it ends. The query
+   * label is the query's first 40 characters, whitespace then collapsed: enough
+   * to tell the four signal families apart, and a bounded label set.
+   */
+  timeQuery(query: string): () => void {
+    const end = this.queryDuration.startTimer({ query: queryLabel(query) });
+    return () => {
+      end();
+    };
+  }
+
+  /** Records one admission answer: allowed, and the HTTP code (200 when the verdict has none). */
+  observeWebhookAnswer(
+    webhook: string,
+    verdict: { readonly allowed: boolean; readonly code?: number },
+    seconds: number,
+  ): void {
+    this.webhookDuration.observe(
+      { webhook, allowed: String(verdict.allowed), code: String(verdict.code ?? 200) },
+      seconds,
+    );
   }
 
   /** Records the end of a pass; exported as mds_last_pass_timestamp_seconds while leading. */

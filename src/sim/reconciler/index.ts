@@ -19,7 +19,8 @@ export {
   servingKindOf,
 } from "./fleet-port.js";
 export type { EngineFleetPortOptions, FleetEvent, FleetPort, ReplicaContext } from "./fleet-port.js";
-export { KubeCallError, modelDeploymentResource } from "./kube.js";
-export type { ModelDeploymentResource } from "./kube.js";
+// The reconciler talks to the API server through the product's one Kubernetes client.
+export { allNamespaces, KubeCallError, modelDeploymentResource } from "../../adapters/kubernetes/resources.js";
+export type { ResourceRef } from "../../adapters/kubernetes/resources.js";
 export { SimulatedReconciler } from "./reconciler.js";
 export type { SimulatedReconcilerOptions } from "./reconciler.js";

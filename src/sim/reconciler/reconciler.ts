@@ -18,13 +18,21 @@ import {
   type ReconcilerTimings,
 } from "./deployment.js";
 import type { FleetPort } from "./fleet-port.js";
-import { KubeCallError, ModelDeploymentApi, wrapKubeError, type ModelDeploymentResource } from "./kube.js";
+import {
+  allNamespaces,
+  describeScope,
+  KubeCallError,
+  KubeResources,
+  type ResourceRef,
+  type WatchCache,
+} from "../../adapters/kubernetes/resources.js";
+import { wrapKubeError } from "../../adapters/kubernetes/errors.js";
 
 export interface SimulatedReconcilerOptions {
   readonly kubeConfig: KubeConfig;
   /** Where replicas run. */
   readonly fleet: FleetPort;
-  /** Watch one namespace; default: every namespace. */
+  /** Watch one namespace; default `allNamespaces`. */
   readonly namespace?: string;
   readonly timings?: Partial<ReconcilerTimings>;
   /** Drives the simulated delays; default: wall-clock time. */
@@ -33,7 +41,8 @@ export interface SimulatedReconcilerOptions {
   readonly apiTimeoutMs?: number;
   /** First wait before a failed status write or a broken watch is retried; doubles up to 5 s. Default 200 ms. */
   readonly retryDelayMs?: number;
-  readonly resource?: ModelDeploymentResource;
+  /** The ModelDeployment resource; default worker.gpustack.ai/v1 modeldeployments. */
+  readonly resource?: ResourceRef;
   /** Failures the reconciler recovers from by retrying; default: written to stderr. */
   readonly onError?: (error: Error) => void;
   /** Every replica and retirement transition, for logs and demos. */
@@ -66,7 +75,8 @@ function keyOf(namespace: string, name: string): string {
 }
 
 export class SimulatedReconciler {
-  private readonly api: ModelDeploymentApi;
+  private readonly api: KubeResources;
+  private readonly namespace: string;
   private readonly clock: Clock;
   private readonly timings: ReconcilerTimings;
   private readonly retryDelayMs: number;
@@ -76,17 +86,18 @@ export class SimulatedReconciler {
   /** Controls outlive workers: a test may set them before the deployment exists. */
   private readonly controls = new Map<string, DeploymentControls>();
   private readonly requests = new Map<string, Requests>();
-  private informer: ReturnType<ModelDeploymentApi["informer"]> | undefined;
+  private informer: WatchCache | undefined;
   private informerRetry: NodeJS.Timeout | undefined;
   private informerDelayMs: number;
   private stopped = false;
 
   constructor(private readonly options: SimulatedReconcilerOptions) {
-    this.api = new ModelDeploymentApi({
-      kubeConfig: options.kubeConfig,
+    this.api = new KubeResources(options.kubeConfig, {
       timeoutMs: options.apiTimeoutMs ?? 10_000,
-      ...(options.resource !== undefined ? { resource: options.resource } : {}),
+      fieldManager: "mds-simulated-reconciler",
+      ...(options.resource !== undefined ? { targetResource: options.resource } : {}),
     });
+    this.namespace = options.namespace ?? allNamespaces;
     this.clock = options.clock ?? systemClock;
     this.timings = { ...defaultTimings, ...options.timings };
     for (const [key, value] of Object.entries(this.timings)) {
@@ -106,9 +117,9 @@ export class SimulatedReconciler {
    */
   async start(): Promise<void> {
     if (this.informer !== undefined) throw new Error("the simulated reconciler is already started");
-    await this.api.list(this.options.namespace);
+    await this.api.listTargets(this.namespace);
     this.stopped = false;
-    const informer = this.api.informer(this.options.namespace);
+    const informer = this.api.informer(this.api.targetResource, this.namespace);
     this.informer = informer;
     const onObject = (obj: KubernetesObject): void => {
       this.informerDelayMs = this.retryDelayMs;
@@ -122,19 +133,15 @@ export class SimulatedReconciler {
     informer.on("error", (error: unknown) => {
       // stop() aborts the watch, which ends it with an error too.
       if (this.stopped) return;
-      const wrapped =
-        error instanceof KubeCallError
-          ? error
-          : wrapKubeError(`watch ${this.api.resource.plural} in ${this.scope()}`, error);
+      const wrapped = wrapKubeError(
+        `watch ${this.api.targetResource.plural} in ${describeScope(this.namespace)}`,
+        error,
+      );
       // 429 is the API server asking to come back later (a new CRD's watch cache is still filling): not worth a report.
       if (wrapped.statusCode !== 429) this.onError(wrapped);
       this.restartInformer();
     });
     await informer.start();
-  }
-
-  private scope(): string {
-    return this.options.namespace === undefined ? "all namespaces" : `namespace ${this.options.namespace}`;
   }
 
   /** The informer stops after an error it does not handle itself; start it again after a growing delay. */
@@ -147,7 +154,12 @@ export class SimulatedReconciler {
       if (this.stopped || this.informer === undefined) return;
       // start() resumes from the last resourceVersion, or lists again after a 410 or a failed list.
       this.informer.start().catch((error: unknown) => {
-        this.onError(wrapKubeError(`restart the watch of ${this.api.resource.plural} in ${this.scope()}`, error));
+        this.onError(
+          wrapKubeError(
+            `restart the watch of ${this.api.targetResource.plural} in ${describeScope(this.namespace)}`,
+            error,
+          ),
+        );
         this.restartInformer();
       });
     }, delayMs);
@@ -350,7 +362,7 @@ export class SimulatedReconciler {
     const statusJson = JSON.stringify(status);
     if (statusJson !== sim.lastWrittenStatus) {
       try {
-        await this.api.patchStatus(namespace, name, status as unknown as Record<string, unknown>);
+        await this.api.mergeTargetStatus(namespace, name, status as unknown as Record<string, unknown>);
       } catch (error) {
         // Gone: the delete event tears the simulation down.
         if (error instanceof KubeCallError && error.statusCode === 404) return;

@@ -2,10 +2,10 @@
  * Turns a planned status into the figures the metrics adapter exports, so the
  * dashboards show the same numbers `kubectl get mds -o yaml` does.
  */
-import { quantityValue } from "../core/api/quantity.js";
-import type { ScalerSpec, ScalerStatus } from "../core/api/scaler.js";
-import type { RoleObservation } from "../core/signals/types.js";
-import type { RoleReport } from "../adapters/telemetry/metrics.js";
+import { quantityValue } from "../../core/api/quantity.js";
+import type { ScalerSpec, ScalerStatus } from "../../core/api/scaler.js";
+import type { RoleObservation } from "../../core/signals/types.js";
+import type { RoleReport } from "./metrics.js";
 
 function num(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
