@@ -151,6 +151,21 @@ const settings = {
     env: "MDS_WEBHOOK_TIMEOUT_MS",
     help: "Deadline of one admission answer, milliseconds; keep it below the configurations' timeoutSeconds.",
   },
+  webhookCertCheckSeconds: {
+    flag: "--webhook-cert-check-seconds",
+    env: "MDS_WEBHOOK_CERT_CHECK_SECONDS",
+    help: "How often the serving certificate is checked: renewed or rotated in the Secret and reloaded without a restart, or re-read from --webhook-cert-dir.",
+  },
+  webhookMaxConcurrent: {
+    flag: "--webhook-max-concurrent",
+    env: "MDS_WEBHOOK_MAX_CONCURRENT",
+    help: "Admission reviews one replica reads and decides at once; each may hold up to 7 MiB of body.",
+  },
+  webhookMaxQueued: {
+    flag: "--webhook-max-queued",
+    env: "MDS_WEBHOOK_MAX_QUEUED",
+    help: "Admission reviews waiting, unread, for a slot; beyond this, or after 2 s of waiting, a review is refused with HTTP 429.",
+  },
   logLevel: { flag: "--log-level", env: "MDS_LOG_LEVEL", help: "debug, info, warn or error." },
 } as const satisfies Record<string, Setting>;
 
@@ -194,6 +209,9 @@ export const ConfigSchema = z.object({
   validatingWebhookConfiguration: z.string().default(""),
   mutatingWebhookConfiguration: z.string().default(""),
   webhookTimeoutMs: positiveInt(500, 29_000).default(8_000),
+  webhookCertCheckSeconds: positiveInt(1, 3600).default(30),
+  webhookMaxConcurrent: positiveInt(1, 256).default(8),
+  webhookMaxQueued: positiveInt(0, 4096).default(64),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

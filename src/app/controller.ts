@@ -510,6 +510,7 @@ export class Controller {
       Object.assign(target.metadata, {
         resourceVersion: updated.data.metadata.resourceVersion,
         annotations: updated.data.metadata.annotations,
+        labels: updated.data.metadata.labels,
       });
     }
     return written;
@@ -590,6 +591,7 @@ function patchTargetOf(target: ModelDeployment): PatchTarget {
   return {
     resourceVersion: target.metadata.resourceVersion ?? "",
     annotations: target.metadata.annotations,
+    labels: target.metadata.labels,
     roleNames: target.spec.roles.map((r) => r.name),
     replicas: Object.fromEntries(target.spec.roles.map((r) => [r.name, r.replicas])),
   };

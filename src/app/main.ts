@@ -12,8 +12,7 @@ import { callOptions } from "../adapters/kubernetes/call-options.js";
 import { KubeResources, modelDeploymentResource } from "../adapters/kubernetes/resources.js";
 import { WatchedResources } from "../adapters/kubernetes/watch.js";
 import {
-  ensureCertificateSecret,
-  patchCaBundles,
+  CertificateKeeper,
   readCertificateDir,
   serviceHosts,
   watchCertificateDir,
@@ -31,7 +30,6 @@ import { listen, opsApp } from "../adapters/http/server.js";
 import {
   answerUnauthenticated,
   externalMetricReadPath,
-  patchApiServiceCaBundle,
   readFrontProxyTrust,
   startExternalMetricsServer,
   SubjectAccessReviewAuthorizer,
@@ -174,12 +172,13 @@ async function servingCertificate(
   logger: Logger,
   nowMs: number,
 ): Promise<CertificateSource> {
+  const checkMs = config.webhookCertCheckSeconds * 1000;
   if (config.webhookCertDir !== "") {
     const tls = await readCertificateDir(config.webhookCertDir);
     return {
       tls,
       watch: (apply) =>
-        watchCertificateDir(config.webhookCertDir, tls, 30_000, apply, (error) =>
+        watchCertificateDir(config.webhookCertDir, tls, checkMs, apply, (error) =>
           logger.warn("re-read the webhook certificate", { error }),
         ),
     };
@@ -197,34 +196,55 @@ async function servingCertificate(
     throw new ConfigError([
       "--webhook-service (MDS_WEBHOOK_SERVICE) or --webhook-cert-hosts must name the host the API server calls",
     ]);
-  const generated = await ensureCertificateSecret({
+  const keeper = new CertificateKeeper({
     kubeConfig,
     namespace: config.podNamespace,
     secretName: config.webhookTlsSecret,
     hosts,
     timeoutMs: config.kubeTimeoutMs,
-    nowMs,
-  });
-  await patchCaBundles({
-    kubeConfig,
     validatingConfiguration: config.validatingWebhookConfiguration,
     mutatingConfiguration: config.mutatingWebhookConfiguration,
-    caPem: generated.caPem,
-    timeoutMs: config.kubeTimeoutMs,
+    apiService: config.externalMetricsApiService,
+    // The API server applies a changed configuration within moments; a few seconds leaves room.
+    settleMs: Math.max(checkMs, 5_000),
+    onStep: (reason) => logger.info("webhook certificate changed", { reason }),
   });
-  if (config.externalMetricsApiService !== "") {
-    await patchApiServiceCaBundle({
-      kubeConfig,
-      name: config.externalMetricsApiService,
-      caPem: generated.caPem,
-      timeoutMs: config.kubeTimeoutMs,
-    });
-  }
+  const tls = await keeper.pass(nowMs);
   logger.info("serving certificate ready and CA bundle patched", {
     secret: `${config.podNamespace}/${config.webhookTlsSecret}`,
     hosts,
   });
-  return { tls: generated };
+  // One keeper pass per interval, whichever servers take the certificate.
+  const subscribers = new Set<(tls: ServingCertificate) => void>();
+  let served = tls;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    keeper.pass(Date.now()).then(
+      (next) => {
+        if (next.certPem === served.certPem && next.keyPem === served.keyPem) return;
+        served = next;
+        for (const apply of subscribers) apply(next);
+      },
+      (error: unknown) => logger.warn("check the webhook certificate", { error }),
+    );
+  };
+  return {
+    tls,
+    watch: (apply) => {
+      subscribers.add(apply);
+      if (timer === undefined) {
+        timer = setInterval(tick, checkMs);
+        timer.unref();
+      }
+      return () => {
+        subscribers.delete(apply);
+        if (subscribers.size === 0) {
+          clearInterval(timer);
+          timer = undefined;
+        }
+      };
+    },
+  };
 }
 
 async function startWebhooks(opts: {
@@ -245,7 +265,9 @@ async function startWebhooks(opts: {
     handlers: createHandlers({ lookups, controllerIdentity: opts.identity, lookupTimeoutMs }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
+    limits: { maxConcurrent: config.webhookMaxConcurrent, maxQueued: config.webhookMaxQueued },
     observe: (webhook, verdict, seconds) => opts.metrics.observeWebhookAnswer(webhook, verdict, seconds),
+    onShed: (reason) => opts.metrics.webhookShed.inc({ reason }),
   });
   const { certificate } = opts;
   const server = await startWebhookServer(app, config.webhookAddress, certificate.tls);

@@ -122,11 +122,15 @@ export const controllerDashboard: DashboardSpec = {
           type: "timeseries",
           title: "Webhook answers by verdict",
           question:
-            "How many writes does each webhook admit, deny on purpose (403 fence, 422 invalid), or fail with an internal error (5xx)?",
+            "How many writes does each webhook admit, deny on purpose (403 fence, 422 invalid), fail with an internal error (5xx), or shed at the admission limit (429)?",
           targets: [
             {
               expr: `sum by (namespace, webhook, allowed, code) (rate(mds_webhook_duration_seconds_count{${c}}[$__rate_interval]))`,
               legend: "{{webhook}} allowed={{allowed}} {{code}}",
+            },
+            {
+              expr: `sum by (namespace, reason) (rate(mds_webhook_shed_total{${c}}[$__rate_interval]))`,
+              legend: "shed 429 {{reason}}",
             },
           ],
           unit: "reqps",

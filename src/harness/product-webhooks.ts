@@ -13,6 +13,8 @@ import {
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1MutatingWebhookConfiguration,
+  type V1ValidatingAdmissionPolicy,
+  type V1ValidatingAdmissionPolicyBinding,
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
@@ -33,6 +35,16 @@ interface Rendered {
   webhooks: { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }[];
 }
 
+/** The chart's rendered objects of these kinds, with `set` values. */
+function renderedChart(kinds: readonly string[], set: Readonly<Record<string, string>> = {}): unknown[] {
+  const values = Object.entries(set).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
+  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace, ...values]);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  return parseAllDocuments(result.stdout)
+    .map((d) => d.toJS() as { kind?: string } | null)
+    .filter((o) => o !== null && kinds.includes(o.kind ?? ""));
+}
+
 /** The chart's webhook configurations, rendered with `set` values and pointed at `https://127.0.0.1:<port>`. */
 export function chartWebhookConfigurations(
   port: number,
@@ -41,15 +53,7 @@ export function chartWebhookConfigurations(
   validating: V1ValidatingWebhookConfiguration;
   mutating: V1MutatingWebhookConfiguration;
 } {
-  const values = Object.entries(set).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
-  const result = runHelm(["template", "mds", chartDir, "--namespace", releaseNamespace, ...values]);
-  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
-  const objects = parseAllDocuments(result.stdout)
-    .map((d) => d.toJS() as Rendered | null)
-    .filter(
-      (o): o is Rendered =>
-        o !== null && (o.kind === "ValidatingWebhookConfiguration" || o.kind === "MutatingWebhookConfiguration"),
-    );
+  const objects = renderedChart(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"], set) as Rendered[];
   for (const o of objects) {
     for (const w of o.webhooks) {
       w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? "/"}` };
@@ -65,7 +69,26 @@ export function chartWebhookConfigurations(
   };
 }
 
-/** Creates both configurations (without a CA bundle: until the controller patches one in, every matching write fails). */
+/** The chart's ValidatingAdmissionPolicy and its binding (the static half of the binding fence), with `set` values. */
+export function chartAdmissionPolicies(set: Readonly<Record<string, string>> = {}): {
+  policies: V1ValidatingAdmissionPolicy[];
+  bindings: V1ValidatingAdmissionPolicyBinding[];
+} {
+  const objects = renderedChart(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"], set) as {
+    kind: string;
+  }[];
+  return {
+    policies: objects.filter((o) => o.kind === "ValidatingAdmissionPolicy") as V1ValidatingAdmissionPolicy[],
+    bindings: objects.filter(
+      (o) => o.kind === "ValidatingAdmissionPolicyBinding",
+    ) as V1ValidatingAdmissionPolicyBinding[],
+  };
+}
+
+/**
+ * Creates both configurations (without a CA bundle: until the controller
+ * patches one in, every matching write fails) and the chart's admission policy.
+ */
 export async function installWebhookConfigurations(
   kubeConfig: KubeConfig,
   port: number,
@@ -75,6 +98,9 @@ export async function installWebhookConfigurations(
   const { validating, mutating } = chartWebhookConfigurations(port, set);
   await api.createValidatingWebhookConfiguration({ body: validating });
   await api.createMutatingWebhookConfiguration({ body: mutating });
+  const { policies, bindings } = chartAdmissionPolicies(set);
+  for (const body of policies) await api.createValidatingAdmissionPolicy({ body });
+  for (const body of bindings) await api.createValidatingAdmissionPolicyBinding({ body });
 }
 
 /** A kubeconfig for the controller's service account, bound to cluster-admin (RBAC is not what these tests check). */

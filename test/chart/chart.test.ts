@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { CoreV1Api, loadAllYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { ConfigSchema, loadConfig } from "../../src/app/config.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
@@ -111,6 +112,8 @@ interface Webhook {
   sideEffects: string;
   clientConfig: { service: { name: string; namespace: string; path: string; port: number } };
   rules: { apiGroups: string[]; resources: string[]; apiVersions: string[] }[];
+  objectSelector?: { matchExpressions?: { key: string; operator: string }[] };
+  matchConditions?: { name: string; expression: string }[];
 }
 interface PolicyRule {
   apiGroups: string[];
@@ -414,6 +417,23 @@ describe("helm template with defaults", () => {
     }
     const fence = webhooks.find((w) => w.name.startsWith("fence."));
     expect(fence?.rules[0]).toMatchObject({ apiGroups: ["worker.gpustack.ai"], resources: ["modeldeployments"] });
+    // Only bound targets reach the fence, and only writes that change what it guards.
+    expect(fence?.objectSelector).toEqual({ matchExpressions: [{ key: boundLabel, operator: "Exists" }] });
+    expect(fence?.matchConditions?.map((c) => c.name)).toEqual(["fenced-fields-change"]);
+    for (const webhook of webhooks.filter((w) => w.name.endsWith("modeldeploymentscalers.worker.gpustack.ai")))
+      expect(
+        webhook.matchConditions?.map((c) => c.name),
+        webhook.name,
+      ).toEqual(["spec-changes"]);
+    // The static half: a policy the API server checks itself keeps the label on every bound target.
+    const policy = one(objects, "ValidatingAdmissionPolicy");
+    const policyText = JSON.stringify(policy["spec"]);
+    for (const key of [boundLabel, bindingAnnotation, decisionAnnotation]) expect(policyText).toContain(key);
+    expect(policyText).toContain(`system:serviceaccount:${namespace}:`);
+    expect(one(objects, "ValidatingAdmissionPolicyBinding")["spec"]).toMatchObject({
+      policyName: policy.metadata.name,
+      validationActions: ["Deny"],
+    });
   });
 
   it("lets the controller patch its CA bundle into its own webhook configurations only", () => {
@@ -618,7 +638,8 @@ describe("helm template with values", () => {
 
   it("with cert-manager, injects the CA and mounts the certificate cert-manager writes", () => {
     const objects = render({ valuesFile: "cert-manager-values.yaml" });
-    const certificate = one(objects, "Certificate");
+    const certificates = all(objects, "Certificate");
+    const certificate = certificates.find((c) => !(c["spec"] as { isCA?: boolean }).isCA) as K8sObject;
     const certSpec = certificate["spec"] as {
       secretName: string;
       dnsNames: string[];
@@ -626,7 +647,15 @@ describe("helm template with values", () => {
     };
     const service = one(objects, "Service").metadata.name;
     expect(certSpec.dnsNames).toContain(`${service}.${namespace}.svc`);
-    expect(certSpec.issuerRef).toEqual({ kind: "Issuer", name: one(objects, "Issuer").metadata.name });
+    // A CA of the release's own signs the serving certificate, so renewals leave the injected CA bundle alone.
+    const caIssuer = all(objects, "Issuer").find((i) => i.metadata.name === certSpec.issuerRef.name);
+    const caSecret = (caIssuer?.["spec"] as { ca?: { secretName: string } } | undefined)?.ca?.secretName;
+    const caCertificate = certificates.find((c) => (c["spec"] as { secretName: string }).secretName === caSecret);
+    expect(caCertificate?.["spec"]).toMatchObject({ isCA: true, duration: "87600h" });
+    const selfSigned = all(objects, "Issuer").find(
+      (i) => i.metadata.name === (caCertificate?.["spec"] as { issuerRef: { name: string } }).issuerRef.name,
+    );
+    expect(selfSigned?.["spec"]).toEqual({ selfSigned: {} });
     for (const kind of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
       expect(one(objects, kind).metadata.annotations?.["cert-manager.io/inject-ca-from"], kind).toBe(
         `${namespace}/${certificate.metadata.name}`,
@@ -662,7 +691,15 @@ describe("helm template with values", () => {
     ["podMonitor.enabled", ["PodMonitor"]],
     ["prometheusRule.enabled", ["PrometheusRule"]],
     ["dashboards.enabled", ["ConfigMap"]],
-    ["webhooks.enabled", ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]],
+    [
+      "webhooks.enabled",
+      [
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+      ],
+    ],
     ["podDisruptionBudget.enabled", ["PodDisruptionBudget"]],
     ["serviceAccount.create", ["ServiceAccount"]],
     ["rbac.create", ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]],

@@ -5,7 +5,9 @@
  * as its service account, so its acquire and commits pass through the same
  * fence a user's writes meet.
  */
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { connect } from "node:tls";
 import { join } from "node:path";
 import {
   AdmissionregistrationV1Api,
@@ -19,7 +21,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
-import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
+import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
@@ -29,6 +31,7 @@ import {
   installWebhookConfigurations,
   productConfig,
   releaseNamespace,
+  tlsSecretName,
   waitForProductWebhooks,
 } from "../../src/harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
@@ -45,7 +48,13 @@ let running: RunningController;
 let world: QueueWorld;
 
 interface Target {
-  metadata: { name: string; uid: string; resourceVersion: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
   spec: { roles: { name: string; kind: string; replicas: number }[] };
 }
 
@@ -158,8 +167,14 @@ describe("certificates", () => {
     const secret = await controlPlane.kubeConfig
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: releaseNamespace, name: "mds-mds-scaler-webhook-tls" });
-    const ca = secret.data?.["ca.crt"];
+    // The bundle holds the CA; during a CA rotation it holds the previous one too.
+    const ca = secret.data?.["ca-bundle.crt"];
     expect(ca).toBeDefined();
+    expect(Buffer.from(ca ?? "", "base64").toString()).toContain(
+      Buffer.from(secret.data?.["ca.crt"] ?? "", "base64")
+        .toString()
+        .trim(),
+    );
     for (const w of [...(validating.webhooks ?? []), ...(mutating.webhooks ?? [])]) {
       expect(w.clientConfig.caBundle).toBe(ca);
       expect(w.failurePolicy).toBe("Fail");
@@ -279,7 +294,7 @@ describe("the binding fence", () => {
         namespace: ns,
         plural: "modeldeployments",
         name: "llm",
-        body: [{ op: "add", path: "/metadata/labels", value: { team: "inference" } }],
+        body: [{ op: "add", path: "/metadata/labels/team", value: "inference" }],
       },
       jsonPatch,
     );
@@ -315,7 +330,10 @@ describe("the binding fence", () => {
     expect(message).toContain("while that scaler still exists");
     expect(message).toContain("RespectIgnoreDifferences=true");
     // The same sync keeping the scaler's annotations, as with a merge: still refused for the counts.
-    const merged = { ...fromGit, metadata: { ...fromGit.metadata, annotations: live.metadata.annotations } };
+    const merged = {
+      ...fromGit,
+      metadata: { ...fromGit.metadata, annotations: live.metadata.annotations, labels: live.metadata.labels },
+    };
     expect(await replaceFromGit(merged)).toContain("it changes replicas (server 3→2)");
     const after = await getTarget("llm");
     expect(after.spec.roles[0]?.replicas).toBe(3);
@@ -338,7 +356,26 @@ describe("the binding fence", () => {
         jsonPatch,
       ),
     );
-    expect(message).toContain("cannot be installed by hand");
+    // Without the bound label the API server's own policy refuses it; with the label the fence does.
+    expect(message).toContain(`label ${boundLabel} must be set while annotation ${bindingAnnotation} is`);
+    expect(
+      await refusal(() =>
+        alice.patchNamespacedCustomObject(
+          {
+            group,
+            version,
+            namespace: ns,
+            plural: "modeldeployments",
+            name: "free",
+            body: [
+              { op: "add", path: "/metadata/annotations", value: { [bindingAnnotation]: binding } },
+              { op: "add", path: "/metadata/labels", value: { [boundLabel]: "true" } },
+            ],
+          },
+          jsonPatch,
+        ),
+      ),
+    ).toContain("cannot be installed by hand");
     // Counts on an unbound target are the user's.
     await alice.patchNamespacedCustomObject(
       {
@@ -446,7 +483,9 @@ describe("the binding fence", () => {
 });
 
 let restarts = 0;
-async function restartController(opts: { watchNamespace?: string } = {}): Promise<RunningController> {
+async function restartController(
+  opts: { watchNamespace?: string; flags?: readonly string[] } = {},
+): Promise<RunningController> {
   restarts += 1;
   const port = Number(
     new URL(
@@ -457,7 +496,10 @@ async function restartController(opts: { watchNamespace?: string } = {}): Promis
       ).webhooks?.[0]?.clientConfig.url ?? "",
     ).port,
   );
-  const extra = opts.watchNamespace === undefined ? [] : [`--namespace=${opts.watchNamespace}`];
+  const extra = [
+    ...(opts.watchNamespace === undefined ? [] : [`--namespace=${opts.watchNamespace}`]),
+    ...(opts.flags ?? []),
+  ];
   const next = await startController({
     config: productConfig({ webhookPort: port, podName: `replica-r${restarts}`, extra }),
     kubeConfig: await controllerKubeConfig(controlPlane),
@@ -466,3 +508,203 @@ async function restartController(opts: { watchNamespace?: string } = {}): Promis
   await waitForProductWebhooks(controlPlane.kubeConfig, ns);
   return next;
 }
+
+describe("certificate rotation", () => {
+  const secretApi = () => controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  const readSecret = () => secretApi().readNamespacedSecret({ namespace: releaseNamespace, name: tlsSecretName });
+  const pem = (data: Record<string, string> | undefined, key: string) =>
+    Buffer.from(data?.[key] ?? "", "base64").toString("utf8");
+
+  /** The certificate the replica presents on its webhook port now. */
+  async function served(): Promise<X509Certificate> {
+    const raw = await new Promise<Buffer>((resolve, reject) => {
+      const socket = connect(
+        { host: "127.0.0.1", port: running.webhookPort ?? 0, servername: "localhost", rejectUnauthorized: false },
+        () => {
+          resolve(socket.getPeerCertificate().raw);
+          socket.end();
+        },
+      );
+      socket.once("error", reject);
+    });
+    return new X509Certificate(raw);
+  }
+
+  it("rotates the CA and renews the serving certificate while reviews flow, and none fails", async () => {
+    await running.stop();
+    running = await restartController({ flags: ["--webhook-cert-check-seconds=1"] });
+    const before = await readSecret();
+    const firstCa = pem(before.data, "ca.crt");
+
+    // Reviews through the API server, back to back: every one must reach the webhook.
+    const failures: string[] = [];
+    let reviews = 0;
+    let flowing = true;
+    const flow = (async () => {
+      while (flowing) {
+        const message = await refusal(() =>
+          admin.createNamespacedCustomObject({
+            group,
+            version,
+            namespace: ns,
+            plural: "modeldeploymentscalers",
+            dryRun: "All",
+            body: {
+              apiVersion: `${group}/${version}`,
+              kind: "ModelDeploymentScaler",
+              metadata: { name: "probe" },
+              spec: { targetRef: { name: "probe" }, roles: [{ name: "server", minReplicas: 3, maxReplicas: 2 }] },
+            },
+          }),
+        ).catch((error: unknown) => `admitted: ${String(error)}`);
+        reviews += 1;
+        if (!message.includes("must be at most maxReplicas")) failures.push(message.slice(0, 400));
+      }
+    })();
+    try {
+      // CA rotation, as docs/webhooks.md says: remove the CA key; the replicas do the rest.
+      await secretApi().patchNamespacedSecret(
+        { namespace: releaseNamespace, name: tlsSecretName, body: [{ op: "remove", path: "/data/ca.key" }] },
+        jsonPatch,
+      );
+      const rotated = await eventually(
+        "a certificate from the new CA served",
+        async () => {
+          const secret = await readSecret();
+          const ca = pem(secret.data, "ca.crt");
+          if (ca === firstCa || !pem(secret.data, "ca-bundle.crt").includes(firstCa.trim())) return undefined;
+          return (await served()).verify(new X509Certificate(ca).publicKey) ? secret : undefined;
+        },
+        60_000,
+      );
+      // Reviews flowed through both steps of the CA change.
+      const atCaSwitch = reviews;
+      expect(atCaSwitch).toBeGreaterThanOrEqual(3);
+      // Serving renewal with the same CA: empty the serving certificate (a TLS Secret must keep the key).
+      const rotatedCert = pem(rotated.data, "tls.crt");
+      await secretApi().patchNamespacedSecret(
+        {
+          namespace: releaseNamespace,
+          name: tlsSecretName,
+          body: [{ op: "replace", path: "/data/tls.crt", value: "" }],
+        },
+        jsonPatch,
+      );
+      await eventually(
+        "a renewed serving certificate served",
+        async () => {
+          const secret = await readSecret();
+          const cert = pem(secret.data, "tls.crt");
+          if (cert === "" || cert === rotatedCert) return undefined;
+          return (await served()).fingerprint256 === new X509Certificate(cert).fingerprint256 ? true : undefined;
+        },
+        60_000,
+      );
+      expect(reviews).toBeGreaterThan(atCaSwitch);
+      // A few more reviews on the final certificate.
+      const settledAt = reviews;
+      await eventually("reviews on the renewed certificate", async () => (reviews >= settledAt + 5 ? true : undefined));
+    } finally {
+      flowing = false;
+      await flow;
+    }
+    expect(failures).toEqual([]);
+    // Both configurations carry the bundle of the old and the new CA.
+    const api = controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const bundle = (await readSecret()).data?.["ca-bundle.crt"];
+    for (const w of [
+      ...((await api.readValidatingWebhookConfiguration({ name: configurationName })).webhooks ?? []),
+      ...((await api.readMutatingWebhookConfiguration({ name: configurationName })).webhooks ?? []),
+    ])
+      expect(w.clientConfig.caBundle).toBe(bundle);
+    console.log(
+      `certificate rotation: ${reviews} reviews through the API server during a CA rotation and a renewal, 0 failed`,
+    );
+  }, 150_000);
+});
+
+describe("blast radius: with every replica stopped", () => {
+  const patchAs = (api: CustomObjectsApi, name: string, body: object[]) =>
+    api.patchNamespacedCustomObject(
+      { group, version, namespace: ns, plural: "modeldeployments", name, body },
+      jsonPatch,
+    );
+  const labelPointer = `/metadata/labels/${boundLabel.replace("/", "~1")}`;
+  const bindingPointer = `/metadata/annotations/${bindingAnnotation.replace("/", "~1")}`;
+
+  it("a bound target carries the bound label, and the policy refuses removing it while the binding stays", async () => {
+    await running.stop();
+    running = await restartController();
+    await createTarget("kept", [{ name: "server", kind: "Server", replicas: 2 }]);
+    world.startStatusMirror(ns, "kept");
+    await createScaler("kept", activeSpec("kept"));
+    const bound = await eventually("the kept target to be bound", async () => {
+      const t = await getTarget("kept");
+      return t.metadata.annotations?.[bindingAnnotation] !== undefined ? t : undefined;
+    });
+    expect(bound.metadata.labels?.[boundLabel]).toBe("true");
+    expect(await refusal(() => patchAs(alice, "kept", [{ op: "remove", path: labelPointer }]))).toContain(
+      `label ${boundLabel} must be set while annotation ${bindingAnnotation} is`,
+    );
+  }, 60_000);
+
+  it("unbound targets are created, edited, finalized and deleted; a bound one stays fenced", async () => {
+    await running.stop();
+    // The API server's own policy still refuses a hand-made decision on an unbound target.
+    expect(
+      await refusal(() =>
+        admin.createNamespacedCustomObject({
+          group,
+          version,
+          namespace: ns,
+          plural: "modeldeployments",
+          body: {
+            apiVersion: `${group}/${version}`,
+            kind: "ModelDeployment",
+            metadata: { name: "forged", annotations: { [decisionAnnotation]: "{}" } },
+            spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
+          },
+        }),
+      ),
+    ).toContain("cannot be added or changed by hand");
+
+    // Unbound: everything the operator and users do passes without the scaler.
+    await createTarget("loose", [{ name: "server", kind: "Server", replicas: 1 }]);
+    await patchAs(alice, "loose", [{ op: "replace", path: "/spec/roles/0/replicas", value: 6 }]);
+    await patchAs(admin, "loose", [{ op: "add", path: "/metadata/finalizers", value: ["operator.example/cleanup"] }]);
+    await admin.deleteNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: "modeldeployments",
+      name: "loose",
+    });
+    await patchAs(admin, "loose", [{ op: "remove", path: "/metadata/finalizers" }]);
+    await eventually("the unbound target to be deleted", async () =>
+      (await getTarget("loose").catch(() => undefined)) === undefined ? true : undefined,
+    );
+
+    // Bound: counts, the binding and the label stay fenced (the webhook does not answer, so Fail refuses).
+    const before = await getTarget("kept");
+    expect(
+      await refusal(() => patchAs(alice, "kept", [{ op: "replace", path: "/spec/roles/0/replicas", value: 7 }])),
+    ).toContain("fence.modeldeployments.worker.gpustack.ai");
+    expect(
+      await refusal(() =>
+        patchAs(alice, "kept", [
+          { op: "remove", path: bindingPointer },
+          { op: "remove", path: labelPointer },
+        ]),
+      ),
+    ).toContain("fence.modeldeployments.worker.gpustack.ai");
+    expect(await refusal(() => patchAs(alice, "kept", [{ op: "remove", path: labelPointer }]))).toContain(
+      "must be set while annotation",
+    );
+    // A finalizer on a bound target changes nothing the fence guards: it passes without the scaler.
+    await patchAs(admin, "kept", [{ op: "add", path: "/metadata/finalizers", value: ["operator.example/cleanup"] }]);
+    const after = await getTarget("kept");
+    expect(after.spec.roles[0]?.replicas).toBe(before.spec.roles[0]?.replicas);
+    expect(after.metadata.annotations?.[bindingAnnotation]).toBe(before.metadata.annotations?.[bindingAnnotation]);
+    expect(after.metadata.labels?.[boundLabel]).toBe("true");
+  }, 60_000);
+});

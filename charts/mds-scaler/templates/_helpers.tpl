@@ -63,6 +63,20 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (include "mds-scaler.fullname" .) .Values.leaderElection.leaseName }}
 {{- end }}
 
+{{/*
+The binding fence's keys (src/core/api/model-deployment.ts): the label routes
+bound targets to the fence webhook; the annotations are what it guards.
+*/}}
+{{- define "mds-scaler.boundLabel" -}}
+modeldeployment.gpustack.ai/scaler-bound
+{{- end }}
+{{- define "mds-scaler.bindingAnnotation" -}}
+modeldeployment.gpustack.ai/scaler-binding
+{{- end }}
+{{- define "mds-scaler.decisionAnnotation" -}}
+modeldeployment.gpustack.ai/scaler-decision
+{{- end }}
+
 {{/* Webhook objects: the Service the API server calls, and the TLS material. */}}
 {{- define "mds-scaler.webhookServiceName" -}}
 {{- include "mds-scaler.fullname" . }}

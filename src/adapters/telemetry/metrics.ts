@@ -164,6 +164,7 @@ export class ScalerMetrics {
   readonly passDuration: Histogram<never>;
   readonly queryDuration: Histogram<"query">;
   readonly webhookDuration: Histogram<"webhook" | "allowed" | "code">;
+  readonly webhookShed: Counter<"reason">;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
@@ -367,6 +368,14 @@ export class ScalerMetrics {
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
       registers,
     });
+    this.webhookShed = new Counter({
+      name: "mds_webhook_shed_total",
+      help: "Admission requests refused with HTTP 429 before being read: queue-full or queue-timeout (docs/webhooks.md, Limits).",
+      labelNames: ["reason"],
+      registers,
+    });
+    // Both series exist from the start at 0, so a rate reads 0 rather than nothing.
+    for (const reason of ["queue-full", "queue-timeout"]) this.webhookShed.inc({ reason }, 0);
     this.passDuration = new Histogram({
       name: "mds_pass_duration_seconds",
       help: "Duration of one sampling and planning pass over all due scalers.",

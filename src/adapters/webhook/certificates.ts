@@ -2,10 +2,10 @@
  * The webhook's serving certificate, from one of two sources:
  *
  * - generated: a CA and a serving certificate for the webhook Service's names,
- *   kept in a `kubernetes.io/tls` Secret so every replica serves the same one
- *   (the first replica creates it; the others, and later starts, reuse it
- *   while it covers the names and is not near expiry), with the CA bundle
- *   patched into the webhook configurations;
+ *   kept in a `kubernetes.io/tls` Secret so every replica serves the same one,
+ *   renewed and rotated by `CertificateKeeper` without a moment in which the
+ *   API server does not trust what a replica serves, with the CA bundle
+ *   patched into the webhook configurations and the APIService;
  * - supplied: `tls.crt` and `tls.key` in a directory (cert-manager mounts its
  *   Secret there and injects the CA bundle itself), re-read when they change.
  */
@@ -15,11 +15,13 @@ import { join } from "node:path";
 import {
   AdmissionregistrationV1Api,
   ApiException,
+  ApiregistrationV1Api,
   CoreV1Api,
   type KubeConfig,
   type V1Secret,
 } from "@kubernetes/client-node";
 import forge from "node-forge";
+import { patchApiServiceCaBundle } from "../external-metrics/api-service.js";
 import { callOptions } from "../kubernetes/call-options.js";
 import type { ServingCertificate } from "./server.js";
 
@@ -27,11 +29,20 @@ export interface GeneratedCertificate extends ServingCertificate {
   readonly caPem: string;
 }
 
+/** A certificate and its private key, PEM. */
+export interface KeyPair {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
 const caValidityDays = 3650;
 const servingValidityDays = 730;
-/** A stored certificate this close to expiry is replaced at start. */
+/** A serving certificate this close to expiry is replaced. */
 const renewBeforeDays = 90;
+/** A CA this close to expiry is replaced, in two steps (see nextCertificateStep). */
+const caRenewBeforeDays = 365;
 const dayMs = 24 * 60 * 60 * 1000;
+const caSubject = [{ name: "commonName", value: "mds-scaler webhook CA" }];
 
 function rsaKey(): { privatePem: string; publicPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -50,34 +61,41 @@ function serialNumber(): string {
 
 const ipPattern = /^(\d{1,3}\.){3}\d{1,3}$|:/;
 
-/** Creates a CA and a serving certificate for `hosts` (DNS names or IP addresses), signed by it. */
-export function generateCertificate(hosts: readonly string[], nowMs: number): GeneratedCertificate {
-  if (hosts.length === 0) throw new Error("generate webhook certificate: no host names given");
-  const caKey = rsaKey();
-  const caPrivate = forge.pki.privateKeyFromPem(caKey.privatePem);
+/** A self-signed CA valid for `validityDays` (10 years by default). */
+export function generateCa(nowMs: number, validityDays = caValidityDays): KeyPair {
+  const key = rsaKey();
   const ca = forge.pki.createCertificate();
-  ca.publicKey = forge.pki.publicKeyFromPem(caKey.publicPem);
+  ca.publicKey = forge.pki.publicKeyFromPem(key.publicPem);
   ca.serialNumber = serialNumber();
   ca.validity.notBefore = new Date(nowMs - 60 * 60 * 1000);
-  ca.validity.notAfter = new Date(nowMs + caValidityDays * dayMs);
-  const caSubject = [{ name: "commonName", value: "mds-scaler webhook CA" }];
-  ca.setSubject(caSubject);
-  ca.setIssuer(caSubject);
+  ca.validity.notAfter = new Date(nowMs + validityDays * dayMs);
+  // The serial in the name tells two generations of the CA apart in a bundle.
+  const subject = [...caSubject, { name: "serialNumber", value: ca.serialNumber }];
+  ca.setSubject(subject);
+  ca.setIssuer(subject);
   ca.setExtensions([
     { name: "basicConstraints", cA: true, critical: true },
     { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
-  ca.sign(caPrivate, forge.md.sha256.create());
+  ca.sign(forge.pki.privateKeyFromPem(key.privatePem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(ca), keyPem: key.privatePem };
+}
 
-  const servingKey = rsaKey();
+/** A serving certificate for `hosts` (DNS names or IP addresses), signed by `ca`, never outliving it. */
+export function issueServing(ca: KeyPair, hosts: readonly string[], nowMs: number): KeyPair {
+  if (hosts.length === 0) throw new Error("generate webhook certificate: no host names given");
+  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  const key = rsaKey();
   const serving = forge.pki.createCertificate();
-  serving.publicKey = forge.pki.publicKeyFromPem(servingKey.publicPem);
+  serving.publicKey = forge.pki.publicKeyFromPem(key.publicPem);
   serving.serialNumber = serialNumber();
   serving.validity.notBefore = new Date(nowMs - 60 * 60 * 1000);
-  serving.validity.notAfter = new Date(nowMs + servingValidityDays * dayMs);
+  serving.validity.notAfter = new Date(
+    Math.min(nowMs + servingValidityDays * dayMs, caCert.validity.notAfter.getTime()),
+  );
   serving.setSubject([{ name: "commonName", value: hosts[0] ?? "" }]);
-  serving.setIssuer(caSubject);
+  serving.setIssuer(caCert.subject.attributes);
   serving.setExtensions([
     { name: "basicConstraints", cA: false, critical: true },
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
@@ -88,12 +106,14 @@ export function generateCertificate(hosts: readonly string[], nowMs: number): Ge
       altNames: hosts.map((h) => (ipPattern.test(h) ? { type: 7, ip: h } : { type: 2, value: h })),
     },
   ]);
-  serving.sign(caPrivate, forge.md.sha256.create());
-  return {
-    certPem: forge.pki.certificateToPem(serving),
-    keyPem: servingKey.privatePem,
-    caPem: forge.pki.certificateToPem(ca),
-  };
+  serving.sign(forge.pki.privateKeyFromPem(ca.keyPem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(serving), keyPem: key.privatePem };
+}
+
+/** Creates a CA and a serving certificate for `hosts`, signed by it. */
+export function generateCertificate(hosts: readonly string[], nowMs: number): GeneratedCertificate {
+  const ca = generateCa(nowMs);
+  return { ...issueServing(ca, hosts, nowMs), caPem: ca.certPem };
 }
 
 /** The DNS names a Service `name.namespace.svc` is reached by, plus `extra`. */
@@ -109,39 +129,179 @@ export function serviceHosts(service: string, extra: readonly string[]): string[
   return hosts;
 }
 
-/** Why a stored certificate cannot be reused, or undefined when it can. */
-export function unusableReason(
-  stored: GeneratedCertificate,
+/** What the Secret holds: the signing CA, the CAs the API server trusts, the serving certificate. */
+export interface StoredCertificates {
+  /** Absent in a Secret written before the CA key was kept (or when removed to rotate the CA). */
+  readonly ca?: KeyPair;
+  /** Every CA the API server must trust: the signing CA, and during a change the previous one. */
+  readonly bundlePem: string;
+  readonly serving?: KeyPair;
+}
+
+/** One bundle of PEM blocks, in a canonical form so equal bundles compare equal. */
+function joinPem(blocks: readonly string[]): string {
+  return blocks.map((b) => b.trim()).join("\n");
+}
+
+/** The PEM blocks of a bundle. */
+export function splitPem(bundlePem: string): string[] {
+  return bundlePem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+function expiresAtMs(cert: X509Certificate): number {
+  return new Date(cert.validTo).getTime();
+}
+
+/** Why a CA cannot keep signing, or undefined when it can. */
+function caUnusableReason(ca: KeyPair | undefined, nowMs: number): string | undefined {
+  if (ca === undefined) return "no CA key is stored";
+  try {
+    const cert = new X509Certificate(ca.certPem);
+    if (!cert.ca) return "the stored CA is not a CA certificate";
+    if (!cert.checkPrivateKey(createPrivateKey(ca.keyPem))) return "the CA key does not match the CA certificate";
+    if (expiresAtMs(cert) - nowMs < caRenewBeforeDays * dayMs) return `the CA expires at ${cert.validTo}`;
+    return undefined;
+  } catch (error) {
+    return `the CA cannot be parsed (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+/** The CA in `bundle` that signed `serving`, when there is one. */
+function signerIn(serving: X509Certificate, bundle: readonly string[]): string | undefined {
+  return bundle.find((pem) => {
+    try {
+      return serving.verify(new X509Certificate(pem).publicKey);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Why a serving certificate cannot be served, or undefined when it can. */
+export function servingUnusableReason(
+  serving: KeyPair | undefined,
+  bundlePem: string,
   hosts: readonly string[],
   nowMs: number,
 ): string | undefined {
+  if (serving === undefined) return "no serving certificate is stored";
   try {
-    const cert = new X509Certificate(stored.certPem);
-    const ca = new X509Certificate(stored.caPem);
-    if (!cert.verify(ca.publicKey)) return "the certificate is not signed by the stored CA";
-    if (new Date(cert.validTo).getTime() - nowMs < renewBeforeDays * dayMs) return `it expires at ${cert.validTo}`;
+    const cert = new X509Certificate(serving.certPem);
+    if (signerIn(cert, splitPem(bundlePem)) === undefined) return "no CA of the bundle signed the certificate";
+    if (expiresAtMs(cert) - nowMs < renewBeforeDays * dayMs) return `it expires at ${cert.validTo}`;
     const names = (cert.subjectAltName ?? "").split(",").map((s) => s.trim().replace(/^(DNS:|IP Address:)/, ""));
     const missing = hosts.filter((h) => !names.includes(h));
     if (missing.length > 0) return `it does not cover ${missing.join(", ")}`;
-    if (!cert.checkPrivateKey(createPrivateKey(stored.keyPem))) return "the key does not match the certificate";
+    if (!cert.checkPrivateKey(createPrivateKey(serving.keyPem))) return "the key does not match the certificate";
     return undefined;
   } catch (error) {
     return `it cannot be parsed (${error instanceof Error ? error.message : String(error)})`;
   }
 }
 
-function fromSecret(secret: V1Secret): GeneratedCertificate | undefined {
+export type CertificateStep =
+  { readonly kind: "keep" } | { readonly kind: "write"; readonly next: StoredCertificates; readonly reason: string };
+
+/**
+ * The next step of the certificate's life, so that no step leaves a replica
+ * serving a certificate the API server does not trust:
+ *
+ * 1. A new CA (none stored, no key, near expiry) joins the bundle beside the
+ *    CA that signed the served certificate, which keeps being served.
+ * 2. Once the API server has held that bundle for a while (`bundleSettled`),
+ *    a serving certificate signed by the new CA replaces it.
+ * 3. A serving certificate near expiry, or not covering the names, is
+ *    reissued by the same CA: the bundle does not change at all.
+ *
+ * The previous CA leaves the bundle at the next CA change, or when it expires.
+ */
+export function nextCertificateStep(
+  stored: StoredCertificates | undefined,
+  hosts: readonly string[],
+  nowMs: number,
+  bundleSettled: boolean,
+): CertificateStep {
+  const bundle = splitPem(stored?.bundlePem ?? "").filter((pem) => {
+    try {
+      return expiresAtMs(new X509Certificate(pem)) > nowMs;
+    } catch {
+      return false;
+    }
+  });
+  const servingReason = servingUnusableReason(stored?.serving, bundle.join("\n"), hosts, nowMs);
+  const caReason = caUnusableReason(stored?.ca, nowMs);
+  if (caReason !== undefined) {
+    const ca = generateCa(nowMs);
+    if (servingReason !== undefined || stored?.serving === undefined) {
+      // Nothing trusted is being served: start over in one step.
+      return {
+        kind: "write",
+        next: { ca, bundlePem: joinPem([ca.certPem]), serving: issueServing(ca, hosts, nowMs) },
+        reason: `${caReason}, and ${servingReason ?? "no serving certificate is stored"}`,
+      };
+    }
+    const signer = signerIn(new X509Certificate(stored.serving.certPem), bundle) ?? "";
+    return {
+      kind: "write",
+      next: { ca, bundlePem: joinPem([signer, ca.certPem]), serving: stored.serving },
+      reason: `${caReason}: a new CA joins the bundle; the current certificate is served until the bundle is in place`,
+    };
+  }
+  const ca = stored?.ca as KeyPair;
+  const withCa = bundle.includes(ca.certPem.trim()) ? bundle : [...bundle, ca.certPem.trim()];
+  if (servingReason !== undefined)
+    return {
+      kind: "write",
+      next: { ca, bundlePem: joinPem(withCa), serving: issueServing(ca, hosts, nowMs) },
+      reason: `the serving certificate is replaced: ${servingReason}`,
+    };
+  const signedByCa = new X509Certificate(stored?.serving?.certPem ?? "").verify(
+    new X509Certificate(ca.certPem).publicKey,
+  );
+  if (!signedByCa && bundleSettled)
+    return {
+      kind: "write",
+      next: { ca, bundlePem: joinPem(withCa), serving: issueServing(ca, hosts, nowMs) },
+      reason: "the API server trusts the new CA: its serving certificate replaces the previous CA's",
+    };
+  if (joinPem(withCa) !== (stored?.bundlePem ?? "").trim())
+    return {
+      kind: "write",
+      next: { ...stored, ca, bundlePem: joinPem(withCa) },
+      reason: "expired CAs leave the bundle",
+    };
+  return { kind: "keep" };
+}
+
+const secretKeys = { cert: "tls.crt", key: "tls.key", ca: "ca.crt", caKey: "ca.key", bundle: "ca-bundle.crt" } as const;
+
+function fromSecret(secret: V1Secret): StoredCertificates {
   const data = secret.data ?? {};
   const decode = (key: string): string | undefined =>
     data[key] === undefined ? undefined : Buffer.from(data[key], "base64").toString("utf8");
-  const certPem = decode("tls.crt");
-  const keyPem = decode("tls.key");
-  const caPem = decode("ca.crt");
-  return certPem === undefined || keyPem === undefined || caPem === undefined ? undefined : { certPem, keyPem, caPem };
+  const certPem = decode(secretKeys.cert);
+  const keyPem = decode(secretKeys.key);
+  const caPem = decode(secretKeys.ca);
+  const caKeyPem = decode(secretKeys.caKey);
+  return {
+    ...(caPem === undefined || caKeyPem === undefined ? {} : { ca: { certPem: caPem, keyPem: caKeyPem } }),
+    // A Secret from before the bundle was kept: its CA is the bundle.
+    bundlePem: (decode(secretKeys.bundle) ?? caPem ?? "").trim(),
+    ...(certPem === undefined || keyPem === undefined ? {} : { serving: { certPem, keyPem } }),
+  };
 }
 
-function secretBody(namespace: string, name: string, cert: GeneratedCertificate, resourceVersion?: string): V1Secret {
+function secretBody(namespace: string, name: string, stored: StoredCertificates, resourceVersion?: string): V1Secret {
   const b64 = (text: string): string => Buffer.from(text).toString("base64");
+  const data: Record<string, string> = { [secretKeys.bundle]: b64(stored.bundlePem) };
+  if (stored.serving !== undefined) {
+    data[secretKeys.cert] = b64(stored.serving.certPem);
+    data[secretKeys.key] = b64(stored.serving.keyPem);
+  }
+  if (stored.ca !== undefined) {
+    data[secretKeys.ca] = b64(stored.ca.certPem);
+    data[secretKeys.caKey] = b64(stored.ca.keyPem);
+  }
   return {
     apiVersion: "v1",
     kind: "Secret",
@@ -152,7 +312,7 @@ function secretBody(namespace: string, name: string, cert: GeneratedCertificate,
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
       labels: { "app.kubernetes.io/component": "webhook-certificate" },
     },
-    data: { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem), "ca.crt": b64(cert.caPem) },
+    data,
   };
 }
 
@@ -160,58 +320,135 @@ function code(error: unknown): number | undefined {
   return error instanceof ApiException ? error.code : undefined;
 }
 
-export interface CertificateSecretOptions {
+export interface CertificateKeeperOptions {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly secretName: string;
   readonly hosts: readonly string[];
   readonly timeoutMs: number;
-  readonly nowMs: number;
+  /** Configurations and APIService that receive the bundle; an empty name skips one. */
+  readonly validatingConfiguration: string;
+  readonly mutatingConfiguration: string;
+  readonly apiService: string;
+  /** How long the API server must have held a bundle before a certificate from its new CA is served. */
+  readonly settleMs: number;
+  readonly onStep?: (reason: string) => void;
 }
 
 /**
- * Returns the certificate every replica shares: the stored one while usable,
- * otherwise a new one written to the Secret. Two replicas starting together
- * race on create or replace; the loser reads and serves the winner's.
+ * Keeps the shared certificate Secret and the CA bundles in step. Every
+ * replica runs one pass at start and one per interval: it reads the Secret,
+ * takes the next step of `nextCertificateStep` (writes are guarded by
+ * resourceVersion, so of two replicas one wins and the other reads its
+ * result), writes the bundle where the API server reads it, and returns the
+ * certificate to serve.
  */
-export async function ensureCertificateSecret(opts: CertificateSecretOptions): Promise<GeneratedCertificate> {
-  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
-  const what = `webhook certificate Secret ${opts.namespace}/${opts.secretName}`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    let existing: V1Secret | undefined;
-    try {
-      existing = await core.readNamespacedSecret(
-        { namespace: opts.namespace, name: opts.secretName },
-        callOptions(opts.timeoutMs),
-      );
-    } catch (error) {
-      if (code(error) !== 404) throw new Error(`read ${what}`, { cause: error });
-    }
-    const stored = existing === undefined ? undefined : fromSecret(existing);
-    if (stored !== undefined && unusableReason(stored, opts.hosts, opts.nowMs) === undefined) return stored;
-    const fresh = generateCertificate(opts.hosts, opts.nowMs);
-    try {
-      if (existing === undefined)
-        await core.createNamespacedSecret(
-          { namespace: opts.namespace, body: secretBody(opts.namespace, opts.secretName, fresh) },
-          callOptions(opts.timeoutMs),
-        );
-      else
-        await core.replaceNamespacedSecret(
-          {
-            namespace: opts.namespace,
-            name: opts.secretName,
-            body: secretBody(opts.namespace, opts.secretName, fresh, existing.metadata?.resourceVersion),
-          },
-          callOptions(opts.timeoutMs),
-        );
-      return fresh;
-    } catch (error) {
-      // Another replica wrote first: read again and use its certificate.
-      if (code(error) !== 409) throw new Error(`write ${what}`, { cause: error });
-    }
+export class CertificateKeeper {
+  private readonly core: CoreV1Api;
+  private readonly admission: AdmissionregistrationV1Api;
+  private readonly registration: ApiregistrationV1Api;
+  /** The bundle the API server was last seen holding everywhere, and since when. */
+  private settled: { readonly bundle: string; readonly sinceMs: number } | undefined;
+
+  constructor(private readonly opts: CertificateKeeperOptions) {
+    this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.admission = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    this.registration = opts.kubeConfig.makeApiClient(ApiregistrationV1Api);
   }
-  throw new Error(`${what}: kept changing while this replica tried to store its certificate`);
+
+  private get what(): string {
+    return `webhook certificate Secret ${this.opts.namespace}/${this.opts.secretName}`;
+  }
+
+  async pass(nowMs: number): Promise<ServingCertificate> {
+    const { opts } = this;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let existing: V1Secret | undefined;
+      try {
+        existing = await this.core.readNamespacedSecret(
+          { namespace: opts.namespace, name: opts.secretName },
+          callOptions(opts.timeoutMs),
+        );
+      } catch (error) {
+        if (code(error) !== 404) throw new Error(`read ${this.what}`, { cause: error });
+      }
+      const stored = existing === undefined ? undefined : fromSecret(existing);
+      const settled = stored !== undefined && (await this.bundleSettled(stored.bundlePem, nowMs));
+      const step = nextCertificateStep(stored, opts.hosts, nowMs, settled);
+      let current = stored;
+      if (step.kind === "write") {
+        try {
+          const body = secretBody(opts.namespace, opts.secretName, step.next, existing?.metadata?.resourceVersion);
+          if (existing === undefined)
+            await this.core.createNamespacedSecret({ namespace: opts.namespace, body }, callOptions(opts.timeoutMs));
+          else
+            await this.core.replaceNamespacedSecret(
+              { namespace: opts.namespace, name: opts.secretName, body },
+              callOptions(opts.timeoutMs),
+            );
+          opts.onStep?.(step.reason);
+          current = step.next;
+        } catch (error) {
+          // Another replica wrote first: read again and follow its step.
+          if (code(error) === 409) continue;
+          throw new Error(`write ${this.what}`, { cause: error });
+        }
+      }
+      if (current?.serving === undefined) throw new Error(`${this.what} holds no serving certificate`);
+      await this.writeBundles(current.bundlePem);
+      return current.serving;
+    }
+    throw new Error(`${this.what}: kept changing while this replica tried to store its certificate`);
+  }
+
+  /** True once every configuration has held `bundlePem` for `settleMs`, as this replica saw it. */
+  private async bundleSettled(bundlePem: string, nowMs: number): Promise<boolean> {
+    const wanted = Buffer.from(bundlePem).toString("base64");
+    const held = await this.heldBundles();
+    if (held.some((b) => b !== wanted)) {
+      this.settled = undefined;
+      return false;
+    }
+    if (this.settled?.bundle !== wanted) this.settled = { bundle: wanted, sinceMs: nowMs };
+    return nowMs - this.settled.sinceMs >= this.opts.settleMs;
+  }
+
+  private async heldBundles(): Promise<string[]> {
+    const { opts } = this;
+    const held: string[] = [];
+    const call = callOptions(opts.timeoutMs);
+    if (opts.validatingConfiguration !== "")
+      for (const w of (
+        await this.admission.readValidatingWebhookConfiguration({ name: opts.validatingConfiguration }, call)
+      ).webhooks ?? [])
+        held.push(w.clientConfig.caBundle ?? "");
+    if (opts.mutatingConfiguration !== "")
+      for (const w of (
+        await this.admission.readMutatingWebhookConfiguration({ name: opts.mutatingConfiguration }, call)
+      ).webhooks ?? [])
+        held.push(w.clientConfig.caBundle ?? "");
+    if (opts.apiService !== "")
+      held.push((await this.registration.readAPIService({ name: opts.apiService }, call)).spec?.caBundle ?? "");
+    return held;
+  }
+
+  private async writeBundles(bundlePem: string): Promise<void> {
+    const { opts } = this;
+    await patchCaBundles({
+      kubeConfig: opts.kubeConfig,
+      validatingConfiguration: opts.validatingConfiguration,
+      mutatingConfiguration: opts.mutatingConfiguration,
+      caPem: bundlePem,
+      timeoutMs: opts.timeoutMs,
+    });
+    if (opts.apiService !== "")
+      await patchApiServiceCaBundle({
+        kubeConfig: opts.kubeConfig,
+        name: opts.apiService,
+        caPem: bundlePem,
+        timeoutMs: opts.timeoutMs,
+      });
+  }
 }
 
 export interface CaBundleTargets {

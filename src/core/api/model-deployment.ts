@@ -71,6 +71,13 @@ export type Retirement = z.output<typeof RetirementSchema>;
 /** Annotation keys of the binding fence (spec: Binding fence). */
 export const bindingAnnotation = "modeldeployment.gpustack.ai/scaler-binding";
 export const decisionAnnotation = "modeldeployment.gpustack.ai/scaler-decision";
+/**
+ * Set with the binding annotation and removed with it, so the fence webhook's
+ * objectSelector sends only bound targets (and writes that unbind one) to the
+ * scaler: an outage of the scaler blocks nothing unbound (docs/webhooks.md).
+ */
+export const boundLabel = "modeldeployment.gpustack.ai/scaler-bound";
+export const boundLabelValue = "true";
 
 export const BindingPayloadSchema = z.strictObject({
   scalerName: z.string().min(1),

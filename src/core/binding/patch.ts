@@ -6,6 +6,8 @@
  */
 import {
   bindingAnnotation,
+  boundLabel,
+  boundLabelValue,
   decisionAnnotation,
   type BindingPayload,
   type DecisionPayload,
@@ -23,6 +25,8 @@ export function pointerKey(key: string): string {
 export interface PatchTarget {
   readonly resourceVersion: string;
   readonly annotations: Readonly<Record<string, string>> | undefined;
+  /** Required, not optional: adding `/metadata/labels` over an existing map would drop the user's labels. */
+  readonly labels: Readonly<Record<string, string>> | undefined;
   /** Role names in `spec.roles[]` order. */
   readonly roleNames: readonly string[];
   readonly replicas: Readonly<Record<string, number>>;
@@ -37,19 +41,37 @@ function annotationOps(target: PatchTarget, values: Record<string, string>): Jso
   }));
 }
 
+/** Sets the bound label when it is missing (targets bound before the label existed get it on their next write). */
+function boundLabelOps(target: PatchTarget): JsonPatchOp[] {
+  if (target.labels === undefined)
+    return [{ op: "add", path: "/metadata/labels", value: { [boundLabel]: boundLabelValue } }];
+  if (target.labels[boundLabel] === boundLabelValue) return [];
+  return [{ op: "add", path: `/metadata/labels/${pointerKey(boundLabel)}`, value: boundLabelValue }];
+}
+
 function guard(target: PatchTarget): JsonPatchOp[] {
   return [{ op: "replace", path: "/metadata/resourceVersion", value: target.resourceVersion }];
 }
 
-/** Installs (or renews) the binding annotation. */
+/** Installs (or renews) the binding annotation and the bound label. */
 export function acquirePatch(target: PatchTarget, binding: BindingPayload): JsonPatchOp[] {
-  return [...guard(target), ...annotationOps(target, { [bindingAnnotation]: JSON.stringify(binding) })];
+  return [
+    ...guard(target),
+    ...annotationOps(target, { [bindingAnnotation]: JSON.stringify(binding) }),
+    ...boundLabelOps(target),
+  ];
 }
 
-/** Removes the binding annotation; counts and the decision annotation stay. */
+/** Removes the binding annotation and the bound label; counts and the decision annotation stay. */
 export function releasePatch(target: PatchTarget): JsonPatchOp[] {
   if (target.annotations?.[bindingAnnotation] === undefined) return [];
-  return [...guard(target), { op: "remove", path: `/metadata/annotations/${pointerKey(bindingAnnotation)}` }];
+  return [
+    ...guard(target),
+    { op: "remove", path: `/metadata/annotations/${pointerKey(bindingAnnotation)}` },
+    ...(target.labels?.[boundLabel] === undefined
+      ? []
+      : [{ op: "remove" as const, path: `/metadata/labels/${pointerKey(boundLabel)}` }]),
+  ];
 }
 
 /**
@@ -66,5 +88,6 @@ export function commitPatch(target: PatchTarget, decision: DecisionPayload): Jso
     ops.push({ op: "replace", path: `/spec/roles/${index}/replicas`, value: replicas });
   });
   ops.push(...annotationOps(target, { [decisionAnnotation]: JSON.stringify(decision) }));
+  ops.push(...boundLabelOps(target));
   return ops;
 }

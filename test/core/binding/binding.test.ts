@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bindingAnnotation, decisionAnnotation } from "../../../src/core/api/model-deployment.js";
+import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../../src/core/api/model-deployment.js";
 import { decideBinding, type BindingScaler, type BindingTarget } from "../../../src/core/binding/binding.js";
 import { acquirePatch, commitPatch, pointerKey, releasePatch } from "../../../src/core/binding/patch.js";
 
@@ -175,6 +175,7 @@ describe("target patches", () => {
   const base = {
     resourceVersion: "42",
     annotations: {},
+    labels: { [boundLabel]: "true" },
     roleNames: ["prefill", "decode"],
     replicas: { prefill: 2, decode: 2 },
   };
@@ -216,11 +217,34 @@ describe("target patches", () => {
     });
   });
 
-  it("releases only when a binding is there to remove", () => {
+  it("releases only when a binding is there to remove, and removes the bound label with it", () => {
     expect(releasePatch(base)).toEqual([]);
     expect(releasePatch({ ...base, annotations: { [bindingAnnotation]: "x" } })).toEqual([
       { op: "replace", path: "/metadata/resourceVersion", value: "42" },
       { op: "remove", path: "/metadata/annotations/modeldeployment.gpustack.ai~1scaler-binding" },
+      { op: "remove", path: "/metadata/labels/modeldeployment.gpustack.ai~1scaler-bound" },
     ]);
+    expect(releasePatch({ ...base, labels: undefined, annotations: { [bindingAnnotation]: "x" } })).toHaveLength(2);
+  });
+
+  it("sets the bound label with the binding, keeping the target's other labels", () => {
+    const binding = { scalerName: "s", scalerUID: "u", term: 1 };
+    expect(acquirePatch({ ...base, labels: undefined }, binding).at(-1)).toEqual({
+      op: "add",
+      path: "/metadata/labels",
+      value: { [boundLabel]: "true" },
+    });
+    expect(acquirePatch({ ...base, labels: { team: "a" } }, binding).at(-1)).toEqual({
+      op: "add",
+      path: "/metadata/labels/modeldeployment.gpustack.ai~1scaler-bound",
+      value: "true",
+    });
+    // A target bound before the label existed gets it with its next commit.
+    expect(
+      commitPatch(
+        { ...base, labels: { team: "a" } },
+        { decisionID: "d", term: 1, vector: { prefill: 2, decode: 2 } },
+      ).at(-1),
+    ).toEqual({ op: "add", path: "/metadata/labels/modeldeployment.gpustack.ai~1scaler-bound", value: "true" });
   });
 });

@@ -530,11 +530,12 @@ function apply(object: Record<string, unknown>, ops: readonly JsonPatchOp[]): Re
 }
 
 function patchTargetOf(object: Record<string, unknown>): PatchTarget {
-  const meta = object["metadata"] as { annotations?: Record<string, string> };
+  const meta = object["metadata"] as { annotations?: Record<string, string>; labels?: Record<string, string> };
   const roles = (object["spec"] as { roles: { name: string; replicas: number }[] }).roles;
   return {
     resourceVersion: "1",
     annotations: meta.annotations,
+    labels: meta.labels,
     roleNames: roles.map((r) => r.name),
     replicas: Object.fromEntries(roles.map((r) => [r.name, r.replicas])),
   };
