@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   compactHistory,
+  compactionBucketSeconds,
   continuousHistory,
   historyGapSeconds,
   historyHorizonSeconds,
@@ -180,6 +181,33 @@ describe("history", () => {
   it("drops samples from the future", () => {
     const history = recordHistory(h([[100, 9]]), { timestampMs: t0, replicas: 1 }, 300);
     expect(history).toEqual(h([[0, 1]]));
+  });
+});
+
+describe("compaction buckets", () => {
+  it("are a 120th of the horizon, rounded up, at least one second", () => {
+    expect([0, 120, 1200, 1201, 1800].map(compactionBucketSeconds)).toEqual([1, 1, 10, 11, 15]);
+  });
+
+  it("keep the oldest sample, then each epoch-aligned bucket's lowest and highest at its latest time and stamp", () => {
+    // A 1200 s horizon gives 10 s buckets; base is a multiple of 10 s since the epoch.
+    const base = 1_700_000_000_000;
+    const history: HistorySample[] = [
+      { timestampMs: base - 5_000, replicas: 7, timestamp: "oldest" },
+      { timestampMs: base + 1_000, replicas: 4, timestamp: "a" },
+      { timestampMs: base + 4_000, replicas: 2 },
+      { timestampMs: base + 9_000, replicas: 6, timestamp: "c" },
+      { timestampMs: base + 12_000, replicas: 3 },
+      { timestampMs: base + 20_000, replicas: 5, timestamp: "e" },
+      { timestampMs: base + 21_000, replicas: 5 },
+    ];
+    expect(compactHistory(history, 1200)).toEqual([
+      { timestampMs: base - 5_000, replicas: 7, timestamp: "oldest" },
+      { timestampMs: base + 9_000, replicas: 2, timestamp: "c" },
+      { timestampMs: base + 9_000, replicas: 6, timestamp: "c" },
+      { timestampMs: base + 12_000, replicas: 3 },
+      { timestampMs: base + 21_000, replicas: 5 },
+    ]);
   });
 });
 
