@@ -98,3 +98,42 @@ describe("a rollback", () => {
     expect(result.status.lastScaleDown).toBeUndefined();
   });
 });
+
+describe("a rebalance transaction waiting for its donor", () => {
+  it("writes nothing, whatever the roles want", () => {
+    const spec = specOf({
+      roles: [
+        { name: "p", minReplicas: 1, maxReplicas: 16 },
+        { name: "d", minReplicas: 1, maxReplicas: 16 },
+      ],
+    });
+    const status: ScalerStatus = {
+      lastPassTime: iso(-15),
+      rebalance: {
+        receiverRole: "d",
+        donorRole: "p",
+        donorTargetReplicas: 1,
+        startedAt: iso(-30),
+        exhaustionEpisodeGeneration: 1,
+        donationAttempted: true,
+        reason: "DonorRelease",
+      },
+    };
+    const result = plan(
+      inputOf({
+        spec,
+        // The donor still has two ready replicas: it has not released one.
+        target: targetOf(
+          [
+            { name: "p", replicas: 1, ready: 2, quotaReserved: 1 },
+            { name: "d", replicas: 2 },
+          ],
+          { annotations: bound },
+        ),
+        observations: { p: want(1, 2), d: want(6, 2) },
+        status,
+      }),
+    );
+    expect(result.commit).toBeUndefined();
+  });
+});

@@ -86,9 +86,9 @@ describe("the growth freeze after a rollback", () => {
       },
     };
     const roles = [
+      { name: "u", replicas: 2, instanceType: "gpu-b" },
       { name: "s", replicas: 2, instanceType: "gpu-a" },
       { name: "t", replicas: 2, instanceType: "gpu-a" },
-      { name: "u", replicas: 2, instanceType: "gpu-b" },
     ];
     const wants = { s: want(4, 2), t: want(4, 2), u: want(4, 2) };
     const first = plan(inputOf({ spec, target: targetOf(roles), observations: wants, status, nowMs: seconds(0) }));
@@ -98,5 +98,37 @@ describe("the growth freeze after a rollback", () => {
     // The default pendingTimeoutSeconds (300) after the rollback at -200 s: growth resumes at 100 s.
     const atEnd = plan(inputOf({ spec, target: targetOf(roles), observations: wants, status, nowMs: seconds(100) }));
     expect(atEnd.commit?.vector).toMatchObject({ s: 4, t: 4 });
+  });
+});
+
+describe("the growth freeze: which records start it", () => {
+  const spec = specOf({
+    roles: [
+      { name: "u", maxReplicas: 16 },
+      { name: "s", maxReplicas: 16 },
+    ],
+  });
+  const episode = { receiverRole: "s", exhaustionEpisodeGeneration: 1, donationAttempted: true };
+  const grown = (rebalance: ScalerStatus["rebalance"], instanceType?: string) =>
+    plan(
+      inputOf({
+        spec,
+        target: targetOf(
+          ["u", "s"].map((name) => ({ name, replicas: 2, ...(instanceType === undefined ? {} : { instanceType }) })),
+        ),
+        observations: { u: want(4, 2), s: want(4, 2) },
+        status: { lastPassTime: iso(-15), rebalance },
+        nowMs: seconds(0),
+      }),
+    ).commit?.vector;
+
+  it("an empty instance type is no pool: only the receiver is frozen", () => {
+    expect(grown({ ...episode, startedAt: iso(-10), reason: "ResourceExhausted" }, "")).toEqual({ u: 4, s: 2 });
+    expect(grown({ ...episode, startedAt: iso(-10), reason: "ResourceExhausted" })).toEqual({ u: 4, s: 2 });
+  });
+
+  it("a record that no longer seeks a donor, or has no start, freezes nothing", () => {
+    expect(grown({ ...episode, startedAt: iso(-10), reason: "ReceiverAcquire" })).toEqual({ u: 4, s: 4 });
+    expect(grown({ ...episode, reason: "ResourceExhausted" })).toEqual({ u: 4, s: 4 });
   });
 });
