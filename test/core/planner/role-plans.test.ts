@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { RoleRecommendation } from "../../../src/core/algorithms/types.js";
 import { holdsForSignals } from "../../../src/core/planner/role-plans.js";
 import type { RoleObservation } from "../../../src/core/signals/types.js";
-import { want } from "./fixtures.js";
+import { plan } from "../../../src/core/planner/plan.js";
+import { inputOf, roleOf, specOf, targetOf, want } from "./fixtures.js";
 
 const rec = (extra: Partial<RoleRecommendation> = {}): RoleRecommendation =>
   ({ role: "d", scaled: true, replicas: 3, reason: "Scaled", ...extra }) as RoleRecommendation;
@@ -49,5 +50,32 @@ describe("holdsForSignals", () => {
     },
   ])("$why", ({ r, obs, coupled, holds }) => {
     expect(holdsForSignals(r, obs, coupled)).toBe(holds);
+  });
+});
+
+describe("a role nothing drives", () => {
+  it("keeps no stabilization history: it recommends nothing", () => {
+    const spec = specOf({
+      roles: [
+        { name: "s", minReplicas: 1, maxReplicas: 16 },
+        { name: "x", minReplicas: 1, maxReplicas: 16 },
+      ],
+      algorithm: {
+        type: "Proportional",
+        proportional: { metric: "RunningRequests", roleTargets: [{ name: "s", target: "1" }] },
+      },
+    });
+    const { algorithm: _echo, ...viaRegistry } = inputOf({
+      spec,
+      target: targetOf([
+        { name: "s", replicas: 2 },
+        { name: "x", replicas: 2 },
+      ]),
+      observations: { s: want(2, 2), x: want(2, 2) },
+    });
+    const result = plan(viaRegistry);
+    expect(roleOf(result, "x").reason).toBe("NoTarget");
+    expect(roleOf(result, "x").stabilizationHistory ?? []).toEqual([]);
+    expect(roleOf(result, "s").stabilizationHistory).toHaveLength(1);
   });
 });
