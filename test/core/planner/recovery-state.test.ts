@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ScalerStatus } from "../../../src/core/api/scaler.js";
-import { plan, type PlanResult } from "../../../src/core/planner/plan.js";
+import { plan } from "../../../src/core/planner/plan.js";
+import type { PlanResult } from "../../../src/core/planner/types.js";
 import type { RoleObservation } from "../../../src/core/signals/types.js";
 import { inputOf, roleOf, seconds, specOf, targetOf, want } from "./fixtures.js";
 
