@@ -73,6 +73,21 @@ describe("a scale-down commit", () => {
   });
 });
 
+describe("a growth commit", () => {
+  it("records no scale-down", () => {
+    const spec = specOf({ roles: [{ name: "p", minReplicas: 1, maxReplicas: 16 }] });
+    const result = plan(
+      inputOf({
+        spec,
+        target: targetOf([{ name: "p", replicas: 2 }], { annotations: bound }),
+        observations: { p: want(4, 2) },
+      }),
+    );
+    expect(result.commit?.vector).toEqual({ p: 4 });
+    expect(result.status.lastScaleDown).toBeUndefined();
+  });
+});
+
 describe("a rollback", () => {
   it("returns replicas that never served: no scale-down record to restore", () => {
     const spec = specOf({ roles: [{ name: "p", minReplicas: 1, maxReplicas: 16 }] });

@@ -70,10 +70,11 @@ describe("the abort cooldown", () => {
 describe("the growth freeze after a rollback", () => {
   it("holds the receiver and its instance type for pendingTimeoutSeconds from the rollback, other pools grow", () => {
     const spec = specOf({
+      // The receiver is not the first role: its pool is found by name.
       roles: [
+        { name: "u", maxReplicas: 16 },
         { name: "s", maxReplicas: 16 },
         { name: "t", maxReplicas: 16 },
-        { name: "u", maxReplicas: 16 },
       ],
     });
     const status: ScalerStatus = {
