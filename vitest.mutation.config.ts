@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Mutation testing (`npm run test:mutation`) runs the pure core's unit tests only, one worker:
-// they need no servers, and Stryker runs them once per mutant.
+// Mutation testing (`npm run test:mutation`) runs the pure core's unit tests only: they need no
+// servers. Stryker's Vitest runner runs them in process, only the tests that cover each mutant.
 export default defineConfig({
   test: {
     include: [process.env.MUTATION_TESTS ?? "test/core/**/*.test.ts"],

@@ -78,21 +78,14 @@ export function setConditions(
   const now = new Date(nowMs).toISOString();
   for (const update of updates) {
     const old = byType.get(update.type);
-    // A TargetReplaced condition keeps the generation it was first reported at: a later spec edit
-    // (a higher generation) is what acknowledges the replacement (src/core/binding/binding.ts).
-    const kept =
-      old !== undefined &&
-      old.status === update.status &&
-      old.reason === update.reason &&
-      update.reason === "TargetReplaced"
-        ? (old.observedGeneration ?? generation)
-        : generation;
+    // A TargetReplaced condition needs no generation of its own: it is reported again only while the
+    // generation has not moved, since a higher one acknowledges it (src/core/binding/binding.ts).
     byType.set(update.type, {
       type: update.type,
       status: update.status,
       reason: update.reason,
       message: update.message,
-      ...(kept === undefined ? {} : { observedGeneration: kept }),
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastTransitionTime: old !== undefined && old.status === update.status ? old.lastTransitionTime : now,
     });
   }

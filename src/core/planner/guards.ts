@@ -21,7 +21,7 @@ const finishedRetirementStates: ReadonlySet<string> = new Set(["Aborted", "Compl
 /** The target's retirement while it is still running. */
 export function activeRetirement(target: ModelDeployment): Retirement | undefined {
   const retirement = target.status?.retirement ?? undefined;
-  if (retirement === undefined || retirement === null) return undefined;
+  if (retirement === undefined) return undefined;
   return finishedRetirementStates.has(retirement.state) ? undefined : retirement;
 }
 
@@ -141,8 +141,7 @@ export function cohortState(
   const unadmitted: string[] = [];
   for (const [role, wanted] of Object.entries(cohort.targetVector)) {
     const baseline = cohort.baselineVector[role] ?? 0;
-    // Stryker disable next-line EqualityOperator: at equality the next check skips the role too (needed <= wanted)
-    if (wanted <= baseline) continue;
+    // A role the cohort did not grow needs nothing: needed <= wanted <= baseline.
     const needed = Math.min(wanted, current[role] ?? 0);
     if (needed <= baseline) continue;
     // No reservation reported: no admission step.
@@ -160,7 +159,7 @@ export function rollbackVector(cohort: PendingCohort, current: ReplicaVector): R
   const out: ReplicaVector = { ...current };
   for (const [role, baseline] of Object.entries(cohort.baselineVector)) {
     const now = out[role];
-    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
+    // Stryker disable next-line EqualityOperator,ConditionalExpression: equivalent, at equality the assignment writes the same count and a comparison with undefined is false already
     if (now !== undefined && now > baseline) out[role] = baseline;
   }
   return out;
@@ -178,9 +177,10 @@ export function scaleDownAborted(
 ): boolean {
   if (lastScaleDown === undefined || lastScaleDown.outcome !== "Committed") return false;
   const retirement = target.status?.retirement ?? undefined;
-  if (retirement === undefined || retirement === null || retirement.state !== "Aborted") return false;
+  if (retirement === undefined || retirement.state !== "Aborted") return false;
   const before = lastScaleDown.preScaleDownVector[retirement.roleName];
   const now = current[retirement.roleName];
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, a comparison with undefined is false already; the check narrows the types
   if (before === undefined || now === undefined) return false;
   return before > now && retirement.replicaOrdinal >= now;
 }
@@ -190,7 +190,7 @@ export function restoreVector(lastScaleDown: LastScaleDown, current: ReplicaVect
   const out: ReplicaVector = { ...current };
   for (const [role, before] of Object.entries(lastScaleDown.preScaleDownVector)) {
     const now = out[role];
-    // Stryker disable next-line EqualityOperator: at equality the assignment writes the same count
+    // Stryker disable next-line EqualityOperator,ConditionalExpression: equivalent, at equality the assignment writes the same count and a comparison with undefined is false already
     if (now !== undefined && before > now) out[role] = before;
   }
   return out;

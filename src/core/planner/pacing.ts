@@ -107,7 +107,7 @@ export function recordHistory(
   kept.push(sample);
   const horizonStartMs = sample.timestampMs - horizonSeconds * 1000;
   let firstNeeded = 0;
-  for (let i = 0; i < kept.length; i++) if ((kept[i]?.timestampMs ?? 0) <= horizonStartMs) firstNeeded = i;
+  for (const [i, s] of kept.entries()) if (s.timestampMs <= horizonStartMs) firstNeeded = i;
   const trimmed = kept.slice(firstNeeded);
   return trimmed.length > maxHistorySamples ? compactHistory(trimmed, horizonSeconds) : trimmed;
 }

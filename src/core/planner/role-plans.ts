@@ -95,9 +95,10 @@ function paced(
   rec: RoleRecommendation | undefined,
   range: RoleBoundsRange,
   rule: HistoryRule,
-): Pick<RolePlan, "clamped" | "stabilized" | "history" | "coupled"> {
+): Pick<RolePlan, "scaled" | "clamped" | "stabilized" | "history" | "coupled"> {
   const scaled = rec?.scaled === true;
   const coupled = rec?.reason === ratioCoupledReason;
+  // Stryker disable next-line ObjectLiteral,StringLiteral: equivalent, an unscaled role's clamped and stabilized values are never read (every reader checks scaled first)
   const clamped = scaled ? clampToBounds(rec?.replicas ?? role.replicas, range) : { value: role.replicas, reason: "" };
   const before = pass.previousRoles.get(role.name);
   const past = continuousHistory(
@@ -112,8 +113,9 @@ function paced(
     : [...past];
   const stabilized = scaled
     ? stabilize(history, pass.nowMs, role.replicas, clamped.value, rule.windows)
-    : { value: role.replicas, reason: "" };
-  return { clamped, stabilized, history, coupled };
+    : // Stryker disable next-line ObjectLiteral,StringLiteral: equivalent, as for clamped above
+      { value: role.replicas, reason: "" };
+  return { scaled, clamped, stabilized, history, coupled };
 }
 
 function planRole(
@@ -136,7 +138,6 @@ function planRole(
     range,
     observation,
     recommendation: rec,
-    scaled: rec?.scaled === true,
     ...pacing,
     upHold: growthHold({
       cohortPending: state.cohort?.kind === "Pending",

@@ -9,14 +9,17 @@ import type { RoleObservation } from "../signals/types.js";
 import type { HistorySample } from "./pacing.js";
 import { formatTimestamp, parseTimestampMs } from "../time/timestamp.js";
 
+/** A reading worth showing: present and finite (absent, NaN and infinities are unknown). */
+function isFiniteReading(value: number | undefined): value is number {
+  return Number.isFinite(value);
+}
+
 function quantityField<K extends string>(key: K, value: number | undefined): { [P in K]?: string } {
-  return value === undefined || !Number.isFinite(value)
-    ? {}
-    : ({ [key]: formatQuantity(value) } as { [P in K]?: string });
+  return isFiniteReading(value) ? ({ [key]: formatQuantity(value) } as { [P in K]?: string }) : {};
 }
 
 function countField<K extends string>(key: K, value: number | undefined): { [P in K]?: number } {
-  return value === undefined || !Number.isFinite(value) ? {} : ({ [key]: value } as { [P in K]?: number });
+  return isFiniteReading(value) ? ({ [key]: value } as { [P in K]?: number }) : {};
 }
 
 /**

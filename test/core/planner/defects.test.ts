@@ -198,6 +198,14 @@ describe("defect 4: a role driven only by a ratio needs no engine signals of its
     expect(run.replicas.p).toBeLessThan(8);
     expect(run.replicas.e).toBeLessThan(4);
   });
+
+  it("an encode role with no observation at all follows too: the target's ready count stands in", () => {
+    const run = new Run(encoded, { p: 8, e: 4 }, { p: "Prefill", e: "Encode" }, true);
+    run.passes(0, 300, 15, () => ({ p: want(8, 8) }));
+    run.passes(315, 930, 15, () => ({ p: want(4, 8) }));
+    expect(run.replicas.p).toBeLessThan(8);
+    expect(run.replicas.e).toBeLessThan(4);
+  });
 });
 
 describe("defect 5: a scaled role nothing drives is reported", () => {

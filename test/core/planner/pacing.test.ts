@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   compactHistory,
+  compactionBucketSeconds,
   continuousHistory,
   historyGapSeconds,
   historyHorizonSeconds,
@@ -183,7 +184,73 @@ describe("history", () => {
   });
 });
 
+describe("compaction buckets", () => {
+  it("are a 120th of the horizon, rounded up, at least one second", () => {
+    expect([0, 120, 1200, 1201, 1800].map(compactionBucketSeconds)).toEqual([1, 1, 10, 11, 15]);
+  });
+
+  it("keep the oldest sample, then each epoch-aligned bucket's lowest and highest at its latest time and stamp", () => {
+    // A 1200 s horizon gives 10 s buckets; base is a multiple of 10 s since the epoch.
+    const base = 1_700_000_000_000;
+    const history: HistorySample[] = [
+      { timestampMs: base - 5_000, replicas: 7, timestamp: "oldest" },
+      { timestampMs: base + 1_000, replicas: 4, timestamp: "a" },
+      { timestampMs: base + 4_000, replicas: 2 },
+      { timestampMs: base + 9_000, replicas: 6, timestamp: "c" },
+      { timestampMs: base + 12_000, replicas: 3 },
+      { timestampMs: base + 20_000, replicas: 5, timestamp: "e" },
+      { timestampMs: base + 21_000, replicas: 5 },
+    ];
+    expect(compactHistory(history, 1200)).toEqual([
+      { timestampMs: base - 5_000, replicas: 7, timestamp: "oldest" },
+      { timestampMs: base + 9_000, replicas: 2, timestamp: "c" },
+      { timestampMs: base + 9_000, replicas: 6, timestamp: "c" },
+      { timestampMs: base + 12_000, replicas: 3 },
+      { timestampMs: base + 21_000, replicas: 5 },
+    ]);
+  });
+});
+
+describe("when compaction runs", () => {
+  // 1 s apart under a 1200 s horizon (10 s buckets), alternating values: compaction would change them.
+  const samples = (n: number): HistorySample[] =>
+    Array.from({ length: n }, (_, i) => ({ timestampMs: t0 + i * 1000, replicas: 1 + (i % 2) }));
+
+  it("a history of exactly 256 samples is kept as it is; one more is compacted", () => {
+    const full = samples(maxHistorySamples);
+    const last = full.at(-1) as HistorySample;
+    expect(recordHistory(full.slice(0, -1), last, 1200)).toEqual(full);
+    const next = { timestampMs: last.timestampMs + 1000, replicas: 1 };
+    expect(recordHistory(full, next, 1200).length).toBeLessThan(maxHistorySamples);
+  });
+
+  it("a compacted pass of exactly 256 entries is not compacted again", () => {
+    // 1 s buckets (120 s horizon), one sample each: the first pass keeps all 256.
+    const history = samples(maxHistorySamples);
+    expect(compactHistory(history, 120)).toEqual(history);
+  });
+
+  it("a sample stamped like the newest one is kept beside it", () => {
+    const history = recordHistory(h([[0, 9]]), { timestampMs: t0, replicas: 1 }, 300);
+    expect(history).toEqual(
+      h([
+        [0, 9],
+        [0, 1],
+      ]),
+    );
+  });
+});
+
 describe("compaction backstop", () => {
+  it("widens buckets by doubling: 600 samples 1 s apart over a 120 s horizon land in 4 s buckets", () => {
+    const base = 1_700_000_000_000; // a multiple of 4 s since the epoch
+    const history = Array.from({ length: 600 }, (_, i) => ({ timestampMs: base + i * 1000, replicas: 3 }));
+    const out = compactHistory(history, 120);
+    expect(out[0]).toEqual(history[0]);
+    // Each later entry is the last second of its 4 s bucket (or the newest sample).
+    expect(out.slice(1).map((s) => (s.timestampMs - base) % 4000)).toEqual(Array<number>(150).fill(3000));
+  });
+
   it("an untrimmed history longer than the horizon still fits and keeps its oldest sample", () => {
     const history = Array.from({ length: 2000 }, (_, i) => ({ timestampMs: t0 + i * 5000, replicas: i % 5 }));
     const out = compactHistory(history, 300);
@@ -230,11 +297,27 @@ describe("windows: edges the stabilization relies on", () => {
   });
 
   it("a zero scale-up window grows at once, without history", () => {
+    expect(stabilize([], t0, 2, 6, windows)).toEqual({ value: 6, reason: "" });
     expect(stabilize([{ timestampMs: t0, replicas: 6 }], t0, 2, 6, windows)).toEqual({ value: 6, reason: "" });
   });
 
   it("an unchanged recommendation is no move and names no window", () => {
     expect(stabilize([], t0, 4, 4, windows)).toEqual({ value: 4, reason: "" });
+    // Even before the history spans a scale-up window.
+    expect(stabilize([], t0, 4, 4, { scaleUpSeconds: 60, scaleDownSeconds: 300 })).toEqual({ value: 4, reason: "" });
+  });
+
+  it("an empty history spans no window, not even a zero one", () => {
+    expect(historySpans([], t0, 0)).toBe(false);
+  });
+
+  it("a sample stamped exactly now counts in the window", () => {
+    const history: HistorySample[] = [
+      { timestampMs: t0 - 400_000, replicas: 2 },
+      { timestampMs: t0, replicas: 9 },
+      { timestampMs: t0, replicas: 2 },
+    ];
+    expect(stabilize(history, t0, 10, 2, windows)).toEqual({ value: 9, reason: "ScaleDownStabilization" });
   });
 
   it("a sample stamped after now does not raise the scale-down floor", () => {
