@@ -26,6 +26,7 @@ import {
 } from "../adapters/webhook/server.js";
 import { PrometheusClient, type PrometheusQueryClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../adapters/prometheus/source.js";
+import { PromqlSignals } from "../adapters/prometheus/signal-port.js";
 import { listen, opsApp } from "../adapters/http/server.js";
 import {
   answerUnauthenticated,
@@ -41,7 +42,7 @@ import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
-import { Controller, type SampleRequest, type SignalSource } from "./controller.js";
+import { Controller, type SignalSource } from "./controller.js";
 import { TickLoop } from "./tick-loop.js";
 
 export interface RunningController {
@@ -69,27 +70,6 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
       } finally {
         end();
       }
-    },
-  };
-}
-
-/**
- * The PromQL source behind the controller's `SignalSource` port; a failed or partial query is logged with what it
- * cost. The controller alone decides which scalers are due: the port samples every one it is asked for, so a
- * scaler the controller plans is never left without samples by a second, later clock read.
- */
-export function promqlSignals(source: PrometheusSignalSource, nowMs: () => number, logger?: Logger): SignalSource {
-  // Logged when families turn unknown and when they are known again, not on every pass.
-  const health = logger === undefined ? undefined : new FailureLog("PromQL signal families", logger);
-  return {
-    async sample(requests: readonly SampleRequest[]) {
-      const pass = await source.sample(requests, nowMs());
-      if (Object.keys(pass.unknownFamilies).length > 0) {
-        health?.failed({ unknownFamilies: pass.unknownFamilies }, nowMs());
-      } else if (requests.length > 0) {
-        health?.succeeded(nowMs());
-      }
-      return pass.scalers;
     },
   };
 }
@@ -406,7 +386,7 @@ export async function startController(opts: {
   );
   const source =
     opts.source ??
-    promqlSignals(
+    new PromqlSignals(
       new PrometheusSignalSource(client, {
         labels: {
           namespace: config.namespaceLabel,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import type { SampleRequest } from "../../src/app/controller.js";
-import { promqlSignals } from "../../src/app/main.js";
+import { PromqlSignals } from "../../src/adapters/prometheus/signal-port.js";
 
 const request: SampleRequest = {
   key: "llm/chat",
@@ -29,7 +29,7 @@ describe("the PromQL signal port", () => {
       },
     };
     let nowMs = 1_000_000;
-    const port = promqlSignals(new PrometheusSignalSource(client, defaultPrometheusSignalConfig), () => nowMs);
+    const port = new PromqlSignals(new PrometheusSignalSource(client, defaultPrometheusSignalConfig), () => nowMs);
     const first = await port.sample([request]);
     nowMs += 1; // a later clock read, well inside the 15 s interval
     const second = await port.sample([request]);

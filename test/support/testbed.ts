@@ -15,7 +15,7 @@ import { WatchedResources } from "../../src/adapters/kubernetes/watch.js";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { Controller, type ScalerStore } from "../../src/app/controller.js";
-import { promqlSignals } from "../../src/app/main.js";
+import { PromqlSignals } from "../../src/adapters/prometheus/signal-port.js";
 import { EngineFleet } from "../../src/sim/engines/fleet.js";
 import { FleetServer } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
@@ -226,7 +226,7 @@ export class Testbed {
     );
     const controller = new Controller({
       store,
-      source: promqlSignals(source, () => Date.now()),
+      source: new PromqlSignals(source, () => Date.now()),
       metrics,
       logger,
       nowMs: () => Date.now(),

@@ -8,7 +8,7 @@ import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-
 import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
 import type { Logger } from "../telemetry/logger.js";
-import type { TargetWrite } from "../../app/ports.js";
+import type { ScalerStore, TargetWrite } from "../../app/ports.js";
 import { ConflictError, KubeResources, scalerResource, type ResourceRef, type WatchCache } from "./resources.js";
 
 type Cache = WatchCache;
@@ -26,7 +26,7 @@ export interface WatchedResourcesOptions {
 
 const defaultRestartBackoff: BackoffPolicy = { initialMs: 1_000, maxMs: 30_000 };
 
-export class WatchedResources {
+export class WatchedResources implements ScalerStore {
   private readonly scalers: Cache;
   private readonly targets: Cache;
   private stopped = false;
