@@ -56,6 +56,8 @@ export interface RunResult {
   readonly unfinished: number;
   readonly attainment: Attainment;
   readonly gpuHours: number;
+  /** GPU-hours per role (one entry for an aggregated fleet). */
+  readonly gpuHoursByRole: Readonly<Record<string, number>>;
   readonly scaleEvents: number;
   readonly maxBacklog: number;
   readonly maxReplicas: number;
@@ -199,6 +201,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     unfinished: records.length - completed,
     attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
     gpuHours: fleet.replicaSeconds(span) / 3600,
+    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.replicaSeconds(span, r.name) / 3600])),
     scaleEvents: fleet.scaleEvents,
     maxBacklog: fleet.maxBacklog,
     maxReplicas,
