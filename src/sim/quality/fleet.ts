@@ -139,6 +139,10 @@ export class QualityFleet {
   private readonly heldKv = new Map<string, number>();
   /** When a handed-off request's KV landed on its decode replica: its first token reaches the user then. */
   private readonly landedAtSeconds = new Map<number, number>();
+  /** Requests delivered to a decode replica and not finished yet. */
+  private readonly handedOff = new Set<number>();
+  /** Start of the step the engines are taking. */
+  private stepSeconds = 0;
   private readonly byName = new Map<string, FleetReplica>();
   private readonly coldStartRng: SeededRandom;
   private readonly specs = new Map<string, ReplicaSpec>();
@@ -207,10 +211,14 @@ export class QualityFleet {
   private finish(f: FinishedRequest): void {
     const record = this.records[f.request.id];
     if (record === undefined) return;
-    const landed = this.landedAtSeconds.get(f.request.id);
-    this.landedAtSeconds.delete(f.request.id);
-    // Disaggregated: the user's stream comes from the decode replica, so the first token arrives with the KV.
-    record.firstTokenSeconds = landed === undefined ? f.firstTokenSeconds : Math.max(f.firstTokenSeconds, landed);
+    let firstTokenSeconds = f.firstTokenSeconds;
+    if (this.handedOff.delete(f.request.id)) {
+      // Disaggregated: the user's stream comes from the decode replica, so the first token arrives
+      // with the KV. A request that finishes in the step its KV lands has not been reported yet.
+      firstTokenSeconds = Math.max(firstTokenSeconds, this.landedAtSeconds.get(f.request.id) ?? this.stepSeconds);
+      this.landedAtSeconds.delete(f.request.id);
+    }
+    record.firstTokenSeconds = firstTokenSeconds;
     record.endSeconds = f.endSeconds;
     if (f.meanItlSeconds !== undefined) record.meanItlSeconds = f.meanItlSeconds;
   }
@@ -408,6 +416,7 @@ export class QualityFleet {
         continue;
       }
       (this.leastLoaded(ready) as FleetReplica).engine.acceptHandoff(t.handoff);
+      this.handedOff.add(t.handoff.request.id);
     }
     this.inTransit.length = kept;
   }
@@ -443,6 +452,7 @@ export class QualityFleet {
 
   /** Advances every serving replica by `dtSeconds`; prefilled requests go on their link. */
   step(nowSeconds: number, dtSeconds: number): void {
+    this.stepSeconds = nowSeconds;
     for (const r of this.replicas) {
       if (r.phase !== "Ready" && r.phase !== "Draining") continue;
       const out = r.engine.step(nowSeconds, dtSeconds);
