@@ -2,7 +2,8 @@
  * Scaling quality on real traces: every trace at its native rate and at a
  * tens-of-replicas scale (overlaid copies), through mds-scaler with each
  * algorithm, the baselines users would pick instead, and the oracle.
- * Prints one markdown table per trace and scale (docs/quality.md).
+ * Prints one markdown table per trace and scale (docs/quality.md), then the
+ * quota and prefill/decode runs on the overlaid Azure conversation trace.
  *
  *   npm run bench:quality                # the quick matrix (3 sweep points per baseline)
  *   npm run bench:quality -- --full      # 5 sweep points per baseline
@@ -10,7 +11,8 @@
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import { runMatrix } from "../src/sim/quality/matrix.js";
-import { formatMatrix } from "../src/sim/quality/table.js";
+import { runScenarios } from "../src/sim/quality/scenarios.js";
+import { formatMatrix, formatScenarios } from "../src/sim/quality/table.js";
 
 /** Overlaid copies that take each trace to tens of replicas at the engine simulator's default capacity. */
 const scaleCopies: Readonly<Record<string, number>> = {
@@ -43,6 +45,20 @@ for (const name of traces) {
     });
     process.stdout.write(`${formatMatrix(result, `${name}, ${label}`)}\n`);
   }
+}
+// The cluster rules the main tables leave out: a quota (the pending-cohort rollback in the loop)
+// and a disaggregated Prefill/Decode fleet, on the conversation trace at tens of replicas.
+if (traces.includes("azure-conv") && !nativeOnly) {
+  const copies = scaleCopies["azure-conv"] ?? 10;
+  const trace = overlay(loadTrace("azure-conv", { seed }), copies, seed);
+  const result = runScenarios(trace, {
+    seed,
+    onRow: (row) =>
+      process.stderr.write(`  scenarios x${copies}: ${row.run.policy} (${row.run.wallSeconds.toFixed(1)} s)\n`),
+  });
+  process.stdout.write(
+    `${formatScenarios(result, `azure-conv, ${copies} overlaid copies: quota and prefill/decode`)}\n`,
+  );
 }
 const simulated = traces.length;
 process.stdout.write(
