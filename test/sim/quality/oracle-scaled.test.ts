@@ -5,7 +5,7 @@ import { benchMatrix, expectOracleHolds } from "./fixtures.js";
 
 describe("oracle on the bench's overlaid slices", () => {
   it.each(Object.entries(benchScaleCopies))(
-    "no policy reaches 99%% attainment with fewer GPU-hours than the oracle on %s × %i",
+    "no policy reaches 99 percent attainment with fewer GPU-hours than the oracle on %s × %i",
     (name, copies) => expectOracleHolds(benchMatrix(name, copies)),
     3_600_000,
   );

@@ -10,7 +10,7 @@ import { benchMatrix, expectOracleHolds } from "./fixtures.js";
 
 describe("oracle on the bench's native-rate slices", () => {
   it.each(Object.keys(benchScaleCopies))(
-    "no policy reaches 99%% attainment with fewer GPU-hours than the oracle on %s",
+    "no policy reaches 99 percent attainment with fewer GPU-hours than the oracle on %s",
     (name) => expectOracleHolds(benchMatrix(name, 1)),
     1_800_000,
   );
