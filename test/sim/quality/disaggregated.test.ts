@@ -156,6 +156,15 @@ describe("disaggregated quality fleet", () => {
         fleet: { roles: [{ name: "decode", kind: "Decode" }] },
       }),
     ).toThrow(/fleet\.roles: .*got kinds \[Decode\]/);
+    // A scaler with one role cannot drive a Prefill/Decode fleet.
+    const one = disaggregatedScaler({
+      algorithm: "TokenThroughput",
+      capacity: defaultCapacity,
+      ratio: 1,
+      maxReplicas: 4,
+    });
+    const server = mdsPolicy({ spec: { ...one, roles: one.roles.slice(0, 1), ratios: [] }, initialReplicas: 1 });
+    expect(() => runPolicy(trace, server, pd)).toThrow(/spec\.roles: .*prefill.*decode/);
     expect(() => runPolicy(trace, staticVectorPolicy({ prefill: 1 }), pd)).toThrow(
       /fleet\.initialReplicas: .*role "decode"/,
     );

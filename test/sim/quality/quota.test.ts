@@ -44,6 +44,7 @@ describe("quota in the quality simulator", () => {
       ...inner,
       start: (f: QualityFleet) => {
         fleet = f;
+        inner.start?.(f);
       },
       decide: inner.decide,
     };

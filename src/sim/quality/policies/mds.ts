@@ -101,6 +101,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
     family: "mds-scaler",
     intervalSeconds: spec.sampling.intervalSeconds,
     initialReplicas: initial,
+    roles,
     notes() {
       return [...reasons.entries()]
         .sort((a, b) => b[1] - a[1])
