@@ -1,30 +1,72 @@
 /**
- * The simulated fleet of one Server role: engine replicas from the engine
- * simulator's load model (src/sim/engines), plus what a cluster adds: a cold
- * start per new replica drawn from a distribution, a retirement drain, an
- * optional quota that leaves replicas pending, and a router that sends each
- * request to the ready replica with the fewest outstanding requests.
+ * The simulated fleet: engine replicas from the engine simulator's load model
+ * (src/sim/engines), one Server role or a Prefill and a Decode role, plus what
+ * a cluster adds: a cold start per new replica drawn from a distribution, a
+ * retirement drain, an optional quota that leaves replicas pending, a router
+ * that sends each request to the ready replica with the fewest outstanding
+ * requests, and for disaggregated roles the prefill/decode handoff: the
+ * prompt's KV crosses the prefill replica's link (KV bytes / link bandwidth,
+ * one transfer at a time per link) before a decode replica takes the request.
  */
 import {
   defaultCapacity,
   EngineReplica,
   type EngineCapacity,
   type FinishedRequest,
+  type Handoff,
   type ReplicaSpec,
+  type ServingKind,
   type SimRequest,
 } from "../engines/model.js";
 import { SeededRandom } from "../engines/random.js";
 import type { TraceRequest } from "./traces.js";
+
+export type FleetRoleKind = "Server" | "Prefill" | "Decode";
+
+/** One role of the simulated target: its name (as the scaler names it) and kind. */
+export interface FleetRole {
+  readonly name: string;
+  readonly kind: FleetRoleKind;
+}
+
+/** The one Server role of an aggregated fleet. */
+export const serverRoles: readonly FleetRole[] = [{ name: "server", kind: "Server" }];
+
+/** A prefill/decode pair (the pd-sglang arrangement). */
+export const disaggregatedRoles: readonly FleetRole[] = [
+  { name: "prefill", kind: "Prefill" },
+  { name: "decode", kind: "Decode" },
+];
+
+/**
+ * The KV handoff of disaggregated roles: a prompt's KV is `promptTokens ·
+ * bytesPerToken` bytes and crosses the prefill replica's link at
+ * `linkBytesPerSecond`, one transfer at a time per link.
+ */
+export interface KvLink {
+  readonly bytesPerToken: number;
+  readonly linkBytesPerSecond: number;
+}
+
+/**
+ * Llama-3.1-8B in bf16 (32 layers × 8 KV heads × 128 dims × K and V × 2 bytes
+ * = 128 KiB per token) over one 100 Gb/s RDMA link at 80 % of line rate
+ * (10 GB/s): a 1,155-token prompt moves in 15 ms, an 85k-token one in 1.1 s.
+ */
+export const defaultKvLink: KvLink = { bytesPerToken: 131_072, linkBytesPerSecond: 10e9 };
 
 export interface FleetOptions {
   readonly seed: number;
   readonly capacity?: Partial<EngineCapacity>;
   /** Cold start of a new replica, drawn uniformly in [min, max] seconds. */
   readonly coldStartSeconds?: { readonly min: number; readonly max: number };
-  /** Most replicas the cluster admits at once (started, ready or draining); more stay pending. */
+  /** Most replicas the cluster admits at once over every role (started, ready or draining); more stay pending. */
   readonly quotaReplicas?: number;
-  /** Warm replicas at time zero. */
-  readonly initialReplicas: number;
+  /** The target's roles: one Server role (the default) or one Prefill and one Decode role. */
+  readonly roles?: readonly FleetRole[];
+  /** Warm replicas at time zero: a count for a one-role fleet, or one per role name. */
+  readonly initialReplicas: number | Readonly<Record<string, number>>;
+  readonly kvLink?: KvLink;
 }
 
 export const defaultColdStartSeconds = { min: 60, max: 180 } as const;
@@ -33,6 +75,8 @@ export type ReplicaPhase = "Pending" | "Starting" | "Ready" | "Draining" | "Stop
 
 export interface FleetReplica {
   readonly name: string;
+  /** The role this replica serves. */
+  readonly role: string;
   readonly engine: EngineReplica;
   phase: ReplicaPhase;
   /** When the replica got its GPU (admitted); cost runs from here. */
@@ -54,37 +98,96 @@ export interface RequestRecord {
   meanItlSeconds?: number;
 }
 
+/** A prefilled request whose KV is on the link or waits for a ready decode replica. */
+interface KvInTransit {
+  readonly handoff: Handoff;
+  readonly arrivesAtSeconds: number;
+}
+
+const servingOf: Readonly<Record<FleetRoleKind, ServingKind>> = {
+  Server: "unified",
+  Prefill: "prefill",
+  Decode: "decode",
+};
+
+/** The roles a fleet accepts, or an error naming the field and the value. */
+function checkRoles(roles: readonly FleetRole[]): void {
+  const kinds = roles.map((r) => r.kind).join(",");
+  const names = new Set(roles.map((r) => r.name));
+  if (names.size !== roles.length)
+    throw new Error(`fleet.roles: role names must be unique, got ${JSON.stringify(roles.map((r) => r.name))}`);
+  if (kinds !== "Server" && kinds !== "Prefill,Decode")
+    throw new Error(`fleet.roles: one Server role, or a Prefill role then a Decode role, got kinds [${kinds}]`);
+}
+
 export class QualityFleet {
   readonly replicas: FleetReplica[] = [];
   readonly records: RequestRecord[] = [];
   readonly capacity: EngineCapacity;
-  /** Requests that found no ready replica: the gateway holds them. */
+  readonly roles: readonly FleetRole[];
+  readonly kvLink: KvLink;
+  /** The role arrivals go to (Prefill, or the Server role), and the role handoffs go to. */
+  private readonly entryRole: string;
+  private readonly decodeRole: string | undefined;
+  /** Requests that found no ready replica of the entry role: the gateway holds them. */
   private readonly gateway: SimRequest[] = [];
+  /** Handoffs on a prefill link or waiting for a ready decode replica, in arrival order. */
+  private readonly inTransit: KvInTransit[] = [];
+  /** When each prefill replica's link is free again. */
+  private readonly linkFreeAtSeconds = new Map<string, number>();
+  /** Handoffs per prefill replica whose KV has not landed on a decode replica (it holds the KV). */
+  private readonly heldKv = new Map<string, number>();
+  /** When a handed-off request's KV landed on its decode replica: its first token reaches the user then. */
+  private readonly landedAtSeconds = new Map<number, number>();
+  /** Requests delivered to a decode replica and not finished yet. */
+  private readonly handedOff = new Set<number>();
+  /** Start of the step the engines are taking. */
+  private stepSeconds = 0;
+  private readonly byName = new Map<string, FleetReplica>();
   private readonly coldStartRng: SeededRandom;
-  private readonly spec: ReplicaSpec;
-  private nextName = 0;
-  private desired: number;
+  private readonly specs = new Map<string, ReplicaSpec>();
+  private readonly nextName = new Map<string, number>();
+  private readonly desired = new Map<string, number>();
+  /** Commits that changed the desired replica vector. */
   scaleEvents = 0;
   maxBacklog = 0;
 
   constructor(private readonly options: FleetOptions) {
     this.capacity = { ...defaultCapacity, ...options.capacity };
     this.coldStartRng = new SeededRandom(options.seed ^ 0x2545f491);
-    this.spec = {
-      engine: "vllm",
-      serving: "unified",
-      modelName: "sim",
-      dataParallelSize: 1,
-      tensorParallelSize: 1,
-      capacity: this.capacity,
-      kvTransferSeconds: 0,
-    };
-    this.desired = Math.max(0, options.initialReplicas);
-    for (let i = 0; i < this.desired; i++) {
-      const r = this.create();
-      r.phase = "Ready";
-      r.startedAtSeconds = 0;
-      r.readyAtSeconds = 0;
+    this.roles = options.roles ?? serverRoles;
+    checkRoles(this.roles);
+    this.kvLink = options.kvLink ?? defaultKvLink;
+    if (!(this.kvLink.bytesPerToken > 0) || !(this.kvLink.linkBytesPerSecond > 0))
+      throw new Error(
+        `fleet.kvLink: bytesPerToken and linkBytesPerSecond must be positive, got ${JSON.stringify(this.kvLink)}`,
+      );
+    this.entryRole = (this.roles[0] as FleetRole).name;
+    this.decodeRole = this.roles.find((r) => r.kind === "Decode")?.name;
+    for (const role of this.roles) {
+      this.specs.set(role.name, {
+        engine: "vllm",
+        serving: servingOf[role.kind],
+        modelName: "sim",
+        dataParallelSize: 1,
+        tensorParallelSize: 1,
+        capacity: this.capacity,
+        // The fleet times the transfer on the prefill link; the decode engine takes the KV as it lands.
+        kvTransferSeconds: 0,
+      });
+      const initial = options.initialReplicas;
+      const count = typeof initial === "number" ? (this.roles.length === 1 ? initial : undefined) : initial[role.name];
+      if (count === undefined || !Number.isInteger(count) || count < 0)
+        throw new Error(
+          `fleet.initialReplicas: needs a count of at least 0 for role ${JSON.stringify(role.name)}, got ${JSON.stringify(initial)}`,
+        );
+      this.desired.set(role.name, count);
+      for (let i = 0; i < count; i++) {
+        const r = this.create(role.name);
+        r.phase = "Ready";
+        r.startedAtSeconds = 0;
+        r.readyAtSeconds = 0;
+      }
     }
   }
 
@@ -93,48 +196,100 @@ export class QualityFleet {
     return c.min + (c.max - c.min) * this.coldStartRng.next();
   }
 
-  private create(): FleetReplica {
-    const name = `server-${this.nextName++}`;
-    const engine = new EngineReplica(name, this.spec);
+  private create(role: string): FleetReplica {
+    const n = this.nextName.get(role) ?? 0;
+    this.nextName.set(role, n + 1);
+    const name = `${role}-${n}`;
+    const engine = new EngineReplica(name, this.specs.get(role) as ReplicaSpec);
     engine.onFinish((f: FinishedRequest) => this.finish(f));
-    const replica: FleetReplica = { name, engine, phase: "Pending", coldStartSeconds: this.drawColdStart() };
+    const replica: FleetReplica = { name, role, engine, phase: "Pending", coldStartSeconds: this.drawColdStart() };
     this.replicas.push(replica);
+    this.byName.set(name, replica);
     return replica;
   }
 
-  /** The cold start the next created replica will draw (without consuming it). */
   private finish(f: FinishedRequest): void {
     const record = this.records[f.request.id];
     if (record === undefined) return;
-    record.firstTokenSeconds = f.firstTokenSeconds;
+    let firstTokenSeconds = f.firstTokenSeconds;
+    if (this.handedOff.delete(f.request.id)) {
+      // Disaggregated: the user's stream comes from the decode replica, so the first token arrives
+      // with the KV. A request that finishes in the step its KV lands has not been reported yet.
+      firstTokenSeconds = Math.max(firstTokenSeconds, this.landedAtSeconds.get(f.request.id) ?? this.stepSeconds);
+      this.landedAtSeconds.delete(f.request.id);
+    }
+    record.firstTokenSeconds = firstTokenSeconds;
     record.endSeconds = f.endSeconds;
     if (f.meanItlSeconds !== undefined) record.meanItlSeconds = f.meanItlSeconds;
   }
 
-  get desiredReplicas(): number {
-    return this.desired;
+  private roleOrDefault(role: string | undefined): string {
+    if (role !== undefined) {
+      if (!this.desired.has(role))
+        throw new Error(
+          `role ${JSON.stringify(role)} is not a fleet role (${this.roles.map((r) => r.name).join(", ")})`,
+        );
+      return role;
+    }
+    if (this.roles.length !== 1)
+      throw new Error(`the fleet has roles ${this.roles.map((r) => r.name).join(", ")}: name the role`);
+    return this.entryRole;
   }
 
-  count(phase: ReplicaPhase): number {
+  /** Desired replicas over every role (the one role's count in an aggregated fleet). */
+  get desiredReplicas(): number {
     let n = 0;
-    for (const r of this.replicas) if (r.phase === phase) n++;
+    for (const d of this.desired.values()) n += d;
     return n;
   }
 
-  /** Replicas holding admission (starting, ready or draining). */
+  desiredOf(role: string): number {
+    return this.desired.get(this.roleOrDefault(role)) ?? 0;
+  }
+
+  /** Replicas in `phase`, of one role or of every role. */
+  count(phase: ReplicaPhase, role?: string): number {
+    let n = 0;
+    for (const r of this.replicas) if (r.phase === phase && (role === undefined || r.role === role)) n++;
+    return n;
+  }
+
+  /** Replicas holding admission (starting, ready or draining) over every role: what the quota counts. */
   admitted(): number {
     return this.count("Starting") + this.count("Ready") + this.count("Draining");
   }
 
-  /** Sets the desired count: grows with new replicas, shrinks pending first, then starting, then ready (drain). */
-  setDesired(replicas: number, nowSeconds: number): void {
-    const target = Math.max(0, Math.round(replicas));
-    if (target !== this.desired) this.scaleEvents++;
-    this.desired = target;
+  /** Sets one role's desired count (the only role's when `role` is omitted); see `setDesiredVector`. */
+  setDesired(replicas: number, nowSeconds: number, role?: string): void {
+    this.setDesiredVector({ [this.roleOrDefault(role)]: replicas }, nowSeconds);
+  }
+
+  /**
+   * Sets desired counts per role in one commit (one scale event when any
+   * changes): grows with new replicas, shrinks pending first, then starting,
+   * then ready (drain).
+   */
+  setDesiredVector(vector: Readonly<Record<string, number>>, nowSeconds: number): void {
+    let changed = false;
+    for (const [role, replicas] of Object.entries(vector)) {
+      const name = this.roleOrDefault(role);
+      const target = Math.max(0, Math.round(replicas));
+      if (target === this.desired.get(name)) continue;
+      changed = true;
+      this.desired.set(name, target);
+      this.resize(name, target, nowSeconds);
+    }
+    if (changed) this.scaleEvents++;
+    this.admit(nowSeconds);
+  }
+
+  private resize(role: string, target: number, nowSeconds: number): void {
     const live = (): FleetReplica[] =>
-      this.replicas.filter((r) => r.phase === "Pending" || r.phase === "Starting" || r.phase === "Ready");
+      this.replicas.filter(
+        (r) => r.role === role && (r.phase === "Pending" || r.phase === "Starting" || r.phase === "Ready"),
+      );
     let current = live();
-    for (let n = current.length; n < target; n++) this.create();
+    for (let n = current.length; n < target; n++) this.create(role);
     current = live();
     const order: ReplicaPhase[] = ["Pending", "Starting", "Ready"];
     let excess = current.length - target;
@@ -152,31 +307,32 @@ export class QualityFleet {
         }
       }
     }
-    this.admit(nowSeconds);
   }
 
   /**
-   * Adds one replica that is ready exactly at `readyAtSeconds` (the oracle):
-   * it starts its own cold start earlier, or is warm at zero.
+   * Adds one replica of the only role that is ready exactly at `readyAtSeconds`
+   * (the oracle): it starts its own cold start earlier, or is warm at zero.
    */
   addScheduled(readyAtSeconds: number): FleetReplica {
-    const r = this.create();
+    const role = this.roleOrDefault(undefined);
+    const r = this.create(role);
     r.phase = "Starting";
     r.startedAtSeconds = Math.max(0, readyAtSeconds - r.coldStartSeconds);
     r.readyAtSeconds = readyAtSeconds;
-    this.desired++;
+    this.desired.set(role, (this.desired.get(role) ?? 0) + 1);
     return r;
   }
 
-  /** Retires one ready replica (the oracle): the least loaded drains. */
+  /** Retires one ready replica of the only role (the oracle): the least loaded drains. */
   retireOne(): void {
+    const role = this.roleOrDefault(undefined);
     const ready = this.replicas
       .filter((r) => r.phase === "Ready")
       .sort((a, b) => a.engine.outstanding() - b.engine.outstanding());
     const r = ready[0];
     if (r !== undefined) {
       r.phase = "Draining";
-      this.desired--;
+      this.desired.set(role, (this.desired.get(role) ?? 0) - 1);
     }
   }
 
@@ -192,24 +348,26 @@ export class QualityFleet {
     }
   }
 
-  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted. */
+  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted, KV lands. */
   advance(nowSeconds: number): void {
     for (const r of this.replicas) {
       if (r.phase === "Starting" && (r.readyAtSeconds ?? Infinity) <= nowSeconds) r.phase = "Ready";
-      else if (r.phase === "Draining" && r.engine.outstanding() === 0) {
+      // A draining prefill replica keeps its GPU until the KV it holds has landed elsewhere.
+      else if (r.phase === "Draining" && r.engine.outstanding() === 0 && (this.heldKv.get(r.name) ?? 0) === 0) {
         r.phase = "Stopped";
         r.stoppedAtSeconds = nowSeconds;
       }
     }
     this.admit(nowSeconds);
     this.flushGateway();
+    this.deliverKv(nowSeconds);
   }
 
-  private ready(): FleetReplica[] {
-    return this.replicas.filter((r) => r.phase === "Ready");
+  private ready(role: string): FleetReplica[] {
+    return this.replicas.filter((r) => r.phase === "Ready" && r.role === role);
   }
 
-  private route(request: SimRequest, ready: readonly FleetReplica[]): boolean {
+  private leastLoaded(ready: readonly FleetReplica[]): FleetReplica | undefined {
     let best: FleetReplica | undefined;
     let bestLoad = Infinity;
     for (const r of ready) {
@@ -219,6 +377,11 @@ export class QualityFleet {
         bestLoad = load;
       }
     }
+    return best;
+  }
+
+  private route(request: SimRequest, ready: readonly FleetReplica[]): boolean {
+    const best = this.leastLoaded(ready);
     if (best === undefined) return false;
     best.engine.enqueue(request);
     return true;
@@ -226,9 +389,43 @@ export class QualityFleet {
 
   private flushGateway(): void {
     if (this.gateway.length === 0) return;
-    const ready = this.ready();
+    const ready = this.ready(this.entryRole);
     if (ready.length === 0) return;
     for (const request of this.gateway.splice(0)) this.route(request, ready);
+  }
+
+  /** A prefill replica finished a prompt: its KV goes on that replica's link, behind earlier transfers. */
+  private sendKv(handoff: Handoff): void {
+    const transferSeconds = (handoff.request.promptTokens * this.kvLink.bytesPerToken) / this.kvLink.linkBytesPerSecond;
+    const start = Math.max(handoff.firstTokenSeconds, this.linkFreeAtSeconds.get(handoff.fromPod) ?? 0);
+    const arrives = start + transferSeconds;
+    this.linkFreeAtSeconds.set(handoff.fromPod, arrives);
+    this.heldKv.set(handoff.fromPod, (this.heldKv.get(handoff.fromPod) ?? 0) + 1);
+    this.inTransit.push({ handoff, arrivesAtSeconds: arrives });
+  }
+
+  /** KV that has crossed its link goes to the least-loaded ready decode replica, in arrival order. */
+  private deliverKv(nowSeconds: number): void {
+    if (this.inTransit.length === 0 || this.decodeRole === undefined) return;
+    const ready = this.ready(this.decodeRole);
+    if (ready.length === 0) return;
+    let kept = 0;
+    for (const t of this.inTransit) {
+      if (t.arrivesAtSeconds > nowSeconds) {
+        this.inTransit[kept++] = t;
+        continue;
+      }
+      (this.leastLoaded(ready) as FleetReplica).engine.acceptHandoff(t.handoff);
+      this.handedOff.add(t.handoff.request.id);
+    }
+    this.inTransit.length = kept;
+  }
+
+  /** The decode replica holds the KV: the prefill replica frees it, and the user sees the first token. */
+  private landed(requestId: number, fromPod: string, nowSeconds: number): void {
+    this.landedAtSeconds.set(requestId, nowSeconds);
+    this.byName.get(fromPod)?.engine.releaseTransferred(requestId);
+    this.heldKv.set(fromPod, (this.heldKv.get(fromPod) ?? 1) - 1);
   }
 
   /** A request arrives: it gets an id, a record, and a replica (or waits at the gateway). */
@@ -250,20 +447,23 @@ export class QualityFleet {
         ? {}
         : { prefixBlocks: request.prefixBlocks, blockTokens: request.blockTokens ?? 512 }),
     };
-    if (this.gateway.length > 0 || !this.route(sim, this.ready())) this.gateway.push(sim);
+    if (this.gateway.length > 0 || !this.route(sim, this.ready(this.entryRole))) this.gateway.push(sim);
   }
 
-  /** Advances every serving replica by `dtSeconds`. */
+  /** Advances every serving replica by `dtSeconds`; prefilled requests go on their link. */
   step(nowSeconds: number, dtSeconds: number): void {
+    this.stepSeconds = nowSeconds;
     for (const r of this.replicas) {
       if (r.phase !== "Ready" && r.phase !== "Draining") continue;
-      r.engine.step(nowSeconds, dtSeconds);
+      const out = r.engine.step(nowSeconds, dtSeconds);
+      for (const h of out.handoffs) this.sendKv(h);
+      for (const t of out.transferred) this.landed(t.id, t.fromPod, nowSeconds);
     }
   }
 
-  /** Records the backlog (waiting requests at the gateway and on replicas) for `maxBacklog`. */
+  /** Records the backlog (waiting requests at the gateway, on links and on replicas) for `maxBacklog`. */
   sampleBacklog(): void {
-    let backlog = this.gateway.length;
+    let backlog = this.gateway.length + this.inTransit.length;
     for (const r of this.replicas) {
       if (r.phase !== "Ready" && r.phase !== "Draining") continue;
       for (const rank of r.engine.ranks) backlog += rank.gauges().waiting;
@@ -271,18 +471,18 @@ export class QualityFleet {
     if (backlog > this.maxBacklog) this.maxBacklog = backlog;
   }
 
-  /** Requests in flight: at the gateway or on a replica. */
+  /** Requests in flight: at the gateway, on a link, or on a replica. */
   outstanding(): number {
-    let n = this.gateway.length;
+    let n = this.gateway.length + this.inTransit.length;
     for (const r of this.replicas) if (r.phase === "Ready" || r.phase === "Draining") n += r.engine.outstanding();
     return n;
   }
 
-  /** Replica-seconds charged in [0, untilSeconds]. */
-  replicaSeconds(untilSeconds: number): number {
+  /** Replica-seconds charged in [0, untilSeconds], of every role or one. */
+  replicaSeconds(untilSeconds: number, role?: string): number {
     let total = 0;
     for (const r of this.replicas) {
-      if (r.startedAtSeconds === undefined) continue;
+      if (r.startedAtSeconds === undefined || (role !== undefined && r.role !== role)) continue;
       const end = Math.min(untilSeconds, r.stoppedAtSeconds ?? untilSeconds);
       total += Math.max(0, end - r.startedAtSeconds);
     }

@@ -18,6 +18,23 @@ import type { Trace } from "./traces.js";
 
 export const attainmentGoal = 0.99;
 
+/**
+ * The traces of `npm run bench:quality`, each run at native rate and with this
+ * many overlaid copies (tens of replicas at the engine simulator's default
+ * capacity). The oracle tests run the same slices.
+ */
+export const benchScaleCopies: Readonly<Record<string, number>> = {
+  "azure-conv": 10,
+  "azure-code": 10,
+  "mooncake-conversation": 4,
+  "servegen-m-large-day": 10,
+};
+
+/** A row at the goal that spends fewer GPU-hours than the oracle: the oracle's definition failed there. */
+export function rowsBeatingOracle(result: MatrixResult): Row[] {
+  return result.rows.filter((r) => r.attainment.both >= attainmentGoal && r.gpuHours < result.oracle.gpuHours);
+}
+
 export interface Row {
   readonly policy: string;
   readonly family: string;

@@ -109,6 +109,8 @@ export interface PodHistory {
 }
 
 export interface BuildObservationInput {
+  /** The role's kind (Server, Prefill or Decode); Server when omitted. */
+  readonly kind?: "Server" | "Prefill" | "Decode";
   readonly pods: readonly PodHistory[];
   readonly readyReplicas: number;
   readonly nowSeconds: number;
@@ -146,7 +148,7 @@ export function podSamples(input: BuildObservationInput): PodSample[] {
 /** The role observation the planner receives, built by the core's `observeRole`. */
 export function buildObservation(input: BuildObservationInput): RoleObservation {
   return observeRole({
-    kind: "Server",
+    kind: input.kind ?? "Server",
     samples: { pods: podSamples(input) },
     readyReplicas: input.readyReplicas,
     nowMs: input.epochMs + input.nowSeconds * 1000,

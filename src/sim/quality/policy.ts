@@ -21,8 +21,10 @@ export interface Policy {
   readonly family: string;
   /** Seconds between decisions; the loop calls `decide` at every multiple. */
   readonly intervalSeconds: number;
-  /** The warm fleet at time zero. */
-  readonly initialReplicas: number;
+  /** The warm fleet at time zero: a count for a one-role fleet, or one per role name. */
+  readonly initialReplicas: number | Readonly<Record<string, number>>;
+  /** The scaler role names it drives, when it names roles (mds-scaler); checked against the fleet's roles. */
+  readonly roles?: readonly string[];
   /** Called once before the first step (schedules). */
   start?(fleet: QualityFleet): void;
   /** Called every second (policies that average their own samples). */

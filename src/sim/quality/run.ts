@@ -5,7 +5,7 @@
  * random source. GPU time is charged up to the trace's end; after it the
  * engines keep running (at most `tailSeconds`) so late requests can finish.
  */
-import { QualityFleet, type FleetOptions, type RequestRecord } from "./fleet.js";
+import { QualityFleet, serverRoles, type FleetOptions, type FleetRole, type RequestRecord } from "./fleet.js";
 import { ScrapeHistory, scrapeOf } from "./observations.js";
 import type { Policy, PolicyContext } from "./policy.js";
 import type { Trace } from "./traces.js";
@@ -56,6 +56,8 @@ export interface RunResult {
   readonly unfinished: number;
   readonly attainment: Attainment;
   readonly gpuHours: number;
+  /** GPU-hours per role (one entry for an aggregated fleet). */
+  readonly gpuHoursByRole: Readonly<Record<string, number>>;
   readonly scaleEvents: number;
   readonly maxBacklog: number;
   readonly maxReplicas: number;
@@ -91,6 +93,20 @@ function percentile(values: number[], q: number): number | undefined {
   return values[Math.min(values.length - 1, Math.ceil(q * values.length) - 1)];
 }
 
+/**
+ * A scaler drives every role of the fleet: one role whatever its name, or the
+ * fleet's roles by name.
+ */
+function checkPolicyRoles(policy: Policy, fleetRoles: readonly FleetRole[]): void {
+  const roles = policy.roles;
+  if (roles === undefined || (roles.length === 1 && fleetRoles.length === 1)) return;
+  const names = fleetRoles.map((r) => r.name);
+  if (roles.length !== names.length || names.some((n) => !roles.includes(n)))
+    throw new Error(
+      `spec.roles: the scaler names ${roles.join(", ")} and the simulated fleet has roles ${names.join(", ")}`,
+    );
+}
+
 export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): RunResult {
   const wallStart = performance.now();
   const cpuStart = process.cpuUsage();
@@ -99,6 +115,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   const slo = options.slo ?? defaultSlo;
   const tail = options.tailSeconds ?? 900;
   const seriesEvery = options.seriesSeconds ?? 30;
+  checkPolicyRoles(policy, options.fleet?.roles ?? serverRoles);
   const fleet = new QualityFleet({ ...options.fleet, seed: options.seed, initialReplicas: policy.initialReplicas });
   const scrapes = new Map<string, ScrapeHistory>();
   const keepSeconds = 900;
@@ -199,6 +216,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     unfinished: records.length - completed,
     attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
     gpuHours: fleet.replicaSeconds(span) / 3600,
+    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.replicaSeconds(span, r.name) / 3600])),
     scaleEvents: fleet.scaleEvents,
     maxBacklog: fleet.maxBacklog,
     maxReplicas,

@@ -9,6 +9,7 @@
 import { defaultScalerSpec } from "../../core/api/defaulting.js";
 import type { AlgorithmType, ScalerSpec } from "../../core/api/scaler.js";
 import type { EngineCapacity } from "../engines/model.js";
+import { disaggregatedRoles } from "./fleet.js";
 import type { Trace } from "./traces.js";
 
 /** The share of measured capacity a user configures as the per-replica target. */
@@ -84,4 +85,62 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
   });
   if (!result.ok) throw new Error(`default scaler: ${JSON.stringify(result.problems)}`);
   return result.value;
+}
+
+export interface DisaggregatedScalerOptions {
+  readonly algorithm: "TokenThroughput" | "Predictive";
+  readonly capacity: EngineCapacity;
+  /** Prefill replicas per decode replica the user measured for the request mix (`ratios[].target`). */
+  readonly ratio: number;
+  readonly maxReplicas: number;
+  readonly mode?: "Active" | "Shadow";
+  readonly ttftTargetMilliseconds?: number;
+}
+
+/**
+ * The pd-sglang-style scaler of the specification's token-throughput example:
+ * a Prefill and a Decode role, each with its own per-replica target (80 % of
+ * the replica's prefill or decode token rate), coupled by a ratio band of
+ * ¼ to 4 that prefers the measured ratio.
+ */
+export function disaggregatedScaler(options: DisaggregatedScalerOptions): ScalerSpec {
+  const [prefill, decode] = disaggregatedRoles.map((r) => r.name) as [string, string];
+  const tokenThroughput = {
+    prefillTargetTokensPerSecond: String(Math.round(targetUtilisation * options.capacity.prefillTokensPerSecond)),
+    decodeTargetTokensPerSecond: String(Math.round(targetUtilisation * options.capacity.decodeTokensPerSecond)),
+    ...(options.ttftTargetMilliseconds === undefined
+      ? {}
+      : { ttftTargetMilliseconds: String(options.ttftTargetMilliseconds) }),
+  };
+  const ratio = Math.min(4, Math.max(0.25, Math.round(100 * options.ratio) / 100));
+  const result = defaultScalerSpec({
+    targetRef: { name: "sim" },
+    mode: options.mode ?? "Active",
+    roles: [
+      { name: prefill, minReplicas: 1, maxReplicas: options.maxReplicas },
+      { name: decode, minReplicas: 1, maxReplicas: options.maxReplicas },
+    ],
+    ratios: [{ numeratorRole: prefill, denominatorRole: decode, min: "0.25", max: "4", target: String(ratio) }],
+    algorithm:
+      options.algorithm === "TokenThroughput"
+        ? { type: "TokenThroughput", tokenThroughput }
+        : { type: "Predictive", predictive: { tokenThroughput } },
+  });
+  if (!result.ok) throw new Error(`disaggregated scaler: ${JSON.stringify(result.problems)}`);
+  return result.value;
+}
+
+/** Fluid prefill and decode replicas of the whole trace at full speed: what a user's load test would give. */
+export function roleNeeds(trace: Trace, capacity: EngineCapacity): { prefill: number; decode: number } {
+  let prompt = 0;
+  let output = 0;
+  for (const r of trace.requests) {
+    prompt += r.promptTokens;
+    output += r.outputTokens;
+  }
+  const span = Math.max(1, trace.spanSeconds);
+  return {
+    prefill: prompt / span / capacity.prefillTokensPerSecond,
+    decode: output / span / capacity.decodeTokensPerSecond,
+  };
 }

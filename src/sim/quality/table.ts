@@ -1,5 +1,6 @@
 /** Markdown tables of a comparison, as the benchmark prints them and docs/quality.md pastes them. */
 import { attainmentGoal, cheapestAtGoal, frontier, type MatrixResult, type Row } from "./matrix.js";
+import type { ScenarioResult } from "./scenarios.js";
 
 const pct = (x: number): string => (100 * x).toFixed(2);
 
@@ -96,6 +97,55 @@ export function formatMatrix(result: MatrixResult, title: string): string {
   }
   out.push(line(["*sweeps*", ...tableHeader.slice(1).map(() => "")]));
   for (const row of baselines) out.push(line(rowCells(row, o)));
+  out.push("");
+  return out.join("\n");
+}
+
+const scenarioHeader = [
+  "policy",
+  "SLO %",
+  "TTFT %",
+  "ITL %",
+  "GPU-h",
+  "GPU-h by role",
+  "scale events",
+  "rollbacks",
+  "pending holds",
+  "max replicas",
+  "max backlog",
+  "sim s",
+];
+
+/** The quota and disaggregation runs of one trace: one row per run, then the planner's reasons. */
+export function formatScenarios(result: ScenarioResult, title: string): string {
+  const out: string[] = [
+    `### ${title}`,
+    "",
+    `${result.requests} requests over ${(result.spanSeconds / 60).toFixed(1)} min; run time ${result.wallSeconds.toFixed(0)} s.`,
+    "",
+    line(scenarioHeader),
+    line(scenarioHeader.map(() => "---")),
+  ];
+  for (const { run, rollbacks, pendingPasses } of result.rows) {
+    const byRole = Object.entries(run.gpuHoursByRole);
+    out.push(
+      line([
+        run.family === "mds-scaler" ? `**${run.policy}**` : run.policy,
+        pct(run.attainment.both),
+        pct(run.attainment.ttft),
+        pct(run.attainment.itl),
+        run.gpuHours.toFixed(2),
+        byRole.length > 1 ? byRole.map(([role, h]) => `${role} ${h.toFixed(2)}`).join(", ") : "",
+        String(run.scaleEvents),
+        String(rollbacks),
+        String(pendingPasses),
+        String(run.maxReplicas),
+        String(run.maxBacklog),
+        run.wallSeconds.toFixed(1),
+      ]),
+    );
+    if (run.notes !== undefined) out.push(line([`↳ reasons: ${run.notes}`, ...scenarioHeader.slice(1).map(() => "")]));
+  }
   out.push("");
   return out.join("\n");
 }

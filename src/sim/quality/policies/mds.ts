@@ -1,8 +1,8 @@
 /**
  * mds-scaler in the loop: at every `sampling.intervalSeconds` the observation
- * builder turns the scraped engine series into a `RoleObservation`, the real
+ * builder turns each role's scraped engine series into a `RoleObservation`, the real
  * pure core's `plan()` decides, and a commit's vector becomes the fleet's
- * desired count (new replicas then take their cold start). The target the
+ * desired counts (new replicas then take their cold start). The target the
  * planner reads is the fleet's state: desired, ready and admitted replicas, the
  * binding and decision annotations it wrote, its generation.
  */
@@ -13,24 +13,31 @@ import { plan } from "../../../core/planner/plan.js";
 import type { PlanResult } from "../../../core/planner/types.js";
 import { fieldsRead } from "../../../core/algorithms/reads.js";
 import { buildObservation } from "../observations.js";
+import type { FleetRole, QualityFleet } from "../fleet.js";
+import type { RoleObservation } from "../../../core/signals/types.js";
 import type { Policy, PolicyContext } from "../policy.js";
 
 export interface MdsOptions {
   readonly spec: ScalerSpec;
-  readonly initialReplicas: number;
+  /** The warm fleet at time zero: a count for a one-role scaler, or one per scaler role name (clamped to its bounds). */
+  readonly initialReplicas: number | Readonly<Record<string, number>>;
   readonly label?: string;
   /** Receives every pass's result (reports, tests). */
   readonly onPass?: (result: PlanResult, nowSeconds: number) => void;
 }
 
-/** The one Server role the simulated fleet serves; the scaler must name exactly one role. */
-export function serverRoleName(spec: ScalerSpec): string {
-  const [role, ...rest] = spec.roles;
-  if (role === undefined || rest.length > 0)
+/**
+ * The fleet role a scaler role drives: the fleet's only role when both have
+ * one (whatever its name), otherwise the fleet role of the same name.
+ */
+function fleetRoleOf(fleet: QualityFleet, scalerRoles: readonly string[], role: string): FleetRole {
+  const only = fleet.roles.length === 1 && scalerRoles.length === 1 ? fleet.roles[0] : undefined;
+  const match = only ?? fleet.roles.find((r) => r.name === role);
+  if (match === undefined)
     throw new Error(
-      `spec.roles: the quality simulator models one Server role, got ${spec.roles.length} roles (${spec.roles.map((r) => r.name).join(", ")})`,
+      `spec.roles: role ${JSON.stringify(role)} is not a role of the simulated fleet (${fleet.roles.map((r) => r.name).join(", ")})`,
     );
-  return role.name;
+  return match;
 }
 
 function windowsOf(spec: ScalerSpec): { stable: number; panic: number } {
@@ -41,10 +48,19 @@ function windowsOf(spec: ScalerSpec): { stable: number; panic: number } {
 
 export function mdsPolicy(options: MdsOptions): Policy {
   const spec = options.spec;
-  const role = serverRoleName(spec);
-  const reads = fieldsRead(spec, { name: role, kind: "Server" });
-  const bounds = spec.roles[0] as { minReplicas: number; maxReplicas: number };
-  const initial = Math.min(bounds.maxReplicas, Math.max(bounds.minReplicas, options.initialReplicas));
+  const roles = spec.roles.map((r) => r.name);
+  if (roles.length === 0) throw new Error("spec.roles: the scaler names no role");
+  const clamp = (role: string, n: number): number => {
+    const b = spec.roles.find((r) => r.name === role) as { minReplicas: number; maxReplicas: number };
+    return Math.min(b.maxReplicas, Math.max(b.minReplicas, n));
+  };
+  const requested = options.initialReplicas;
+  const initial: number | Record<string, number> =
+    typeof requested === "number"
+      ? roles.length === 1
+        ? clamp(roles[0] as string, requested)
+        : Object.fromEntries(roles.map((r) => [r, clamp(r, requested)]))
+      : Object.fromEntries(roles.map((r) => [r, clamp(r, requested[r] ?? 1)]));
   const windows = windowsOf(spec);
   let status: ScalerStatus | undefined;
   const reasons = new Map<string, number>();
@@ -54,9 +70,14 @@ export function mdsPolicy(options: MdsOptions): Policy {
   const annotations: Record<string, string> = {};
 
   const targetOf = (ctx: PolicyContext): ModelDeployment => {
-    const desired = ctx.fleet.desiredReplicas;
-    const ready = ctx.fleet.count("Ready");
-    const admitted = ctx.fleet.count("Starting") + ready;
+    const fleet = ctx.fleet;
+    const per = roles.map((name) => {
+      const fleetRole = fleetRoleOf(fleet, roles, name);
+      const desired = fleet.desiredOf(fleetRole.name);
+      const ready = fleet.count("Ready", fleetRole.name);
+      const admitted = fleet.count("Starting", fleetRole.name) + ready;
+      return { name, kind: fleetRole.kind, desired, ready, quotaReserved: Math.min(desired, admitted) };
+    });
     return {
       apiVersion: "worker.gpustack.ai/v1",
       kind: "ModelDeployment",
@@ -68,8 +89,10 @@ export function mdsPolicy(options: MdsOptions): Policy {
         resourceVersion: String(resourceVersion),
         annotations: { ...annotations },
       },
-      spec: { roles: [{ name: role, kind: "Server", replicas: desired }] },
-      status: { roles: [{ name: role, desired, ready, quotaReserved: Math.min(desired, admitted) }] },
+      spec: { roles: per.map((r) => ({ name: r.name, kind: r.kind, replicas: r.desired })) },
+      status: {
+        roles: per.map((r) => ({ name: r.name, desired: r.desired, ready: r.ready, quotaReserved: r.quotaReserved })),
+      },
     };
   };
 
@@ -78,6 +101,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
     family: "mds-scaler",
     intervalSeconds: spec.sampling.intervalSeconds,
     initialReplicas: initial,
+    roles,
     notes() {
       return [...reasons.entries()]
         .sort((a, b) => b[1] - a[1])
@@ -86,20 +110,25 @@ export function mdsPolicy(options: MdsOptions): Policy {
         .join(", ");
     },
     decide(ctx: PolicyContext) {
-      const readyPods = ctx.fleet.replicas.filter((r) => r.phase === "Ready");
-      const observation = buildObservation({
-        pods: readyPods.flatMap((r) => {
-          const history = ctx.scrapes.get(r.name);
-          return history === undefined ? [] : [{ pod: r.name, history }];
-        }),
-        readyReplicas: readyPods.length,
-        nowSeconds: ctx.nowSeconds,
-        epochMs: ctx.epochMs,
-        stableWindowSeconds: windows.stable,
-        panicWindowSeconds: windows.panic,
-        samplingIntervalSeconds: spec.sampling.intervalSeconds,
-        reads,
-      });
+      const observations: Record<string, RoleObservation> = {};
+      for (const name of roles) {
+        const fleetRole = fleetRoleOf(ctx.fleet, roles, name);
+        const readyPods = ctx.fleet.replicas.filter((r) => r.phase === "Ready" && r.role === fleetRole.name);
+        observations[name] = buildObservation({
+          kind: fleetRole.kind,
+          pods: readyPods.flatMap((r) => {
+            const history = ctx.scrapes.get(r.name);
+            return history === undefined ? [] : [{ pod: r.name, history }];
+          }),
+          readyReplicas: readyPods.length,
+          nowSeconds: ctx.nowSeconds,
+          epochMs: ctx.epochMs,
+          stableWindowSeconds: windows.stable,
+          panicWindowSeconds: windows.panic,
+          samplingIntervalSeconds: spec.sampling.intervalSeconds,
+          reads: fieldsRead(spec, { name, kind: fleetRole.kind }),
+        });
+      }
       const result = plan({
         scaler: {
           metadata: { name: "sim-scaler", namespace: "default", uid: "sim-scaler", generation: 1 },
@@ -107,13 +136,15 @@ export function mdsPolicy(options: MdsOptions): Policy {
           status,
         },
         target: targetOf(ctx),
-        observations: { [role]: observation },
+        observations,
         nowMs: ctx.epochMs + ctx.nowSeconds * 1000,
       });
       status = result.status;
       passes++;
-      const reason = result.status.roles?.[0]?.reason ?? "none";
-      reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      for (const role of result.status.roles ?? []) {
+        const reason = role.reason ?? "none";
+        reasons.set(reason, (reasons.get(reason) ?? 0) + 1 / roles.length);
+      }
       options.onPass?.(result, ctx.nowSeconds);
       const write = result.bindingWrite;
       if (write?.kind === "acquire") annotations[bindingAnnotation] = JSON.stringify(write.binding);
@@ -125,8 +156,12 @@ export function mdsPolicy(options: MdsOptions): Policy {
       annotations[decisionAnnotation] = JSON.stringify(commit.decision);
       generation = commit.targetGeneration;
       resourceVersion++;
-      const wanted = commit.vector[role];
-      if (wanted !== undefined && wanted !== ctx.fleet.desiredReplicas) ctx.fleet.setDesired(wanted, ctx.nowSeconds);
+      const vector: Record<string, number> = {};
+      for (const name of roles) {
+        const wanted = commit.vector[name];
+        if (wanted !== undefined) vector[fleetRoleOf(ctx.fleet, roles, name).name] = wanted;
+      }
+      ctx.fleet.setDesiredVector(vector, ctx.nowSeconds);
     },
   };
 }
