@@ -63,10 +63,10 @@ export interface RunningController {
 /** Times every query into the PromQL duration histogram. */
 function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): PrometheusQueryClient {
   return {
-    async instantQuery(query, atUnixMs) {
-      const end = metrics.timeQuery(query);
+    async instantQuery(query, atUnixMs, name) {
+      const end = metrics.timeQuery(query, name);
       try {
-        return await inner.instantQuery(query, atUnixMs);
+        return await inner.instantQuery(query, atUnixMs, name);
       } finally {
         end();
       }

@@ -256,6 +256,17 @@ describe("query and admission timings", () => {
     expect(found).toEqual([{ labels: { query: "sum by (namespace, pod) ( rate(vllm:" }, value: 2 }]);
   });
 
+  it("labels a named query by its name, which is what the Controller dashboard's legend shows", async () => {
+    const metrics = new ScalerMetrics({ defaultMetrics: false });
+    metrics.timeQuery(
+      `label_replace(sum by (namespace, pod) (vllm:num_requests_running), "x", "y", "", "")`,
+      "gauges",
+    )();
+    metrics.timeQuery("sum(rate(vllm:prompt_tokens_total[3m]))", "counters")();
+    const found = await counts(metrics, "mds_promql_query_duration_seconds");
+    expect(found.map((s) => s.labels)).toEqual([{ query: "gauges" }, { query: "counters" }]);
+  });
+
   it("labels an admission answer by webhook, verdict and code, 200 when the verdict has none", async () => {
     const metrics = new ScalerMetrics({ defaultMetrics: false });
     metrics.observeWebhookAnswer("fence", { allowed: true }, 0.002);

@@ -40,7 +40,8 @@ export interface InstantQueryResult {
 }
 
 export interface PrometheusQueryClient {
-  instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult>;
+  /** `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own timings. */
+  instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
 }
 
 export interface PrometheusClientOptions {

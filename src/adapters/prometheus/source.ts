@@ -130,7 +130,7 @@ export class PrometheusSignalSource {
     this.queriesIssued += queryNames.length;
     // The queries are independent: each one's failure or partial answer costs its own fields only.
     const settled = await Promise.allSettled(
-      queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs)),
+      queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs, name)),
     );
     const answers = readAnswers(settled);
     const { warnings, infos, unknownFamilies } = answers;

@@ -396,8 +396,9 @@ export class ScalerMetrics {
    * label is the query's first 40 characters, whitespace then collapsed: enough
    * to tell the four signal families apart, and a bounded label set.
    */
-  timeQuery(query: string): () => void {
-    const end = this.queryDuration.startTimer({ query: queryLabel(query) });
+  timeQuery(query: string, name?: string): () => void {
+    // The source's queries carry their name (gauges, counters, ttft, itl): a label a dashboard legend can show.
+    const end = this.queryDuration.startTimer({ query: name ?? queryLabel(query) });
     return () => {
       end();
     };
