@@ -21,8 +21,10 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --trace NAME|FILE   azure-conv, azure-code, mooncake-conversation, mooncake-synthetic,
                       servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an
                       Azure 2023 .csv or Mooncake .jsonl file
-  --scaler FILE       a ModelDeploymentScaler with one role (the simulated Server role)
-  --fleet FILE        fleet settings: initialReplicas, capacity, coldStartSeconds {min,max}, quotaReplicas
+  --scaler FILE       a ModelDeploymentScaler whose roles are the fleet's roles
+  --fleet FILE        fleet settings: initialReplicas, capacity, coldStartSeconds {min,max}, quotaReplicas,
+                      roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]),
+                      kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)
   --speedup N         replay N times faster (trace seconds per simulated second), default 1
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
@@ -32,6 +34,13 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
 
 const FleetSchema = z.strictObject({
   initialReplicas: z.number().int().min(1).max(1024).optional(),
+  roles: z
+    .array(z.strictObject({ name: z.string().min(1), kind: z.enum(["Server", "Prefill", "Decode"]) }))
+    .min(1)
+    .optional(),
+  kvLink: z
+    .strictObject({ bytesPerToken: z.number().positive(), linkBytesPerSecond: z.number().positive() })
+    .optional(),
   quotaReplicas: z.number().int().min(1).max(1024).optional(),
   coldStartSeconds: z
     .strictObject({ min: z.number().min(0), max: z.number().min(0) })
@@ -152,6 +161,12 @@ export function summaryOf(result: RunResult): [string, string][] {
     ["TTFT attainment", pct(result.attainment.ttft)],
     ["ITL attainment", pct(result.attainment.itl)],
     ["GPU-hours", result.gpuHours.toFixed(3)],
+    ...(Object.keys(result.gpuHoursByRole).length > 1
+      ? Object.entries(result.gpuHoursByRole).map(([role, hours]): [string, string] => [
+          `GPU-hours ${role}`,
+          hours.toFixed(3),
+        ])
+      : []),
     ["scale events", String(result.scaleEvents)],
     ["largest backlog", String(result.maxBacklog)],
     ["most replicas", String(result.maxReplicas)],
@@ -209,6 +224,8 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
           : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
         ...(fleet.coldStartSeconds === undefined ? {} : { coldStartSeconds: fleet.coldStartSeconds }),
         ...(fleet.quotaReplicas === undefined ? {} : { quotaReplicas: fleet.quotaReplicas }),
+        ...(fleet.roles === undefined ? {} : { roles: fleet.roles }),
+        ...(fleet.kvLink === undefined ? {} : { kvLink: fleet.kvLink }),
       },
     });
   } catch (error) {

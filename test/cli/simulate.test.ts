@@ -74,6 +74,27 @@ describe("mds-scaler simulate", () => {
     expect(io.out).toMatch(/policy\s+mds-scaler TokenThroughput/);
   });
 
+  it("runs the documented prefill/decode example: both roles scaled, GPU-hours per role", () => {
+    const example = (name: string) => new URL(`../../docs/examples/${name}`, import.meta.url).pathname;
+    const io = memoryIo();
+    const args = [
+      "--trace",
+      slicePath,
+      "--scaler",
+      example("simulate-pd-scaler.yaml"),
+      "--fleet",
+      example("simulate-pd-fleet.yaml"),
+    ];
+    expect(runSimulate(args, io), io.err).toBe(0);
+    expect(io.out).toMatch(/requests\s+3000\n/);
+    expect(io.out).toMatch(/unfinished\s+0\n/);
+    const hours = (role: string) => Number(new RegExp(`GPU-hours ${role}\\s+(\\d+\\.\\d+)`).exec(io.out)?.[1]);
+    expect(hours("prefill")).toBeGreaterThan(0);
+    expect(hours("decode")).toBeGreaterThan(0);
+    const total = Number(/GPU-hours\s+(\d+\.\d+)\n/.exec(io.out)?.[1]);
+    expect(hours("prefill") + hours("decode")).toBeCloseTo(total, 2);
+  });
+
   it("-o json carries per-request TTFT and ITL for every arrival", () => {
     const io = memoryIo();
     expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "-o", "json"], io)).toBe(0);
@@ -85,7 +106,28 @@ describe("mds-scaler simulate", () => {
   it("names the flag or field of bad input", () => {
     const badFleet = join(dir, "fleet.yaml");
     writeFileSync(badFleet, "coldStartSeconds: {min: 100, max: 10}\n");
+    const encodeFleet = join(dir, "encode-fleet.yaml");
+    writeFileSync(encodeFleet, "roles: [{name: enc, kind: Encode}]\n");
+    const decodeFirst = join(dir, "decode-first-fleet.yaml");
+    writeFileSync(decodeFirst, "roles: [{name: decode, kind: Decode}, {name: prefill, kind: Prefill}]\n");
     const cases: [string[], RegExp, number][] = [
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--fleet", encodeFleet],
+        /encode-fleet\.yaml: roles\.0\.kind: /,
+        1,
+      ],
+      [
+        [
+          "--trace",
+          slicePath,
+          "--scaler",
+          new URL("../../docs/examples/simulate-pd-scaler.yaml", import.meta.url).pathname,
+          "--fleet",
+          decodeFirst,
+        ],
+        /fleet\.roles: one Server role, or a Prefill role then a Decode role/,
+        1,
+      ],
       [["--scaler", scalerPath], /--trace is required/, 2],
       [
         ["--trace", slicePath, "--scaler", scalerPath, "--speedup", "0"],
