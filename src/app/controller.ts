@@ -375,7 +375,8 @@ export class Controller {
         await this.writeStatus(memory, namespace, name, memory.status, "Record");
       }
       const committed = await this.commitTarget(namespace, target, result.commit).catch((error: unknown) => {
-        metrics.commitFailures.inc(labelsOf(scaler));
+        // A write refused for lost leadership was never sent: the new leader commits, nothing failed here.
+        if (!(error instanceof NotLeaderError)) metrics.commitFailures.inc(labelsOf(scaler));
         throw error;
       });
       if (committed.kind === "Conflict") return committed;

@@ -143,6 +143,22 @@ describe("the controller under leader election", () => {
     expect(lines.filter((l) => l.includes("leadership lost during the pass"))).toHaveLength(1);
   });
 
+  it("a commit refused for lost leadership is no failed commit: nothing sent, not counted", async () => {
+    const world = setup({ token: { holder: "replica-a", transitions: 3 } });
+    await world.controller.tick();
+    world.mirror();
+    const patches = world.store.targetPatches.length;
+    expect(patches).toBeGreaterThan(0);
+    // More demand: the next pass plans a commit, and its write is refused before it is sent.
+    world.demand(64);
+    world.advance(5_000);
+    world.store.refuseWrites = new NotLeaderError("replica replica-a stepped down");
+    expect(await world.controller.tick()).toEqual([]);
+    expect(world.store.targetPatches).toHaveLength(patches);
+    expect(await world.metrics.registry.getSingleMetricAsString("mds_commit_failures_total")).not.toMatch(/\} [1-9]/);
+    expect(await errorCount(world.metrics, "reconcile")).toBe(0);
+  });
+
   it("a status write that lost a version race is not forced; the next pass writes it even if nothing moved", async () => {
     /** Six passes, 5 s apart, the reconciler admitting at once; which of them wrote status. */
     const run = async (raceAt?: number) => {
