@@ -103,6 +103,20 @@ export async function installWebhookConfigurations(
   for (const body of bindings) await api.createValidatingAdmissionPolicyBinding({ body });
 }
 
+/** Removes what `installWebhookConfigurations` created, so a test can install another rendering. */
+export async function uninstallWebhookConfigurations(
+  kubeConfig: KubeConfig,
+  set: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const { validating, mutating } = chartWebhookConfigurations(0, set);
+  await api.deleteValidatingWebhookConfiguration({ name: validating.metadata?.name ?? "" });
+  await api.deleteMutatingWebhookConfiguration({ name: mutating.metadata?.name ?? "" });
+  const { policies, bindings } = chartAdmissionPolicies(set);
+  for (const body of bindings) await api.deleteValidatingAdmissionPolicyBinding({ name: body.metadata?.name ?? "" });
+  for (const body of policies) await api.deleteValidatingAdmissionPolicy({ name: body.metadata?.name ?? "" });
+}
+
 /** A kubeconfig for the controller's service account, bound to cluster-admin (RBAC is not what these tests check). */
 export async function controllerKubeConfig(controlPlane: ControlPlane): Promise<KubeConfig> {
   const rbac = controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api);

@@ -140,9 +140,9 @@ describe("LeaderElector", () => {
   it("judges the lease on its monotonic clock: wall-clock steps on either replica move nothing", async () => {
     let leaderWallStep = 0;
     let followerWallStep = 0;
-    let followerMono = performance.now();
+    let followerMono = Math.floor(performance.now());
     // The leader's monotonic clock is stepped too, so a slow machine between rounds cannot end its leadership.
-    let leaderMono = performance.now();
+    let leaderMono = Math.floor(performance.now());
     const options = {
       kubeConfig: controlPlane.kubeConfig,
       namespace,
@@ -197,7 +197,8 @@ describe("LeaderElector", () => {
   });
 
   it("past its renew deadline by its monotonic clock a leader refuses writes, aborts the one in flight, and leads anew only with a new transition", async () => {
-    let mono = performance.now();
+    // Whole milliseconds: a fractional start makes "one millisecond past the deadline" a rounding question.
+    let mono = Math.floor(performance.now());
     const leader = new LeaderElector({
       kubeConfig: controlPlane.kubeConfig,
       namespace,

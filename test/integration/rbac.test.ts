@@ -10,7 +10,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  AdmissionregistrationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   loadYaml,
@@ -29,10 +28,10 @@ import { runHelm, runKubectl } from "../../src/harness/helm.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import {
-  configurationName,
   installWebhookConfigurations,
   productConfig,
   releaseNamespace,
+  uninstallWebhookConfigurations,
   waitForProductWebhooks,
 } from "../../src/harness/product-webhooks.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
@@ -185,9 +184,7 @@ async function install(set: Record<string, string>, watchNamespace: string | und
     log,
     async uninstall() {
       await running.stop();
-      const webhooks = controlPlane.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-      await webhooks.deleteValidatingWebhookConfiguration({ name: configurationName });
-      await webhooks.deleteMutatingWebhookConfiguration({ name: configurationName });
+      await uninstallWebhookConfigurations(controlPlane.kubeConfig, set);
       kubectl(["delete", "--wait=true", "-f", "-"], rbac);
     },
   };
