@@ -23,6 +23,7 @@ import {
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually as waitFor } from "../support/eventually.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
@@ -134,22 +135,16 @@ async function metric(replica: Replica, name: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
 }
 
-async function eventually<T>(
+/** Waits with the started processes' output in the error, so a timeout shows what they did. */
+function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
   timeoutMs: number,
   intervalMs = 100,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}\n${replicas.map((r) => `--- ${r.name}:\n${r.output.slice(-3_000)}`).join("\n")}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  return waitFor(what, check, timeoutMs, intervalMs, () =>
+    replicas.map((r) => `--- ${r.name}:\n${r.output.slice(-3_000)}`).join("\n"),
+  );
 }
 
 interface Commit {

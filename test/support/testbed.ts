@@ -28,6 +28,9 @@ import {
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { PrometheusHarness } from "../../src/harness/prometheus.js";
 import { loadModelDeploymentCrd } from "./crds.js";
+import { eventually } from "./eventually.js";
+
+export { eventually };
 
 const root = join(import.meta.dirname, "..", "..");
 export const group = "worker.gpustack.ai";
@@ -301,30 +304,6 @@ export interface TargetObject {
     roles?: { name: string; desired?: number; ready?: number; quotaReserved?: number }[];
     retirement?: { roleName: string; replicaOrdinal: number; state: string } | null;
   };
-}
-
-/** Polls until `check` returns a value (not undefined) or the deadline passes; the error names what was awaited. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  intervalMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last !== undefined ? `; last error: ${String(last)}` : ""}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 export function condition(scaler: ScalerObject, type: string): { status: string; reason: string } | undefined {
