@@ -11,7 +11,6 @@
  * (one replica admitted), so added replicas are never admitted, and it marks a
  * retirement `Aborted` when the scenario needs one.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +26,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
+import { ControllerProcesses, type ControllerProcess } from "../support/controller-processes.js";
 import { decisionAnnotation, type DecisionPayload } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
@@ -50,22 +50,19 @@ let adminConfigPath: string;
 let noStatusConfigPath: string;
 /** Full rights, through the proxy that loses answers. */
 let proxiedConfigPath: string;
-const processes: Controller[] = [];
+const processes = new ControllerProcesses(40_000);
 
-interface Controller {
-  readonly name: string;
-  readonly child: ChildProcess;
-  output: string;
-}
-
-async function startController(name: string, namespace: string, kubeconfig: string, queue: number) {
+/** A controller that starts sampling at once; the scenarios wait for what it writes, not for its start. */
+async function startController(
+  name: string,
+  namespace: string,
+  kubeconfig: string,
+  queue: number,
+): Promise<ControllerProcess> {
   const metricsPort = await freeLoopbackPort();
-  const child = spawn(
-    process.execPath,
+  return processes.spawn(
+    name,
     [
-      "--import",
-      "tsx",
-      join(root, "test", "support", "replica-process.ts"),
       "--prometheus-url=http://127.0.0.1:9",
       `--kubeconfig=${kubeconfig}`,
       `--namespace=${namespace}`,
@@ -74,26 +71,11 @@ async function startController(name: string, namespace: string, kubeconfig: stri
       "--kube-timeout-ms=3000",
       "--log-level=info",
     ],
-    { cwd: root, env: { ...process.env, MDS_TEST_QUEUE: String(queue) }, stdio: ["ignore", "pipe", "pipe"] },
+    { MDS_TEST_QUEUE: String(queue) },
   );
-  const controller: Controller = { name, child, output: "" };
-  processes.push(controller);
-  const keep = (chunk: Buffer): void => {
-    controller.output = (controller.output + chunk.toString()).slice(-40_000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  child.once("exit", (code, signal) => keep(Buffer.from(`exited: ${code ?? signal}\n`)));
-  return controller;
 }
 
-function kill(controller: Controller): Promise<void> {
-  return new Promise((resolve) => {
-    if (controller.child.exitCode !== null || controller.child.signalCode !== null) return resolve();
-    controller.child.once("exit", () => resolve());
-    controller.child.kill("SIGKILL");
-  });
-}
+const kill = (controller: ControllerProcess): Promise<void> => ControllerProcesses.kill(controller);
 
 /** Waits with the started processes' output in the error, so a timeout shows what they did. */
 function eventually<T>(
@@ -107,8 +89,7 @@ function eventually<T>(
     check,
     timeoutMs,
     intervalMs,
-    () =>
-      `(the proxy received ${proxy.received} requests)\n${processes.map((p) => `--- ${p.name}:\n${p.output.slice(-12_000)}`).join("\n")}`,
+    () => `(the proxy received ${proxy.received} requests)\n${processes.context(12_000)}`,
   );
 }
 
@@ -250,7 +231,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map(kill));
+  await processes.killAll();
   await proxy?.close();
   await controlPlane?.stop();
   if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });

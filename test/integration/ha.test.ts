@@ -7,7 +7,6 @@
  * Commits are counted from the target itself (a watch on its decision
  * annotation) and from each replica's `mds_commits_total`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +23,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
+import { ControllerProcesses, metricSum, type ControllerProcess } from "../support/controller-processes.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
@@ -54,24 +54,19 @@ let balancer: TcpBalancer;
 let world: QueueWorld;
 let workDir: string;
 let kubeconfigPath: string;
+const processes = new ControllerProcesses(20_000);
 const replicas: Replica[] = [];
 
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
+interface Replica extends ControllerProcess {
   readonly metricsPort: number;
   readonly webhookPort: number;
-  output: string;
 }
 
 async function startReplica(name: string): Promise<Replica> {
   const [metricsPort, webhookPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
-  const child = spawn(
-    process.execPath,
+  const started = await processes.start(
+    name,
     [
-      "--import",
-      "tsx",
-      join(root, "test", "support", "replica-process.ts"),
       "--prometheus-url=http://127.0.0.1:9",
       `--kubeconfig=${kubeconfigPath}`,
       `--metrics-address=127.0.0.1:${metricsPort}`,
@@ -86,53 +81,23 @@ async function startReplica(name: string): Promise<Replica> {
       "--log-level=warn",
     ],
     {
-      cwd: root,
-      env: {
-        ...process.env,
-        MDS_POD_NAME: name,
-        MDS_POD_NAMESPACE: releaseNamespace,
-        MDS_LEASE_NAME: leaseName,
-        MDS_WEBHOOK_SERVICE: `mds-mds-scaler.${releaseNamespace}.svc`,
-        MDS_VALIDATING_WEBHOOK_CONFIGURATION: configurationName,
-        MDS_MUTATING_WEBHOOK_CONFIGURATION: configurationName,
-        MDS_WEBHOOK_TLS_SECRET: tlsSecretName,
-        MDS_TEST_MAX_REPLICAS: String(maxReplicas),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+      MDS_POD_NAME: name,
+      MDS_POD_NAMESPACE: releaseNamespace,
+      MDS_LEASE_NAME: leaseName,
+      MDS_WEBHOOK_SERVICE: `mds-mds-scaler.${releaseNamespace}.svc`,
+      MDS_VALIDATING_WEBHOOK_CONFIGURATION: configurationName,
+      MDS_MUTATING_WEBHOOK_CONFIGURATION: configurationName,
+      MDS_WEBHOOK_TLS_SECRET: tlsSecretName,
+      MDS_TEST_MAX_REPLICAS: String(maxReplicas),
     },
   );
-  const replica: Replica = { name, child, metricsPort, webhookPort, output: "" };
-  const started = new Promise<void>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: Buffer) => {
-      replica.output += chunk.toString();
-      if (replica.output.includes('"metricsPort"')) resolve();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      replica.output = (replica.output + chunk.toString()).slice(-20_000);
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`replica ${name} exited (${code ?? signal}) before serving:\n${replica.output}`)),
-    );
-  });
+  const replica: Replica = Object.assign(started, { metricsPort, webhookPort });
   replicas.push(replica);
-  await Promise.race([
-    started,
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new Error(`replica ${name} did not start in 60 s:\n${replica.output}`)), 60_000),
-    ),
-  ]);
   return replica;
 }
 
-async function metric(replica: Replica, name: string): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, {
-    signal: AbortSignal.timeout(2_000),
-  });
-  const text = await response.text();
-  return text
-    .split("\n")
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+function metric(replica: Replica, name: string): Promise<number> {
+  return metricSum(replica.metricsPort, name);
 }
 
 /** Waits with the started processes' output in the error, so a timeout shows what they did. */
@@ -142,9 +107,7 @@ function eventually<T>(
   timeoutMs: number,
   intervalMs = 100,
 ): Promise<T> {
-  return waitFor(what, check, timeoutMs, intervalMs, () =>
-    replicas.map((r) => `--- ${r.name}:\n${r.output.slice(-3_000)}`).join("\n"),
-  );
+  return waitFor(what, check, timeoutMs, intervalMs, () => processes.context(3_000));
 }
 
 interface Commit {
@@ -256,7 +219,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   world?.stop();
-  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+  await processes.killAll();
   await balancer?.close();
   await controlPlane?.stop();
   if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
