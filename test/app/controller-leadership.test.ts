@@ -11,9 +11,10 @@ import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { Controller, finalizer, type SignalSource } from "../../src/app/controller.js";
 import { decisionAnnotation, type LeaderToken } from "../../src/core/api/model-deployment.js";
 import type { PodSample } from "../../src/core/signals/types.js";
-import { VersionedStore } from "../fakes/versioned-store.js";
+import { FakeStore } from "../fakes/controller.js";
 
 const startMs = Date.UTC(2026, 10, 30, 12, 0, 0);
+const key = "team/llm";
 
 function objects(): { scaler: Record<string, unknown>; target: Record<string, unknown> } {
   return {
@@ -67,14 +68,17 @@ function queue(totalOf: () => number, readyOf: () => number, nowMs: () => number
 
 function setup(opts: { token?: LeaderToken; total?: number } = {}) {
   const { scaler, target } = objects();
-  const store = new VersionedStore(scaler as never, target as never);
+  const store = new FakeStore();
+  store.addScaler(scaler as never);
+  store.addTarget(target as never);
   let nowMs = startMs;
   let total = opts.total ?? 16;
-  const ready = (): number =>
-    ((store.target["spec"] as { roles: { replicas: number }[] }).roles[0]?.replicas ?? 0) as number;
+  const ready = (): number => (storedTarget(store).spec["roles"] as { replicas: number }[])[0]?.replicas ?? 0;
   // The reconciler admits at once: status follows the spec.
   const mirror = (): void => {
-    store.target["status"] = { roles: [{ name: "server", desired: ready(), ready: ready(), quotaReserved: ready() }] };
+    storedTarget(store).status = {
+      roles: [{ name: "server", desired: ready(), ready: ready(), quotaReserved: ready() }],
+    };
   };
   const lines: string[] = [];
   const metrics = new ScalerMetrics();
@@ -102,8 +106,14 @@ function setup(opts: { token?: LeaderToken; total?: number } = {}) {
   };
 }
 
-function storedDecision(store: VersionedStore): Record<string, unknown> | undefined {
-  const text = (store.target["metadata"] as { annotations?: Record<string, string> }).annotations?.[decisionAnnotation];
+function storedTarget(store: FakeStore) {
+  const target = store.targets.get(key);
+  if (target === undefined) throw new Error(`no target ${key}`);
+  return target;
+}
+
+function storedDecision(store: FakeStore): Record<string, unknown> | undefined {
+  const text = storedTarget(store).metadata.annotations?.[decisionAnnotation];
   return text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
 }
 
@@ -165,7 +175,7 @@ describe("the controller under leader election", () => {
       const world = setup();
       const wrote: boolean[] = [];
       for (let pass = 0; pass < 6; pass++) {
-        if (pass === raceAt) world.store.beforeStatusWrite = () => world.store.touch(world.store.scaler);
+        if (pass === raceAt) world.store.inject("writeScalerStatus", key, "conflict");
         const before = world.store.statusWrites.length;
         await world.controller.tick();
         wrote.push(world.store.statusWrites.length > before);
@@ -186,8 +196,8 @@ describe("the controller under leader election", () => {
     // The next pass, from a fresh list, writes what the race lost, although nothing moved since.
     expect(raced.wrote[racePass + 1]).toBe(true);
     expect(raced.world.store.statusWrites).toHaveLength(calm.world.store.statusWrites.length);
-    expect(raced.world.store.scaler["status"]).toMatchObject({
-      lastCommit: (calm.world.store.scaler["status"] as { lastCommit: unknown }).lastCommit,
+    expect(raced.world.store.scalers.get(key)?.status).toMatchObject({
+      lastCommit: (calm.world.store.scalers.get(key)?.status as { lastCommit: unknown }).lastCommit,
     });
   });
 });

@@ -3,7 +3,8 @@
  * unit tests: a store that applies JSON patches (fast-json-patch) with the API
  * server's `resourceVersion` guard, a signal source that reports engine pods
  * with a chosen load, and a clock whose sleeps end when the test moves time.
- * Faults are scripted per call: a conflicting write, a hang, a lost answer.
+ * Faults are scripted per call: a conflicting write, a hang, a lost answer; and
+ * every write can be refused at once, as a replica whose leadership ended refuses them.
  */
 import jsonPatch from "fast-json-patch";
 import type { Clock, SampleRequest, ScalerStore, SignalSource, TargetWrite } from "../../src/app/ports.js";
@@ -31,7 +32,10 @@ type Obj = {
 export type StoreCall =
   "listScalers" | "getTarget" | "getTargetFresh" | "patchTarget" | "patchScaler" | "writeScalerStatus";
 
-/** What a scripted fault does to one call: answer Conflict, never answer, apply and then fail, or fail outright. */
+/**
+ * What a scripted fault does to one call: answer Conflict (for a status write: another writer moves the
+ * scaler between the controller's read and its write), never answer, apply and then fail, or fail outright.
+ */
 export type Fault = "conflict" | "hang" | "applyThenFail" | "fail";
 
 export class FakeStore implements ScalerStore {
@@ -39,6 +43,11 @@ export class FakeStore implements ScalerStore {
   readonly targets = new Map<string, Obj>();
   /** Every call, in order, with its object's key. */
   readonly calls: { readonly call: StoreCall; readonly key: string }[] = [];
+  /** Every target patch applied and every status written, in order (refused or conflicting writes are not). */
+  readonly targetPatches: JsonPatchOp[][] = [];
+  readonly statusWrites: unknown[] = [];
+  /** When set, every write throws this before it is sent (a replica whose leadership ended). */
+  refuseWrites: Error | undefined;
   private version = 1;
   private readonly faults: { call: StoreCall; key: string; fault: Fault }[] = [];
 
@@ -78,7 +87,7 @@ export class FakeStore implements ScalerStore {
 
   async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
     const key = `${namespace}/${name}`;
-    const fault = await this.enter("patchTarget", key);
+    const fault = await this.enterWrite("patchTarget", key);
     if (fault === "conflict") {
       this.touchTarget(key);
       return { kind: "Conflict", message: `${key} changed` };
@@ -93,13 +102,14 @@ export class FakeStore implements ScalerStore {
     const next = this.apply(target, ops);
     if (JSON.stringify(next.spec) !== before) next.metadata.generation = (next.metadata.generation ?? 1) + 1;
     this.targets.set(key, this.stamped(next));
+    this.targetPatches.push([...ops]);
     if (fault === "applyThenFail") throw new Error(`patch ${key}: the answer was lost`);
     return { kind: "Written", object: structuredClone(next) };
   }
 
   async patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown> {
     const key = `${namespace}/${name}`;
-    await this.enter("patchScaler", key);
+    await this.enterWrite("patchScaler", key);
     const scaler = this.scalers.get(key);
     if (scaler === undefined) throw new Error(`no scaler ${key}`);
     const next = this.apply(scaler, ops);
@@ -119,14 +129,16 @@ export class FakeStore implements ScalerStore {
     options: { resourceVersion?: string | undefined } = {},
   ): Promise<TargetWrite> {
     const key = `${namespace}/${name}`;
-    await this.enter("writeScalerStatus", key);
+    const fault = await this.enterWrite("writeScalerStatus", key);
     const scaler = this.scalers.get(key);
     if (scaler === undefined) throw new Error(`no scaler ${key}`);
+    if (fault === "conflict") this.stamped(scaler);
     if (options.resourceVersion !== undefined && options.resourceVersion !== scaler.metadata.resourceVersion) {
       return { kind: "Conflict", message: `${key} is at ${scaler.metadata.resourceVersion}` };
     }
     scaler.status = structuredClone(status);
     this.stamped(scaler);
+    this.statusWrites.push(structuredClone(status));
     return { kind: "Written", object: structuredClone(scaler) };
   }
 
@@ -138,6 +150,11 @@ export class FakeStore implements ScalerStore {
   private stamped(object: Obj): Obj {
     object.metadata.resourceVersion = String(++this.version);
     return object;
+  }
+
+  private enterWrite(call: StoreCall, key: string): Promise<Fault | undefined> {
+    if (this.refuseWrites !== undefined) return Promise.reject(this.refuseWrites);
+    return this.enter(call, key);
   }
 
   private async enter(call: StoreCall, key: string): Promise<Fault | undefined> {
