@@ -15,7 +15,6 @@ import { decodeNumber, encodeNumber, nextHistory, type DemandSample } from "./pr
 import { algorithmReasons } from "./reasons.js";
 import {
   demandFigures,
-  latencyGuardFloor,
   tokenThroughputOutcome,
   toRecommendation,
   type TokenThroughputOutcome,
@@ -105,11 +104,9 @@ interface ForecastInput {
 
 /**
  * The recommendation once warm: the larger of the forecast count and the
- * TokenThroughput result; panic adds at least one replica to the current
- * count, a latency breach above 1.2 × target at least one to the ready count
- * (`latencyGuardFloor`: none while replicas it added are starting); shrinking
- * only when one replica fewer would carry the demand at no more than 80% of
- * capacity.
+ * TokenThroughput result; panic or a latency breach above 1.2 × target adds at
+ * least one replica; shrinking only when one replica fewer would carry the
+ * demand at no more than 80% of capacity.
  *
  * Example (consolidation): current 4, capacity 2000 tok/s, demand 4500 tok/s,
  * forecast count 3. Three replicas at 80% carry 4800 ≥ 4500: shrinking is
@@ -132,16 +129,8 @@ export function forecastDecision({
     ...(base.holdReason === undefined ? {} : { holdReason: base.holdReason }),
   };
   if (fallback.panic || fallback.latencyScaleUp) {
-    // Panic adds one to the desired count; the latency guard one to the replicas serving now.
-    const floor = fallback.panic
-      ? currentReplicas + 1
-      : latencyGuardFloor(currentReplicas, role.observation.readyReplicas);
-    const reason = fallback.panic
-      ? algorithmReasons.panic
-      : floor > currentReplicas
-        ? algorithmReasons.latencyGuardScaleUp
-        : algorithmReasons.latencyGuardHold;
-    const replicas = Math.max(decision.replicas, floor);
+    const reason = fallback.panic ? algorithmReasons.panic : algorithmReasons.latencyGuardScaleUp;
+    const replicas = Math.max(decision.replicas, currentReplicas + 1);
     decision = {
       replicas,
       reason: replicas > decision.replicas || fallback.panic ? reason : decision.reason,

@@ -91,7 +91,7 @@ export function latencyReading(
 export interface TokenThroughputOutcome {
   readonly decision: Decision;
   readonly panic: boolean;
-  /** Latency above 1.2 × target (the guard's floor is `latencyGuardFloor`). */
+  /** Latency above 1.2 × target. */
   readonly latencyScaleUp: boolean;
   readonly stableTokensPerSecond?: number;
   readonly panicTokensPerSecond?: number;
@@ -106,38 +106,18 @@ function outcomeDemand(stable: number | undefined, panic: number | undefined) {
 }
 
 /**
- * The fewest replicas a breach above 1.2 × target asks for: one more than are
- * serving now (the role's ready replicas), never below the current count.
- * Replicas still starting cannot lower latency until they are ready, so a
- * breach adds one replica and the next only once the earlier ones serve.
- * Capped at current + 1 when more are ready than desired (a scale-down not yet
- * applied), so the guard never asks for more than one above the desired count.
- * Example: ready 3, current 5 → 5 (hold); ready 5, current 5 → 6.
- */
-export function latencyGuardFloor(currentReplicas: number, readyReplicas: number): number {
-  return Math.max(currentReplicas, Math.min(readyReplicas, currentReplicas) + 1);
-}
-
-/**
  * Applies the latency guard to a throughput decision: above 1.2 × target at
- * least `latencyGuardFloor` (`LatencyGuardScaleUp` when that adds a replica,
- * `LatencyGuardHold` while the added ones start); above target, or missing, no
+ * least current + 1 (`LatencyGuardScaleUp`); above target, or missing, no
  * scale-down (`LatencyGuardHold`). Throughput-driven growth passes through.
  */
-function applyLatencyGuard(
-  decision: Decision,
-  latency: LatencyReading,
-  currentReplicas: number,
-  readyReplicas: number,
-): Decision {
+function applyLatencyGuard(decision: Decision, latency: LatencyReading, currentReplicas: number): Decision {
   const breach = latency.relativeBreach ?? 0;
   if (breach > latencyScaleUpFactor) {
-    const floor = latencyGuardFloor(currentReplicas, readyReplicas);
-    const reason = floor > currentReplicas ? algorithmReasons.latencyGuardScaleUp : algorithmReasons.latencyGuardHold;
+    const raised = decision.replicas < currentReplicas + 1;
     return {
-      replicas: Math.max(decision.replicas, floor),
-      reason: decision.replicas < floor ? reason : decision.reason,
-      holdReason: decision.holdReason ?? reason,
+      replicas: Math.max(decision.replicas, currentReplicas + 1),
+      reason: raised ? algorithmReasons.latencyGuardScaleUp : decision.reason,
+      holdReason: decision.holdReason ?? algorithmReasons.latencyGuardScaleUp,
     };
   }
   if (breach > 1 || latency.missing) return holdScaleDown(decision, currentReplicas, algorithmReasons.latencyGuardHold);
@@ -185,7 +165,7 @@ export function tokenThroughputOutcome(
       }
     : { replicas: throughputReplicas, reason: algorithmReasons.tokenThroughput };
   const latency = latencyReading(kind, observation, params);
-  decision = applyLatencyGuard(decision, latency, currentReplicas, observation.readyReplicas);
+  decision = applyLatencyGuard(decision, latency, currentReplicas);
   decision = guardUnknownSignal(decision, observation, currentReplicas);
   return { decision, panic, latencyScaleUp: (latency.relativeBreach ?? 0) > latencyScaleUpFactor, ...base };
 }

@@ -1,9 +1,12 @@
 /**
- * The latency guard's "at least one more replica" counts from the replicas
- * serving now (the role's ready replicas), not from the desired count: a
- * breach adds one replica, and the next is added only once the earlier ones
- * are ready and latency still breaches. Replicas still loading weights cannot
- * lower latency, so asking for more while they start only overshoots.
+ * What the latency guard's "at least one more replica" counts from: the
+ * desired count (current + 1), not the replicas serving now (ready + 1).
+ * The ready + 1 reading was built and measured with `npm run bench:quality`
+ * and rejected: it cut the GPU-hours on the conversation and Mooncake traces
+ * but dropped the Azure code trace at the shipped defaults from 99.71 % to
+ * 91.00 % attainment (docs/quality.md, "The latency guard's reading,
+ * measured"). These tests pin the kept reading, so changing it takes the
+ * table, not just a test edit.
  */
 import { describe, expect, it } from "vitest";
 import type { ScalerSpec } from "../../../src/core/api/scaler.js";
@@ -46,16 +49,16 @@ function recommend(s: ScalerSpec, current: number, obs: RoleObservation) {
   return brief(recommendationOf(run(s, [role("prefill", "Prefill", current, obs)]), "prefill"));
 }
 
-describe.each(algorithms)("$name: the latency guard counts from the ready replicas", ({ s }) => {
-  it("ready 3, current 5, breach 1.5: holds at 5 while two replicas start, no growth", () => {
+describe.each(algorithms)("$name: the latency guard counts from the desired count", ({ s }) => {
+  it("ready 3, current 5, breach 1.5: 6, while two replicas are still starting", () => {
     expect(recommend(s, 5, breaching(3))).toEqual({
-      replicas: 5,
-      reason: "LatencyGuardHold",
-      hold: "LatencyGuardHold",
+      replicas: 6,
+      reason: "LatencyGuardScaleUp",
+      hold: "LatencyGuardScaleUp",
     });
   });
 
-  it("ready 5, current 5, breach 1.5: one more replica", () => {
+  it("ready 5, current 5, breach 1.5: 6", () => {
     expect(recommend(s, 5, breaching(5))).toEqual({
       replicas: 6,
       reason: "LatencyGuardScaleUp",
@@ -63,32 +66,20 @@ describe.each(algorithms)("$name: the latency guard counts from the ready replic
     });
   });
 
-  it("ready 4, current 5: the one more is already starting, hold at 5", () => {
-    expect(recommend(s, 5, breaching(4)).replicas).toBe(5);
-  });
-
-  it("ready above current (a scale-down not yet applied): at most current + 1", () => {
-    expect(recommend(s, 5, breaching(7))).toEqual({
-      replicas: 6,
-      reason: "LatencyGuardScaleUp",
-      hold: "LatencyGuardScaleUp",
-    });
-  });
-
-  it("throughput-driven growth still passes while replicas start", () => {
-    // ceil(11000 / 2000) = 6; under the panic threshold of 2 × 3 ready × 2000.
-    const heavy = breaching(3, { promptTokensPerSecond: 11000, panicPromptTokensPerSecond: 11000 });
-    const got = recommend(s, 5, heavy);
-    expect(got.replicas).toBe(6);
-    expect(got.hold).toBe("LatencyGuardHold");
-  });
-
-  it("a breach at or under 1.2 × with replicas starting still only holds", () => {
+  it("a breach at or under 1.2 × with replicas starting only holds", () => {
     expect(recommend(s, 5, breaching(3, { ttftMilliseconds: 550 }))).toEqual({
       replicas: 5,
       reason: "LatencyGuardHold",
       hold: "LatencyGuardHold",
     });
+  });
+
+  it("throughput-driven growth above current + 1 passes, with the guard's hold", () => {
+    // ceil(13000 / 2000) = 7; under the panic threshold of 2 × 4 ready × 2000.
+    const heavy = breaching(4, { promptTokensPerSecond: 13000, panicPromptTokensPerSecond: 13000 });
+    const got = recommend(s, 5, heavy);
+    expect(got.replicas).toBe(7);
+    expect(got.hold).toBe("LatencyGuardScaleUp");
   });
 });
 
@@ -101,20 +92,10 @@ describe.each(algorithms)("$name: a steady breach with a 4-pass cold start", ({ 
     ttftMilliseconds: () => 750,
   });
 
-  it("adds one replica, waits until it is ready, then adds the next", () => {
-    const counts = passes.map((p) => p.recommendation.replicas);
-    // Each step is one replica, and a new step comes only when every earlier one is ready.
-    for (const [i, pass] of passes.entries()) {
-      const grew = pass.recommendation.replicas > pass.currentReplicas;
-      if (grew) {
-        expect(pass.recommendation.replicas).toBe(pass.currentReplicas + 1);
-        expect(pass.readyReplicas).toBe(pass.currentReplicas);
-      } else {
-        expect(pass.recommendation.replicas, `pass ${i}`).toBe(pass.currentReplicas);
-      }
-    }
-    // 20 passes with a 4-pass start: 2 → 6 at most, where the old reading reached 22.
-    expect(counts.at(-1)).toBeGreaterThanOrEqual(5);
-    expect(counts.at(-1)).toBeLessThanOrEqual(6);
+  it("adds one replica every pass, whether or not the earlier ones are ready", () => {
+    for (const pass of passes) expect(pass.recommendation.replicas).toBe(pass.currentReplicas + 1);
+    // Replicas were requested while others were still starting: the cost the ready + 1 reading avoided.
+    expect(passes.some((p) => p.readyReplicas < p.currentReplicas)).toBe(true);
+    expect(passes.at(-1)?.recommendation.replicas).toBe(22);
   });
 });
