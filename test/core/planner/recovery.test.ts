@@ -400,6 +400,31 @@ describe("recover: advance a rebalance transaction", () => {
     });
   });
 
+  it("cancels a transaction whose receiver left the target, or was never recorded", () => {
+    const cancelledFor = (rebalance: RebalanceStatus, why: string): Recovery => ({
+      case: "AdvanceTransaction",
+      rebalance: withoutTransaction(rebalance, "RebalanceBlocked"),
+      lastScaleDown: undefined,
+      pendingCohort: undefined,
+      blocked: new Map([["RebalanceBlocked", `receiver step cancelled: ${why}`]]),
+    });
+    const gone = recovered({
+      roles: [{ name: "d", kind: "Decode", replicas: 3, instanceType: "h100" }],
+      spec: {
+        roles: [
+          { name: "p", minReplicas: 1, maxReplicas: 8 },
+          { name: "d", minReplicas: 1, maxReplicas: 8 },
+        ],
+      },
+      status: { rebalance: inFlight },
+    });
+    expect(gone).toStrictEqual(cancelledFor(inFlight, "receiver p is not a role of the target"));
+    const { receiverRole: _r, ...noReceiver } = inFlight;
+    expect(recovered({ roles: afterRelease, status: { rebalance: noReceiver } })).toStrictEqual(
+      cancelledFor(noReceiver, "the transaction records no receiver"),
+    );
+  });
+
   it("does nothing for an episode without a transaction", () => {
     const done: RebalanceStatus = { ...inFlight, reason: "ReceiverAcquire" };
     const result = recovered({ roles: afterRelease, status: { rebalance: done } });
