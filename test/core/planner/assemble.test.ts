@@ -123,6 +123,17 @@ describe("the assembled status", () => {
     expect(result.status).not.toHaveProperty("pendingCohort");
     expect(result.status).not.toHaveProperty("rebalance");
     expect(result.status).not.toHaveProperty("lastScaleDown");
+    expect(result).not.toHaveProperty("commit");
+    // A role that never grew has no growth time.
+    expect(roleOf(result, "p")).not.toHaveProperty("lastScaleUpTime");
+  });
+
+  it("a held role adds no history; a scaler without a generation records none", () => {
+    const input = inputOf({ spec, target, observations: { p: want(2) } });
+    const result = plan({ ...input, scaler: { ...input.scaler, metadata: { name: "llm", uid: "scaler-uid" } } });
+    expect(roleOf(result, "d")).not.toHaveProperty("stabilizationHistory");
+    expect(roleOf(result, "p").stabilizationHistory).toHaveLength(1);
+    expect(result.status).not.toHaveProperty("observedGeneration");
   });
 
   it("keeps the algorithm's predictor state", () => {

@@ -126,6 +126,8 @@ function toRelease(pool: Pool): PlanResult {
   });
   expect(released.status.pendingCohort).toBeUndefined();
   expect(roleOf(released, "d")).toMatchObject({ constrainedReplicas: 3, reason: "DonorRelease" });
+  // A role the write leaves at its planned count keeps the plan's reason (the pool's growth hold).
+  expect(roleOf(released, "p")).toMatchObject({ constrainedReplicas: 2, reason: "ResourceExhausted" });
   return released;
 }
 
