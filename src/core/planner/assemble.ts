@@ -30,6 +30,7 @@ export interface Assembly {
 
 /** A role's reason: the plan's, unless a recovery write or a transaction hold changed its count. */
 function roleReason(a: Assembly, plan: RolePlan, value: number): string {
+  // Stryker disable next-line OptionalChaining,StringLiteral: unreachable, the component phase explains every role's count
   const planned = a.planned.reasons.get(plan.name) ?? plan.recommendation?.reason ?? "NotScaled";
   if (value === a.planned.vector[plan.name]) return planned;
   if (a.recovery.write !== undefined) return a.recovery.write.reason;
@@ -133,6 +134,7 @@ export function assembleStatus(a: Assembly): PlanResult {
   const commit = committed.commit;
   return {
     status,
+    // Stryker disable next-line ConditionalExpression: equivalent, a commit records a new lastCommit (its ID hashes the time), which moves the control plane
     statusChanged: commit !== undefined || controlPlaneMoved(pass.input.scaler.status, status),
     ...(commit === undefined ? {} : { commit }),
     bindingWrite: pass.binding.outcome.write,

@@ -62,6 +62,7 @@ export function readPass(input: PlanInput, target: ModelDeployment, binding: Bin
     bindingStatus: {
       targetUID: target.metadata.uid ?? "",
       targetName: target.metadata.name,
+      // Stryker disable next-line LogicalOperator,ConditionalExpression: equivalent, decideBinding gives a term exactly when it allows commits; the check narrows the type
       ...(outcome.commit && outcome.term !== undefined ? { term: outcome.term } : {}),
     },
     binding,

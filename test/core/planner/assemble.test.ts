@@ -110,6 +110,10 @@ describe("MetricsReady", () => {
       reason: "ResourceExhausted",
       message: "replicas were not admitted; waiting for d (unobserved)",
     });
+    const blind = plan(inputOf({ spec, target: pending, observations: {}, status }));
+    expect(condition(blind, "MetricsReady")).toMatchObject({
+      message: "replicas were not admitted; waiting for p (unobserved), d (unobserved)",
+    });
   });
 });
 

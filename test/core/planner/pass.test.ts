@@ -264,6 +264,8 @@ describe("recommendations", () => {
       [2, "AlgorithmUnavailable"],
       [2, "AlgorithmUnavailable"],
     ]);
+    // Undriven: no history, and every role's signals are required.
+    expect(result.status.roles?.map((r) => r.stabilizationHistory)).toStrictEqual([undefined, undefined]);
   });
 
   it("names every role nothing drives, separated by semicolons", () => {
