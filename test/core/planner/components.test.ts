@@ -102,6 +102,24 @@ describe("explain", () => {
     { why: "the recommendation itself", f: { current: 3, rec: 4 }, planned: 4, want: "Algo" },
     { why: "an undriven role", f: { current: 3, rec: 5, scaled: false }, planned: 3, want: "Algo" },
     {
+      why: "an undriven role, whatever a clamp says",
+      f: { current: 3, rec: 5, scaled: false, clamped: { value: 3, reason: "MaxReplicas" } },
+      planned: 3,
+      want: "Algo",
+    },
+    {
+      why: "a recommendation reached, whatever a clamp says",
+      f: { current: 3, rec: 4, clamped: { value: 4, reason: "MaxReplicas" } },
+      planned: 4,
+      want: "Algo",
+    },
+    {
+      why: "a window's wish reached inside the box",
+      f: { current: 3, rec: 1, stabilized: { value: 2, reason: "" } },
+      planned: 2,
+      want: "Algo",
+    },
+    {
       why: "no recommendation at all",
       f: { current: 3, noRecommendation: true, scaled: false },
       planned: 3,
@@ -206,10 +224,16 @@ describe("planComponent", () => {
         rolePlan({ name: "p", current: 2, rec: 2, scaled: false }),
         rolePlan({ name: "d", current: 5, rec: 5, scaled: false }),
       ],
-      [{ numerator: "d", denominator: "p", max: 2 }],
+      [
+        { numerator: "d", denominator: "p", max: 2 },
+        { numerator: "p", denominator: "d", min: 0.1 },
+        { numerator: "d", denominator: "zz", min: 1 },
+      ],
     );
     expect(stuck.vector).toStrictEqual({ p: 2, d: 5 });
-    expect(stuck.blocked.get("RatioConflict")).toBe("no vector satisfies d/p <= 2 within pacing and guards; p, d hold");
+    expect(stuck.blocked.get("RatioConflict")).toBe(
+      "no vector satisfies d/p <= 2, p/d >= 0.1 within pacing and guards; p, d hold",
+    );
     expect(stuck.reasons).toStrictEqual(
       new Map([
         ["p", "Algo"],
