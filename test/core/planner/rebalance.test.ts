@@ -202,6 +202,12 @@ describe("chooseDonation messages", () => {
   });
 });
 
+describe("donation attempts", () => {
+  it("only Priority keeps to one donation per episode; Opposing donates again", () => {
+    expect(chooseDonation({ ...base, donationAttempted: true })).toMatchObject({ kind: "Donate", donor: "decode" });
+  });
+});
+
 describe("stepViolation", () => {
   it("names a count below the minimum, above the maximum, or a broken band; accepts the rest", () => {
     expect(stepViolation({ prefill: 0, decode: 4, encode: 2 }, bounds, [])).toBe(
@@ -239,6 +245,8 @@ describe("donorReleased", () => {
     expect(donorReleased({ donorTargetReplicas: 3 }, target(), statuses(3, 3))).toBe(false);
     expect(donorReleased({ donorRole: "decode" }, target(), statuses(3, 3))).toBe(false);
     expect(donorReleased(tx, {} as ModelDeployment, new Map())).toBe(true);
+    const cleared = { status: { retirement: null } } as unknown as ModelDeployment;
+    expect(donorReleased(tx, cleared, statuses(3, 3))).toBe(true);
   });
 });
 
