@@ -65,6 +65,7 @@ export function bindingPhase(input: PlanInput): BindingPhase {
 
 /** The term a pass may commit under, for the result. */
 export function termField(outcome: BindingOutcome): { bindingTerm?: number } {
+  // Stryker disable next-line LogicalOperator,ConditionalExpression: equivalent, decideBinding gives a term exactly when it allows commits; the check narrows the type
   return outcome.commit && outcome.term !== undefined ? { bindingTerm: outcome.term } : {};
 }
 

@@ -29,6 +29,7 @@ interface Box {
 
 /** The reason of a count held at the edge of its interval: the hold, the direction, or the step. */
 function edgeReason(plan: RolePlan, wanted: number, hi: number, direction: Direction): string {
+  // Stryker disable next-line EqualityOperator: equivalent, the caller asks only for a count held at an edge, so wanted is never hi
   if (wanted > hi) {
     if (plan.upHold !== undefined) return plan.upHold.reason;
     return direction === "down" ? "ComponentScalingDown" : "ScaleUpLimit";
@@ -43,7 +44,6 @@ export function explain(plan: RolePlan, planned: number, box: Box, direction: Di
   if (plan.recommendation?.replicas === planned || !plan.scaled) return algorithmReason;
   if (projected === "conflict") return "RatioConflict";
   if (planned === plan.clamped.value && plan.clamped.reason !== "") return plan.clamped.reason;
-  if (planned === plan.stabilized.value && plan.stabilized.reason !== "") return plan.stabilized.reason;
   const wanted = plan.stabilized.value;
   const boxed = Math.min(Math.max(wanted, box.lo), box.hi);
   if (planned === boxed && planned !== wanted) return edgeReason(plan, wanted, box.hi, direction);
@@ -82,14 +82,18 @@ export function planComponent(members: readonly RolePlan[], bands: readonly Rati
   const boxes = members.map((m) => allowedBox(m, direction));
   const names = new Set(members.map((m) => m.name));
   const componentBands = bands.filter((b) => names.has(b.numerator) && names.has(b.denominator));
+  // Stryker disable next-line OptionalChaining,LogicalOperator: equivalent, there is one box per member
   const roles = members.map((m, i) => ({
     name: m.name,
+    // Stryker disable next-line OptionalChaining,LogicalOperator: equivalent, there is one box per member
     lo: boxes[i]?.lo ?? m.current,
+    // Stryker disable next-line OptionalChaining,LogicalOperator: equivalent, there is one box per member
     hi: boxes[i]?.hi ?? m.current,
     target: m.scaled ? m.stabilized.value : m.current,
     current: m.current,
   }));
   const projected =
+    // Stryker disable next-line ConditionalExpression: equivalent, without bands the projection returns the clamped targets (its own fast path)
     componentBands.length === 0
       ? roles.map((r) => Math.min(Math.max(r.target, r.lo), r.hi))
       : projectComponent(roles, componentBands).vector;

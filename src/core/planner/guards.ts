@@ -171,11 +171,11 @@ export function rollbackVector(cohort: PendingCohort, current: ReplicaVector): R
  * its current count. Only a scale-down still marked `Committed` can abort.
  */
 export function scaleDownAborted(
-  lastScaleDown: LastScaleDown | undefined,
+  lastScaleDown: LastScaleDown,
   target: ModelDeployment,
   current: ReplicaVector,
 ): boolean {
-  if (lastScaleDown === undefined || lastScaleDown.outcome !== "Committed") return false;
+  if (lastScaleDown.outcome !== "Committed") return false;
   const retirement = target.status?.retirement ?? undefined;
   if (retirement === undefined || retirement.state !== "Aborted") return false;
   const before = lastScaleDown.preScaleDownVector[retirement.roleName];

@@ -31,6 +31,7 @@ export interface Pass {
 
 function specIndex(roles: readonly { readonly name: string }[], name: string): number {
   const at = roles.findIndex((r) => r.name === name);
+  // Stryker disable next-line ConditionalExpression: equivalent, a target role the spec does not list stops the pass at the gate (no bounds), where order does not matter
   return at < 0 ? roles.length : at;
 }
 
@@ -54,11 +55,14 @@ export function readPass(input: PlanInput, target: ModelDeployment, binding: Bin
     base,
     roles: [...target.spec.roles].sort((a, b) => specIndex(spec.roles, a.name) - specIndex(spec.roles, b.name)),
     current: vectorOf(target.spec.roles),
+    // Stryker disable next-line ArrayDeclaration: equivalent, these maps are read by role name and a placeholder entry has none
     roleStatuses: new Map((target.status?.roles ?? []).map((r) => [r.name, r] as const)),
+    // Stryker disable next-line ArrayDeclaration: equivalent, as above
     previousRoles: new Map((base.roles ?? []).map((r) => [r.name, r] as const)),
     bindingStatus: {
       targetUID: target.metadata.uid ?? "",
       targetName: target.metadata.name,
+      // Stryker disable next-line LogicalOperator,ConditionalExpression: equivalent, decideBinding gives a term exactly when it allows commits; the check narrows the type
       ...(outcome.commit && outcome.term !== undefined ? { term: outcome.term } : {}),
     },
     binding,
@@ -67,6 +71,7 @@ export function readPass(input: PlanInput, target: ModelDeployment, binding: Bin
 
 /** The pass on another base status (records rebuilt from the target's decision). */
 export function withBase(pass: Pass, base: ScalerStatus): Pass {
+  // Stryker disable next-line ArrayDeclaration: equivalent, the map is read by role name and a placeholder entry has none
   return { ...pass, base, previousRoles: new Map((base.roles ?? []).map((r) => [r.name, r] as const)) };
 }
 

@@ -34,11 +34,13 @@ import type { PlanInput, PlanResult } from "./types.js";
 /** Plans one pass. Pure: the same input gives the same output. */
 export function plan(input: PlanInput): PlanResult {
   const binding = bindingPhase(input);
+  // Stryker disable next-line ConditionalExpression: equivalent, the binding never plans without a target (TargetNotFound); the check narrows the type
   if (!binding.outcome.plan || input.target === undefined) return bindingStopped(input, binding);
   const read = readPass(input, input.target, binding);
   const decision = parseDecisionAnnotation(input.target.metadata.annotations ?? {});
   const rebuilt = rebuildRecords({
     base: read.base,
+    // Stryker disable next-line ConditionalExpression: equivalent, an absent or invalid annotation carries no value
     decision: decision.state === "valid" ? decision.value : undefined,
     term: binding.outcome.commit ? binding.outcome.term : undefined,
     roleOrder: read.roles.map((r) => r.name),

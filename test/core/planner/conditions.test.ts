@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockedCondition, setConditions } from "../../../src/core/planner/conditions.js";
-import { fnv1a64Hex, decisionID } from "../../../src/core/planner/decision.js";
+import { canonicalVector, decisionID, fnv1a64Hex } from "../../../src/core/planner/decision.js";
 import { t0 } from "./fixtures.js";
 
 describe("setConditions", () => {
@@ -68,6 +68,16 @@ describe("decision IDs", () => {
   it("uses FNV-1a 64", () => {
     expect(fnv1a64Hex("")).toBe("cbf29ce484222325");
     expect(fnv1a64Hex("a")).toBe("af63dc4c8601ec8c");
+    expect(fnv1a64Hex("foobar")).toBe("85944171f73967e8");
+    // A hash below 2^60 keeps its leading zero: IDs always have 16 digits.
+    expect(fnv1a64Hex("k0")).toBe("08be0e07b562230e");
+  });
+
+  it("hashes the scaler UID, term, vector in name order and time, joined by |", () => {
+    expect(canonicalVector({ b: 2, a: 1 })).toBe("a=1,b=2");
+    expect(decisionID({ scalerUID: "u", term: 1, vector: { b: 2, a: 1 }, nowMs: t0 })).toBe(
+      `d-${fnv1a64Hex(`u|1|a=1,b=2|${t0}`)}`,
+    );
   });
 
   it("depends on every input and not on key order", () => {

@@ -286,7 +286,6 @@ describe("guards on partial target status", () => {
   it("an abort needs our committed scale-down of that role, which it reduced", () => {
     const aborted = (roleName: string, replicaOrdinal: number) =>
       targetOf([{ name: "d", replicas: 2 }], { retirement: { roleName, replicaOrdinal, state: "Aborted" } });
-    expect(scaleDownAborted(undefined, aborted("d", 2), { d: 2 })).toBe(false);
     expect(scaleDownAborted(last, aborted("x", 2), { d: 2, x: 2 })).toBe(false);
     expect(scaleDownAborted(last, aborted("d", 2), {})).toBe(false);
     // The role was not reduced: the pre-scale-down count equals the current one.

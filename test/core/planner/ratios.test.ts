@@ -1,7 +1,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { projectComponent, type ProjectionRole } from "../../../src/core/planner/projection.js";
-import { bandSatisfied, ratioComponents, ratioTolerance, type RatioBand } from "../../../src/core/planner/ratios.js";
+import {
+  bandSatisfied,
+  describeBand,
+  highFactor,
+  lowFactor,
+  ratioBands,
+  ratioComponents,
+  ratioTolerance,
+  violatedBands,
+  type RatioBand,
+} from "../../../src/core/planner/ratios.js";
+import { specOf } from "./fixtures.js";
 
 describe("bandSatisfied", () => {
   it.each([
@@ -189,5 +200,72 @@ describe("projectComponent", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("ratio bands from the spec", () => {
+  const spec = specOf({
+    roles: [
+      { name: "p", maxReplicas: 8 },
+      { name: "d", maxReplicas: 8 },
+      { name: "e", maxReplicas: 8 },
+    ],
+    ratios: [
+      { numeratorRole: "p", denominatorRole: "d", min: "0.5", max: "2", target: "1" },
+      { numeratorRole: "e", denominatorRole: "p", max: "500m" },
+      { numeratorRole: "p", denominatorRole: "x", min: "1" },
+    ],
+  });
+
+  it("reads quantities as numbers and keeps only ratios between planned roles", () => {
+    expect(ratioBands(spec, new Set(["p", "d", "e"]))).toStrictEqual([
+      { numerator: "p", denominator: "d", min: 0.5, max: 2, target: 1 },
+      { numerator: "e", denominator: "p", max: 0.5 },
+    ]);
+    expect(ratioBands(spec, new Set(["p", "e"]))).toStrictEqual([{ numerator: "e", denominator: "p", max: 0.5 }]);
+    expect(ratioBands(spec, new Set(["d", "e"]))).toStrictEqual([]);
+  });
+
+  it("a ratio of a role to itself constrains nothing", () => {
+    const self = { ...spec, ratios: [{ numeratorRole: "p", denominatorRole: "p", min: "1" }] } as typeof spec;
+    expect(ratioBands(self, new Set(["p"]))).toStrictEqual([]);
+  });
+
+  it("describes a band by its edges", () => {
+    expect(describeBand({ numerator: "p", denominator: "d", min: 0.5, max: 2 })).toBe("p/d >= 0.5 and <= 2");
+    expect(describeBand({ numerator: "p", denominator: "d", min: 0.5 })).toBe("p/d >= 0.5");
+    expect(describeBand({ numerator: "p", denominator: "d", max: 2 })).toBe("p/d <= 2");
+    expect(describeBand({ numerator: "p", denominator: "d", target: 1 })).toBe("p/d");
+  });
+
+  it("no denominator satisfies no band; the edges carry their tolerance", () => {
+    expect(bandSatisfied({ numerator: "p", denominator: "d" }, 1, 0)).toBe(false);
+    expect(lowFactor({ numerator: "p", denominator: "d", min: 1 })).toBeCloseTo(1 - 5e-4, 12);
+    expect(highFactor({ numerator: "p", denominator: "d", max: 1 })).toBeCloseTo(1 + 5e-4, 12);
+    expect(lowFactor({ numerator: "p", denominator: "d" })).toBeUndefined();
+    expect(highFactor({ numerator: "p", denominator: "d" })).toBeUndefined();
+  });
+
+  it("violatedBands lists the broken bands; a missing role counts 0", () => {
+    const bands: RatioBand[] = [
+      { numerator: "p", denominator: "d", min: 1 },
+      { numerator: "e", denominator: "p", max: 1 },
+    ];
+    expect(violatedBands({ p: 1, d: 2, e: 1 }, bands)).toStrictEqual([bands[0]]);
+    expect(violatedBands({ p: 2, d: 2 }, bands)).toStrictEqual([]);
+    expect(violatedBands({ d: 2, e: 1 }, bands)).toStrictEqual(bands);
+  });
+
+  it("components ignore bands naming roles outside the list", () => {
+    expect(ratioComponents(["a", "b"], [{ numerator: "a", denominator: "z", min: 1 }])).toStrictEqual([["a"], ["b"]]);
+    expect(
+      ratioComponents(
+        ["a", "b", "c"],
+        [
+          { numerator: "c", denominator: "b", min: 1 },
+          { numerator: "b", denominator: "a", min: 1 },
+        ],
+      ),
+    ).toStrictEqual([["a", "b", "c"]]);
   });
 });
