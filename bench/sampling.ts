@@ -25,7 +25,7 @@ import { PrometheusHarness } from "../src/harness/prometheus.js";
 import { findPromBinaries } from "../src/harness/prom-bin.js";
 import { staleAfterSeconds } from "../src/core/signals/observe.js";
 import type { PodSample } from "../src/core/signals/types.js";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -291,6 +291,28 @@ async function queryStats(url: string, query: string, atUnixMs: number): Promise
   };
 }
 
+/**
+ * CPU seconds (user + system) the Prometheus serving `port` has used so far, from /proc
+ * (clock ticks of USER_HZ, 100 on Linux): on a shared machine the CPU a pass costs
+ * varies less than its wall time.
+ */
+async function prometheusCpuSeconds(port: number): Promise<number> {
+  const listen = `--web.listen-address=127.0.0.1:${port}`;
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8");
+      if (!cmdline.split("\0").includes(listen)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process ended while listed
+    }
+  }
+  return NaN;
+}
+
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
 interface SizeResult {
@@ -335,6 +357,8 @@ async function measureSize(
     client.latenciesMs.length = 0;
     client.byQuery.clear();
     const passMs: number[] = [];
+    const cpuBefore = await prometheusCpuSeconds(prometheus.port);
+    const benchCpuBefore = process.cpuUsage();
     let queries = 0;
     let fresh = 0;
     let pods = 0;
@@ -374,6 +398,9 @@ async function measureSize(
     }
     if (fresh !== expectedPods(size))
       problems.push(`${size} deployments: ${fresh} of ${expectedPods(size)} pods Fresh`);
+    const promCpuPerPass = ((await prometheusCpuSeconds(prometheus.port)) - cpuBefore) / passes;
+    const benchCpu = process.cpuUsage(benchCpuBefore);
+    const benchCpuPerPass = (benchCpu.user + benchCpu.system) / 1e6 / passes;
     passMs.sort((a, b) => a - b);
     const stats = new Map<string, QueryStats>();
     for (const [name, text] of Object.entries(queryText))
@@ -383,7 +410,7 @@ async function measureSize(
     const lines: string[] = [];
     const expected = expectedPods(size);
     lines.push(
-      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)} ${`${loadBefore.toFixed(1)}-${loadAfter.toFixed(1)}`.padStart(12)}`,
+      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)} ${promCpuPerPass.toFixed(2).padStart(10)} ${benchCpuPerPass.toFixed(2).padStart(11)} ${`${loadBefore.toFixed(1)}-${loadAfter.toFixed(1)}`.padStart(12)}`,
     );
     const perQuery: string[] = [];
     for (const [name, text] of Object.entries(queryText)) {
@@ -416,10 +443,10 @@ async function prepared(): Promise<void> {
     process.stderr.write(`bench:sampling: ${size} deployments measured\n`);
   }
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); load average (1 min) before and after`,
   );
   console.log(
-    "deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB  load 1m b-a",
+    "deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB prom CPU s bench CPU s  load 1m b-a",
   );
   for (const r of results) for (const l of r.lines) if (!l.startsWith("q") && !l.startsWith("!")) console.log(l);
   console.log("\nper query (run together; samples touched and eval time from stats=all)");
