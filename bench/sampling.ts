@@ -8,7 +8,7 @@
  * Prints per query and per pass p50/p99, samples touched (query stats), the
  * Prometheus RSS, and checks every pod is Fresh with the same fields as at 10.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -25,8 +25,8 @@ import { PrometheusHarness } from "../src/harness/prometheus.js";
 import { findPromBinaries } from "../src/harness/prom-bin.js";
 import { staleAfterSeconds } from "../src/core/signals/observe.js";
 import type { PodSample } from "../src/core/signals/types.js";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   copyBlocks,
@@ -42,9 +42,31 @@ import {
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
-  return Number.isFinite(v) ? v : fallback;
+  if (i < 0) return fallback;
+  const raw = process.argv[i + 1];
+  const v = Number(raw);
+  if (raw === undefined || !Number.isFinite(v) || v <= 0)
+    throw new Error(`--${name}: ${JSON.stringify(raw)} is not a positive number`);
+  return v;
 }
+
+const help = `npm run bench:sampling [-- options]
+
+Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
+
+  --sizes <list>          deployments per prepared TSDB (default 10,100,1000)
+  --passes <n>            timed passes per size, after one cold pass (default 20)
+  --stable-window <s>     stable window in seconds (default 180; 30 with --live)
+  --panic-window <s>      panic window in seconds (default 60; 10 with --live)
+  --query-timeout <s>     budget of one query in seconds: the client's deadline, the
+                          timeout sent with the query and Prometheus' --query.timeout
+                          (default 600; Prometheus' own default is 120)
+  --live                  end to end: a simulated fleet scraped by Debian's Prometheus
+    --deployments <n>     fleet size (default 100)
+    --pods <n>            pods per role (default 4)
+    --scrape-interval <s> scrape interval in seconds (default 10)
+  --help                  this text
+`;
 
 const deployments = flag("deployments", 100);
 const podsPerRole = flag("pods", 4);
@@ -53,6 +75,8 @@ const scrapeIntervalSeconds = flag("scrape-interval", 10);
 const stableWindowSeconds = flag("stable-window", 30);
 const panicWindowSeconds = flag("panic-window", 10);
 const roles = ["server", "prefill", "decode"] as const;
+/** A pass at 1,000 deployments on a loaded 2-core machine outlasts Prometheus' 2-minute default. */
+const queryTimeoutMs = flag("query-timeout", 600) * 1000;
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -126,7 +150,11 @@ class TimedClient implements PrometheusQueryClient {
 
 async function live(): Promise<void> {
   const fleetProcess = await startFleetProcess();
-  const prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds, targets: fleetProcess.groups });
+  const prometheus = await PrometheusHarness.start({
+    scrapeIntervalSeconds,
+    targets: fleetProcess.groups,
+    extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
+  });
   try {
     const pods = fleetProcess.groups.length;
     console.log(
@@ -137,7 +165,7 @@ async function live(): Promise<void> {
     console.log(`all targets up; filling the ${stableWindowSeconds}s window (${Math.round(warmupMs / 1000)}s)`);
     await new Promise((r) => setTimeout(r, warmupMs));
 
-    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 60_000 }));
+    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
     const source = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
     const rows: string[] = [];
     const queryCounts = new Set<number>();
@@ -202,12 +230,17 @@ async function live(): Promise<void> {
   }
 }
 
-(process.argv.includes("--serve-fleet") ? serveFleet() : process.argv.includes("--live") ? live() : prepared()).catch(
-  (err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  },
-);
+(process.argv.includes("--help")
+  ? Promise.resolve(void process.stdout.write(help))
+  : process.argv.includes("--serve-fleet")
+    ? serveFleet()
+    : process.argv.includes("--live")
+      ? live()
+      : prepared()
+).catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
 
 function sizesFlag(): number[] {
   const i = process.argv.indexOf("--sizes");
@@ -232,8 +265,13 @@ interface QueryStats {
 
 /** One query with `stats=all`: what Prometheus itself says the query read. */
 async function queryStats(url: string, query: string, atUnixMs: number): Promise<QueryStats> {
-  const body = new URLSearchParams({ query, time: String(atUnixMs / 1000), stats: "all" });
-  const res = await fetch(`${url}/api/v1/query`, { method: "POST", body, signal: AbortSignal.timeout(120_000) });
+  const body = new URLSearchParams({
+    query,
+    time: String(atUnixMs / 1000),
+    stats: "all",
+    timeout: `${queryTimeoutMs / 1000}s`,
+  });
+  const res = await fetch(`${url}/api/v1/query`, { method: "POST", body, signal: AbortSignal.timeout(queryTimeoutMs) });
   const json = (await res.json()) as {
     status: string;
     error?: string;
@@ -253,6 +291,28 @@ async function queryStats(url: string, query: string, atUnixMs: number): Promise
   };
 }
 
+/**
+ * CPU seconds (user + system) the Prometheus serving `port` has used so far, from /proc
+ * (clock ticks of USER_HZ, 100 on Linux): on a shared machine the CPU a pass costs
+ * varies less than its wall time.
+ */
+async function prometheusCpuSeconds(port: number): Promise<number> {
+  const listen = `--web.listen-address=127.0.0.1:${port}`;
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8");
+      if (!cmdline.split("\0").includes(listen)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process ended while listed
+    }
+  }
+  return NaN;
+}
+
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
 interface SizeResult {
@@ -268,6 +328,7 @@ async function measureSize(
   signatures: Map<string, Set<string>>,
 ): Promise<SizeResult> {
   const prepared = await prepareTsdb(promtoolPath, size);
+  const loadBefore = loadavg()[0] ?? NaN;
   const storage = await mkdtemp(join(tmpdir(), "mds-bench-tsdb-"));
   await copyBlocks(prepared.blocksPath, storage);
   const prometheus = await PrometheusHarness.start({
@@ -275,10 +336,11 @@ async function measureSize(
     storagePath: storage,
     startTimeoutMs: 300_000,
     scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
+    extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
   });
   try {
-    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 120_000 }));
-    const source = new PrometheusSignalSource(client, { ...defaultPrometheusSignalConfig, queryTimeoutMs: 120_000 });
+    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
+    const source = new PrometheusSignalSource(client, { ...defaultPrometheusSignalConfig, queryTimeoutMs });
     const scalers: ScalerSamplingInput[] = Array.from({ length: size }, (_, i) => ({
       key: `${namespaceOf(i)}/${deploymentOf(i)}`,
       namespace: namespaceOf(i),
@@ -295,6 +357,8 @@ async function measureSize(
     client.latenciesMs.length = 0;
     client.byQuery.clear();
     const passMs: number[] = [];
+    const cpuBefore = await prometheusCpuSeconds(prometheus.port);
+    const benchCpuBefore = process.cpuUsage();
     let queries = 0;
     let fresh = 0;
     let pods = 0;
@@ -334,22 +398,27 @@ async function measureSize(
     }
     if (fresh !== expectedPods(size))
       problems.push(`${size} deployments: ${fresh} of ${expectedPods(size)} pods Fresh`);
+    const promCpuPerPass = ((await prometheusCpuSeconds(prometheus.port)) - cpuBefore) / passes;
+    const benchCpu = process.cpuUsage(benchCpuBefore);
+    const benchCpuPerPass = (benchCpu.user + benchCpu.system) / 1e6 / passes;
     passMs.sort((a, b) => a - b);
     const stats = new Map<string, QueryStats>();
     for (const [name, text] of Object.entries(queryText))
       stats.set(name, await queryStats(prometheus.url, text, evaluationUnixMs));
     const peakRss = await prometheus.peakRssKb();
+    const loadAfter = loadavg()[0] ?? NaN;
     const lines: string[] = [];
     const expected = expectedPods(size);
     lines.push(
-      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)}`,
+      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)} ${promCpuPerPass.toFixed(2).padStart(10)} ${benchCpuPerPass.toFixed(2).padStart(11)} ${`${loadBefore.toFixed(1)}-${loadAfter.toFixed(1)}`.padStart(12)}`,
     );
     const perQuery: string[] = [];
     for (const [name, text] of Object.entries(queryText)) {
       const ms = [...(client.byQuery.get(text) ?? [])].sort((a, b) => a - b);
       const st = stats.get(name);
+      const perSecond = st ? (st.samplesTouched / st.evalMs) * 1000 : NaN;
       perQuery.push(
-        `${String(size).padStart(11)} ${name.padEnd(8)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(st?.samplesTouched ?? "?").padStart(15)} ${String(st?.peakSamples ?? "?").padStart(12)} ${(st?.evalMs ?? NaN).toFixed(0).padStart(8)} ${String(text.length).padStart(10)}`,
+        `${String(size).padStart(11)} ${name.padEnd(8)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(st?.samplesTouched ?? "?").padStart(15)} ${String(st?.peakSamples ?? "?").padStart(12)} ${(st?.evalMs ?? NaN).toFixed(0).padStart(8)} ${perSecond.toFixed(0).padStart(13)} ${String(text.length).padStart(10)}`,
       );
     }
     return {
@@ -374,12 +443,14 @@ async function prepared(): Promise<void> {
     process.stderr.write(`bench:sampling: ${size} deployments measured\n`);
   }
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); load average (1 min) before and after`,
   );
-  console.log("deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB");
+  console.log(
+    "deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB prom CPU s bench CPU s  load 1m b-a",
+  );
   for (const r of results) for (const l of r.lines) if (!l.startsWith("q") && !l.startsWith("!")) console.log(l);
   console.log("\nper query (run together; samples touched and eval time from stats=all)");
-  console.log("deployments query     p50 ms  p99 ms samples touched peak samples  eval ms query chars");
+  console.log("deployments query     p50 ms  p99 ms samples touched peak samples  eval ms samples/s eval query chars");
   for (const r of results) for (const l of r.lines) if (l.startsWith("q")) console.log(l.slice(1));
   const problems = results.flatMap((r) => r.lines.filter((l) => l.startsWith("!")).map((l) => l.slice(1)));
   for (const p of problems) console.error(`problem: ${p}`);

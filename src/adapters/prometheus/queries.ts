@@ -79,8 +79,18 @@ function tag(expr: string, signal: string, windowSeconds?: number): string {
     : `label_replace(${tagged}, "${windowLabel}", "${windowSeconds}", "", "")`;
 }
 
+/**
+ * The parts joined by `or` as a balanced tree. Prometheus evaluates a chain
+ * `a or b or c ...` one `or` at a time, each taking every series gathered so
+ * far as its left side, so a flat chain of n parts handles the answer about n/2
+ * times (48 parts in the counter query); a balanced tree log2(n) times. `or`
+ * is associative (a series is kept unless an earlier part has its labels), so
+ * the answer is the same.
+ */
 function union(parts: readonly string[]): string {
-  return parts.join("\n or ");
+  if (parts.length <= 1) return parts[0] ?? "";
+  const half = Math.ceil(parts.length / 2);
+  return `(${union(parts.slice(0, half))})\n or (${union(parts.slice(half))})`;
 }
 
 /**
