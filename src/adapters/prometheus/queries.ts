@@ -87,7 +87,7 @@ function tag(expr: string, signal: string, windowSeconds?: number): string {
  * is associative (a series is kept unless an earlier part has its labels), so
  * the answer is the same.
  */
-function union(parts: readonly string[]): string {
+export function union(parts: readonly string[]): string {
   if (parts.length <= 1) return parts[0] ?? "";
   const half = Math.ceil(parts.length / 2);
   return `(${union(parts.slice(0, half))})\n or (${union(parts.slice(half))})`;

@@ -4,7 +4,13 @@ import {
   defaultPrometheusSignalConfig,
   validatePrometheusSignalConfig,
 } from "../../../src/adapters/prometheus/config.js";
-import { anyOf, escapePromQLString, escapeRegex, gaugesQuery } from "../../../src/adapters/prometheus/queries.js";
+import {
+  anyOf,
+  escapePromQLString,
+  escapeRegex,
+  gaugesQuery,
+  union,
+} from "../../../src/adapters/prometheus/queries.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../../src/adapters/prometheus/source.js";
 
 const neverCalled = { instantQuery: () => Promise.reject(new Error("not in this test")) };
@@ -141,5 +147,30 @@ describe("one pass, a fixed number of queries", () => {
     expect(counters).toContain(
       "count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component) (count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
     );
+  });
+});
+
+describe("joining a query's parts", () => {
+  /** The deepest parenthesis nesting of a PromQL text whose parts have none of their own. */
+  const depth = (text: string): number =>
+    [...text].reduce(
+      (acc, c) => {
+        const level = acc.level + (c === "(" ? 1 : c === ")" ? -1 : 0);
+        return { level, max: Math.max(acc.max, level) };
+      },
+      { level: 0, max: 0 },
+    ).max;
+
+  it("keeps the parts in order, left before right, so an earlier part still wins a label clash", () => {
+    expect(union(["a", "b", "c"])).toBe("((a)\n or (b))\n or (c)");
+    expect(union(["a"])).toBe("a");
+    expect(union([])).toBe("");
+    const parts = Array.from({ length: 48 }, (_, i) => `p${i}`);
+    expect(union(parts).match(/p\d+/g)).toEqual(parts);
+  });
+
+  it("nests as a balanced tree: 48 parts (the counter query's count) are six levels deep, not 47", () => {
+    const parts = Array.from({ length: 48 }, (_, i) => `p${i}`);
+    expect(depth(union(parts))).toBe(Math.ceil(Math.log2(48)));
   });
 });
