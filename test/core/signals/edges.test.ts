@@ -224,6 +224,11 @@ describe("histograms", () => {
     expect(mergeHistograms([a, b])?.buckets.map((bucket) => bucket.upperBound)).toEqual([0.1, 0.25, 0.5, Infinity]);
   });
 
+  it("no histogram has no percentile", () => {
+    expect(p95Milliseconds(undefined)).toBeUndefined();
+    expect(p95Bracket(undefined)).toBeUndefined();
+  });
+
   it("p95Bracket needs buckets", () => {
     expect(p95Bracket({ buckets: [], count: 10, sum: 1 })).toBeUndefined();
   });
