@@ -120,6 +120,11 @@ describe("proportional recommendations", () => {
     expect(result.roles).toEqual([{ role: "a", scaled: false, replicas: 2, reason: algorithmReasons.noTarget }]);
   });
 
+  it("reads nothing without its parameter block", () => {
+    const bare = { ...proportionalSpec, algorithm: { type: "Proportional" as const } };
+    expect(fieldsRead(bare, { name: "a", kind: "Server" })).toEqual([]);
+  });
+
   it("reads its metric's fields for every targeted role and none for the others", () => {
     expect(fieldsRead(proportionalSpec, { name: "a", kind: "Server" })).toEqual(["runningRequests"]);
     expect(fieldsRead(proportionalSpec, { name: "b", kind: "Server" })).toEqual(["runningRequests"]);
