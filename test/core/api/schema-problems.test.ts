@@ -48,3 +48,35 @@ describe("parseTarget", () => {
     });
   });
 });
+
+describe("schema reasons", () => {
+  const reasons = (schema: z.ZodType, input: unknown) => {
+    const parsed = schema.safeParse(input);
+    if (parsed.success) throw new Error("parsed");
+    return schemaProblems(parsed.error.issues, input).map((p) => [p.path, p.reason]);
+  };
+
+  it("counts entries and characters", () => {
+    expect(reasons(z.object({ roles: z.array(z.string()).min(2) }), { roles: [] })).toEqual([
+      ["roles", "must have at least 2 entries"],
+    ]);
+    expect(reasons(z.object({ name: z.string().min(3) }), { name: "a" })).toEqual([
+      ["name", "must be at least 3 characters long"],
+    ]);
+  });
+
+  it("an enum value that is missing is also required", () => {
+    const schema = z.object({ mode: z.enum(["Shadow", "Active"]) });
+    expect(reasons(schema, {})).toEqual([["mode", "is required; must be one of Shadow, Active"]]);
+    expect(reasons(schema, { mode: "Off" })).toEqual([["mode", "must be one of Shadow, Active"]]);
+  });
+
+  it("names each unknown key with its value", () => {
+    const input = { spec: { extra: 1 } };
+    const parsed = z.object({ spec: z.strictObject({}) }).safeParse(input);
+    if (parsed.success) throw new Error("parsed");
+    expect(schemaProblems(parsed.error.issues, input, ["root"])).toEqual([
+      { rule: "schema", path: "root.spec.extra", value: 1, reason: "is not a field of this object" },
+    ]);
+  });
+});
