@@ -66,12 +66,13 @@ function parseAnnotation<T>(
 ): ParsedAnnotation<T> {
   if (text === undefined) return { state: "absent" };
   let raw: unknown;
+  // Stryker disable BlockStatement: without the catch's return, an unset raw fails the schema: the same invalid state
   try {
     raw = JSON.parse(text);
-    // Stryker disable next-line BlockStatement: an unset raw fails the schema, which gives the same invalid state
   } catch {
     return { state: "invalid", text };
   }
+  // Stryker restore BlockStatement
   const parsed = schema.safeParse(raw);
   return parsed.success ? { state: "valid", value: parsed.data } : { state: "invalid", text };
 }

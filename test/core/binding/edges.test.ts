@@ -192,6 +192,19 @@ describe("fence: refusals say who and what", () => {
       controllerIdentity: "",
     });
     expect(verdict.allowed).toBe(false);
+    expect(verdict.message).toContain("the write by  is refused because it changes replicas (prefill 2→5)");
+  });
+
+  it("a user's edit of the decision alone says only that", () => {
+    const next = md({ ...bound, [decisionAnnotation]: decision("d9", 2, { prefill: 2 }) });
+    expect(admit(md(bound), next, "alice").message).toContain(
+      `the write by alice is refused because it changes annotation ${decisionAnnotation}. Change the counts`,
+    );
+  });
+
+  it("a target without a name or namespace is named by nothing", () => {
+    const verdict = admit(undefined, { metadata: { annotations: bound }, spec: { roles: [] } }, "alice");
+    expect(verdict.message).toMatch(/^ModelDeployment {2}cannot be created/);
   });
 });
 

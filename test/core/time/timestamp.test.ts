@@ -27,6 +27,7 @@ describe("parseTimestampMs", () => {
     ["a character below 0 in the milliseconds", "2026-11-29T12:00:00.00/Z"],
     ["text after the zone", "2026-11-29T12:00:00.000ZZ"],
     ["text after the short form's zone", "2026-11-29T12:00:00Zjunk"],
+    ["one character after the short form's zone", "2026-11-29T12:00:00Zx"],
     ["minute 60", "2026-11-29T12:60:00Z"],
     ["second 60", "2026-11-29T12:00:60Z"],
     ["a letter in the seconds", "2026-11-29T12:00:0a.000Z"],
