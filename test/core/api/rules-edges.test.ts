@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { defaultScalerSpec } from "../../../src/core/api/defaulting.js";
+import { ModelDeploymentSchema } from "../../../src/core/api/model-deployment.js";
 import { PredictiveSchema } from "../../../src/core/api/scaler.js";
+import { checkAgainstTarget } from "../../../src/core/api/target-checks.js";
 import { parameterBlock, proportionalCoverage } from "../../../src/core/api/rules/algorithm.js";
 import { boundsOrder } from "../../../src/core/api/rules/bounds.js";
 import { targetRefImmutable } from "../../../src/core/api/rules/immutability.js";
@@ -105,6 +107,16 @@ describe("single-field rules", () => {
     ]);
   });
 
+  it("ratio-band reads quantities only from strings and numbers", () => {
+    expect(check(ratioBand, { ratios: [{ numeratorRole: "a", denominatorRole: "b", min: ["3"], max: "2" }] })).toEqual(
+      [],
+    );
+  });
+
+  it("bounds-order leaves a missing bound to the schema", () => {
+    expect(check(boundsOrder, { roles: [{ name: "a", minReplicas: 3 }] })).toEqual([]);
+  });
+
   it("ratio-band names the maximum an inverted band breaks", () => {
     expect(check(ratioBand, { ratios: [{ numeratorRole: "a", denominatorRole: "b", min: "3", max: 2 }] })).toEqual([
       { rule: "ratio-band", path: "spec.ratios[0].min", value: "3", reason: "must be at most max (2)" },
@@ -175,5 +187,36 @@ describe("defaulting", () => {
       algorithm: { type: "Predictive" },
     });
     expect(result.ok && result.value.algorithm.predictive).toEqual(PredictiveSchema.parse({}));
+  });
+});
+
+describe("target checks", () => {
+  const target = ModelDeploymentSchema.parse({
+    apiVersion: "worker.gpustack.ai/v1",
+    kind: "ModelDeployment",
+    metadata: { name: "llm" },
+    spec: {
+      roles: [
+        { name: "a", kind: "Server", replicas: 1 },
+        { name: "tool", kind: "Server", replicas: 1, command: ["serve"] },
+      ],
+    },
+  });
+
+  it("an unmanaged target role the scaler does not list is reported at targetRef, naming the target", () => {
+    const problems = checkAgainstTarget(
+      readSpecView({ targetRef: { name: "llm" }, roles: [{ name: "a" }], algorithm: proportional([]) }),
+      target,
+    );
+    expect(problems.filter((p) => p.rule === "target-unmanaged-roles")).toEqual([
+      {
+        rule: "target-unmanaged-roles",
+        path: "spec.targetRef.name",
+        value: "llm",
+        reason: 'target role "tool" has a custom command, so its serving signals are unmanaged; the scaler refuses it',
+      },
+    ]);
+    // A role without maxReplicas has no longest name to check.
+    expect(problems.map((p) => p.rule)).toEqual(["target-roles-bounded", "target-unmanaged-roles"]);
   });
 });

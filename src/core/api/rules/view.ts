@@ -23,6 +23,7 @@ function field(value: unknown, key: string): unknown {
 }
 
 function list(value: unknown): readonly unknown[] {
+  // Stryker disable next-line ArrayDeclaration: a stray entry has no field, and every rule skips such an entry
   return Array.isArray(value) ? value : [];
 }
 
