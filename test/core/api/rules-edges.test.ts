@@ -3,6 +3,7 @@
  * other rules' business, and every problem's path, value and text are pinned.
  */
 import { describe, expect, it } from "vitest";
+import { additivePatch } from "../../../src/core/api/defaulting-patch.js";
 import { defaultScalerSpec } from "../../../src/core/api/defaulting.js";
 import { ModelDeploymentSchema } from "../../../src/core/api/model-deployment.js";
 import { PredictiveSchema } from "../../../src/core/api/scaler.js";
@@ -218,5 +219,58 @@ describe("target checks", () => {
     ]);
     // A role without maxReplicas has no longest name to check.
     expect(problems.map((p) => p.rule)).toEqual(["target-roles-bounded", "target-unmanaged-roles"]);
+  });
+});
+
+describe("more edges", () => {
+  it("a non-positive noise setting stores its default; a positive one stays", () => {
+    expect(PredictiveSchema.parse({ qLevel: "0", qTrend: "-1", measurementNoise: "3" })).toMatchObject({
+      qLevel: "1",
+      qTrend: "0.1",
+      measurementNoise: "3",
+    });
+  });
+
+  it("a quantity written as text that is not one is named as such", () => {
+    const parsed = PredictiveSchema.safeParse({ qLevel: "abc" });
+    expect(parsed.success ? [] : parsed.error.issues.map((i) => i.message)).toEqual([
+      'is not a Kubernetes quantity (for example "0.5", "500m" or "2k")',
+    ]);
+  });
+
+  it("a targetRef name that is not a string is the schema's to report", () => {
+    expect(check(targetRefImmutable, { targetRef: { name: 5 } }, { targetRef: { name: "a" } })).toEqual([]);
+  });
+
+  it("an unmanaged role the scaler lists is reported at its entry", () => {
+    const target = ModelDeploymentSchema.parse({
+      apiVersion: "worker.gpustack.ai/v1",
+      kind: "ModelDeployment",
+      metadata: { name: "llm" },
+      spec: {
+        roles: [
+          { name: "a", kind: "Server", replicas: 1 },
+          { name: "wide", kind: "Server", replicas: 1, elasticEp: { width: 2 } },
+          { name: "enc", kind: "Encode", replicas: 1 },
+        ],
+      },
+    });
+    const roles = [{ name: "a" }, { name: "wide" }, { name: "enc" }, { name: "a" }, { maxReplicas: 2 }];
+    const problems = checkAgainstTarget(readSpecView({ roles, algorithm: proportional([]) }), target);
+    expect(problems).toEqual([
+      {
+        rule: "target-unmanaged-roles",
+        path: "spec.roles[1].name",
+        value: "wide",
+        reason:
+          'target role "wide" uses elasticEp, whose width grows one collective rather than adding replicas; the scaler refuses it',
+      },
+    ]);
+  });
+});
+
+describe("additivePatch shapes", () => {
+  it("a string is not a list of its characters", () => {
+    expect(additivePatch("ab", ["a", "b"], "/x")).toEqual([{ op: "replace", path: "/x", value: ["a", "b"] }]);
   });
 });
