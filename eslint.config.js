@@ -31,7 +31,17 @@ const ioModules = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "charts/**", "coverage/**", "tools/kube-bin/**", "eslint.config.js"] },
+  {
+    ignores: [
+      ".cache/**",
+      "dist/**",
+      "node_modules/**",
+      "charts/**",
+      "coverage/**",
+      "tools/kube-bin/**",
+      "eslint.config.js",
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

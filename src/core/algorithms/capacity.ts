@@ -29,6 +29,7 @@ export function roleDemandTokensPerSecond(
       return generation;
     case "Server":
       return prompt === undefined || generation === undefined ? undefined : prompt + generation;
+    // Stryker disable next-line ConditionalExpression,StringLiteral: falling out of the switch also gives undefined
     case "Encode":
       return undefined;
   }
@@ -65,6 +66,7 @@ export function tokenTargetPerReplica(kind: RoleKind, params: TokenThroughputPar
       return optionalQuantity(params.decodeTargetTokensPerSecond);
     case "Server":
       return optionalQuantity(params.serverTargetTokensPerSecond);
+    // Stryker disable next-line ConditionalExpression,StringLiteral: falling out of the switch also gives undefined
     case "Encode":
       return undefined;
   }
@@ -79,6 +81,7 @@ export function forecastCapacityPerReplica(kind: RoleKind, params: PredictivePar
       return optionalQuantity(params.decodeTokenCapacityPerReplica);
     case "Server":
       return optionalQuantity(params.serverTokenCapacityPerReplica);
+    // Stryker disable next-line ConditionalExpression,StringLiteral: falling out of the switch also gives undefined
     case "Encode":
       return undefined;
   }

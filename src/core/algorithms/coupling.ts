@@ -35,8 +35,9 @@ function findCoupling(
   driven: ReadonlyMap<string, RoleRecommendation>,
 ): Coupling | undefined {
   for (const ratio of ratios) {
-    const value = preferredRatio(ratio);
-    if (value === undefined || !(value > 0)) continue;
+    // A ratio without bounds, or with a non-positive one, cannot couple.
+    const value = preferredRatio(ratio) ?? 0;
+    if (!(value > 0)) continue;
     const asNumerator = ratio.numeratorRole === role ? driven.get(ratio.denominatorRole) : undefined;
     if (asNumerator !== undefined) return { driver: asNumerator, perDriverReplica: value };
     const asDenominator = ratio.denominatorRole === role ? driven.get(ratio.numeratorRole) : undefined;

@@ -50,8 +50,9 @@ export function nextHistory(
 ): DemandSample[] {
   const oldestMs = nowMs - windowSeconds * 1000;
   const kept = (history ?? []).filter((sample) => {
-    const atMs = parseTimestampMs(sample.timestamp);
-    return atMs !== undefined && atMs > oldestMs && atMs < nowMs && decodeNumber(sample.tokensPerSecond) !== undefined;
+    // A stamp that is not a time compares false with everything.
+    const atMs = parseTimestampMs(sample.timestamp) ?? Number.NaN;
+    return atMs > oldestMs && atMs < nowMs && decodeNumber(sample.tokensPerSecond) !== undefined;
   });
   if (tokensPerSecond !== undefined)
     kept.push({ timestamp: formatTimestamp(nowMs), tokensPerSecond: encodeNumber(tokensPerSecond) });

@@ -75,10 +75,12 @@ export function proportionalDecision(
   const loadRatio = total / observation.readyReplicas / targetPerReplica;
   let decision: Decision;
   // The slack keeps an exact boundary inside: 22 / 2 / 10 = 1.1 computes as 1.1000000000000001.
+  // Stryker disable next-line EqualityOperator: `<` differs only at exactly tolerance + 1e-9, the slack's own edge
   if (Math.abs(loadRatio - 1) <= tolerance + 1e-9) {
     decision = { replicas: Math.max(1, currentReplicas), reason: algorithmReasons.withinTolerance };
   } else {
     const needed = ceilReplicas(total / targetPerReplica);
+    // Stryker disable next-line EqualityOperator: a load ratio of exactly 1 is inside the deadband, never here
     const replicas = loadRatio > 1 ? Math.max(needed, currentReplicas) : Math.max(1, Math.min(needed, currentReplicas));
     decision = { replicas, reason: algorithmReasons.proportional };
   }
@@ -109,6 +111,7 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
       );
     }
   }
+  // Stryker disable next-line ArrayDeclaration: a stray ratio entry has no bound, so it couples nothing
   return { roles: withCoupledRoles(input.roles, input.spec.ratios ?? [], driven), predictors: [] };
 }
 

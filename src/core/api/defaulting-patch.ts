@@ -13,19 +13,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
-  if (isRecord(a) && isRecord(b)) {
-    const keys = Object.keys(b);
-    return Object.keys(a).length === keys.length && keys.every((k) => Object.hasOwn(a, k) && sameJson(a[k], b[k]));
-  }
-  return false;
-}
-
 /** Operations that make `before` carry every value of `after`; arrays of another length are replaced whole. */
 export function additivePatch(before: unknown, after: unknown, path: string): JsonPatchOp[] {
-  if (sameJson(before, after)) return [];
+  // Equal records and equal arrays recurse to no operation, so only leaves need comparing.
+  if (before === after) return [];
   if (isRecord(before) && isRecord(after)) {
     return Object.entries(after).flatMap(([key, value]) => {
       const child = `${path}/${pointerKey(key)}`;
@@ -46,8 +37,8 @@ export function additivePatch(before: unknown, after: unknown, path: string): Js
  * every problem).
  */
 export function scalerDefaultingPatch(object: unknown): JsonPatchOp[] {
+  // Defaulting refuses anything that is not a spec object, so no patch is made for it.
   const spec = valueAt(object, ["spec"]);
-  if (!isRecord(spec)) return [];
   const defaulted = defaultScalerSpec(spec);
   if (!defaulted.ok) return [];
   return additivePatch(spec, defaulted.value, "/spec");

@@ -44,12 +44,14 @@ export function parseQuantityChecked(text: string | number): { value: Rational }
   }
   const match = quantityPattern.exec(text);
   if (match === null) return { error: "syntax" };
+  // Stryker disable next-line StringLiteral: the pattern's first group always matches, so the fallback is never read
   const mantissaText = match[1] ?? "0";
   const suffix = match[2] ?? "";
   const negative = mantissaText.startsWith("-");
   const unsigned = mantissaText.replace(/^[+-]/, "");
-  const [whole = "", fraction = ""] = unsigned.split(".");
-  let value = rational(BigInt((whole || "0") + fraction) * (negative ? -1n : 1n), 10n ** BigInt(fraction.length));
+  // split always gives the whole part; the pattern puts a digit in the whole part or the fraction, and BigInt("") is 0.
+  const [whole, fraction = ""] = unsigned.split(".") as [string, string?];
+  let value = rational(BigInt(whole + fraction) * (negative ? -1n : 1n), 10n ** BigInt(fraction.length));
   const binary = binaryExponents[suffix];
   // "E" alone is exa; "E3" is an exponent.
   const decimal = /^[eE][+-]?\d+$/.test(suffix) ? Number(suffix.slice(1)) : decimalExponents[suffix];
@@ -94,6 +96,6 @@ export function quantityValue(text: string | number): number {
  */
 export function formatQuantity(value: number): string {
   if (!Number.isFinite(value)) throw new Error(`cannot format ${value} as a quantity`);
-  const rounded = Math.round(value * 1000) / 1000;
-  return Object.is(rounded, -0) ? "0" : String(rounded);
+  // String(-0) is "0", so a small negative value rounds to "0", never "-0".
+  return String(Math.round(value * 1000) / 1000);
 }

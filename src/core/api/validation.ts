@@ -36,6 +36,7 @@ export type ValidationResult =
 export function validateScaler(input: unknown, opts: ValidateOptions = {}): ValidationResult {
   const defaulted = defaultScaler(input);
   const spec = readSpecView(valueAt(input, ["spec"]));
+  // Stryker disable next-line ConditionalExpression: the view of no object names no target, so no update rule fires
   const old = opts.old === undefined ? undefined : readSpecView(valueAt(opts.old, ["spec"]));
   const feasibility = ratioFeasibilityFindings(spec);
   const problems = [

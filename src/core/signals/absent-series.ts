@@ -15,22 +15,28 @@
  * never a measured zero.
  */
 import { absentCounterReading } from "./absent-counter.js";
-import type { PodField } from "./pod-fields.js";
 import type { PodSample, PodWindowRates } from "./types.js";
 
 /** The fields whose series an engine may create on first use; gauges exist from start-up. */
-export const firstUseFields: readonly PodField[] = ["promptTokens", "generationTokens", "ttft", "itl"];
+export type FirstUseField = "promptTokens" | "generationTokens" | "ttft" | "itl";
+export const firstUseFields: readonly FirstUseField[] = ["promptTokens", "generationTokens", "ttft", "itl"];
 
-export function absentSeriesIsMeasuredZero(pod: PodSample, field: PodField, window: PodWindowRates): boolean {
-  if (!firstUseFields.includes(field)) return false;
+/**
+ * Whether a first-use series the pod does not report in `window` is a measured
+ * zero. The evidence is the window's, so the answer is the same for every
+ * first-use field.
+ */
+export function absentSeriesIsMeasuredZero(pod: PodSample, window: PodWindowRates): boolean {
+  // An adapter that did not say which counters it saw gives no evidence of absence.
+  const presence = window.counterPresence;
+  if (presence === undefined) return false;
   const reading = absentCounterReading({
     engine: pod.engine,
     // Only fresh pods are asked: staleness is decided before any field is read.
     podFresh: true,
     windowEstablished: window.established,
-    // An adapter that did not say which counters it saw gives no evidence of absence.
-    firstUseFamilySeen: window.counterPresence?.firstUseFamily ?? true,
-    startupCounterSeen: window.counterPresence?.startupCounter ?? false,
+    firstUseFamilySeen: presence.firstUseFamily,
+    startupCounterSeen: presence.startupCounter,
   });
   return reading.kind === "zero";
 }

@@ -7,14 +7,14 @@
  * role's figures and may justify growth.
  */
 import type { RoleKind } from "../api/model-deployment.js";
-import { absentSeriesIsMeasuredZero, firstUseFields } from "./absent-series.js";
+import { absentSeriesIsMeasuredZero, firstUseFields, type FirstUseField } from "./absent-series.js";
 import { familyOfField, podHasField, type PodField } from "./pod-fields.js";
 import type { HistogramWindow, PodSample, PodWindowRates, SignalFamily } from "./types.js";
 
 const noObservations: HistogramWindow = { buckets: [], count: 0, sum: 0 };
 
 /** The zero a field takes when `absentSeriesIsMeasuredZero` says its absence is a measurement. */
-function zeroRates(field: PodField, window: PodWindowRates): PodWindowRates {
+function zeroRates(field: FirstUseField, window: PodWindowRates): PodWindowRates {
   switch (field) {
     case "promptTokens":
       return { ...window, promptTokensPerSecond: 0 };
@@ -24,8 +24,6 @@ function zeroRates(field: PodField, window: PodWindowRates): PodWindowRates {
       return { ...window, ttftSeconds: noObservations };
     case "itl":
       return { ...window, itlSeconds: noObservations };
-    default:
-      return window;
   }
 }
 
@@ -35,12 +33,13 @@ function windowWithZeros(
   kind: RoleKind,
   unknownFamilies: ReadonlySet<SignalFamily>,
 ): PodWindowRates {
-  if (!window.established) return window;
+  // The rule asks for an established window, so a window with a reset is returned as it is.
+  if (!absentSeriesIsMeasuredZero(pod, window)) return window;
   let out = window;
   for (const field of firstUseFields) {
     if (unknownFamilies.has(familyOfField[field])) continue;
     if (podHasField(pod, field, kind, out)) continue;
-    if (absentSeriesIsMeasuredZero(pod, field, out)) out = zeroRates(field, out);
+    out = zeroRates(field, out);
   }
   return out;
 }

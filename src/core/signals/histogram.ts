@@ -64,6 +64,7 @@ export function p95Milliseconds(histogram: MergedHistogram | undefined): number 
   if (histogram === undefined || !(histogram.count > 0)) return undefined;
   // Prometheus `increase()` extrapolates, so counts can be fractional: compare with a small slack.
   const needed = latencyQuantile * histogram.count * (1 - 1e-12);
+  // Stryker disable next-line EqualityOperator: `>` differs only for a count equal to `needed` with its slack, not a scraped one
   const boundary = histogram.buckets.find((b) => Number.isFinite(b.upperBound) && b.count >= needed);
   const seconds = boundary === undefined ? histogram.sum / histogram.count : boundary.upperBound;
   return roundMilliseconds(seconds * 1000);
@@ -94,10 +95,12 @@ export function p95Bracket(histogram: MergedHistogram | undefined): LatencyBrack
   let lowerBound = 0;
   let lowerCount = 0;
   for (const bucket of histogram.buckets) {
+    // Stryker disable next-line EqualityOperator: `>` differs only for a count equal to `needed` with its slack, not a scraped one
     if (bucket.count >= needed) {
       if (!Number.isFinite(bucket.upperBound)) break;
-      const share = bucket.count > lowerCount ? (needed - lowerCount) / (bucket.count - lowerCount) : 1;
-      const estimate = lowerBound + (bucket.upperBound - lowerBound) * Math.min(1, Math.max(0, share));
+      // lowerCount < needed <= bucket.count (the previous finite bucket did not reach `needed`), so 0 < share <= 1.
+      const share = (needed - lowerCount) / (bucket.count - lowerCount);
+      const estimate = lowerBound + (bucket.upperBound - lowerBound) * share;
       return {
         lowerMilliseconds: roundMilliseconds(lowerBound * 1000),
         upperMilliseconds: roundMilliseconds(bucket.upperBound * 1000),

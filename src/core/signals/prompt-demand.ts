@@ -7,7 +7,8 @@ import type { EngineKind, PodWindowRates } from "./types.js";
 
 /** A finite, non-negative reading, or undefined: NaN, Inf and negatives are not measurements. */
 export function measured(value: number | undefined): number | undefined {
-  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
+  // Number.isFinite is false for undefined, as for NaN and ±Infinity.
+  return Number.isFinite(value) && (value as number) >= 0 ? value : undefined;
 }
 
 /**

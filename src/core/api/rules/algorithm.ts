@@ -47,12 +47,15 @@ export const proportionalCoverage: Rule = {
   summary: "With `Proportional`, every scaled role has a `roleTargets` entry or a direct ratio to a role that has one.",
   check: ({ spec }) => {
     if (spec.algorithm.type !== "Proportional" || !spec.algorithm.blocks.has("proportional")) return [];
-    const targeted = new Set(spec.algorithm.roleTargets.flatMap((t) => (t.name === undefined ? [] : [t.name])));
+    // Named targets only, so a ratio side without a role is never targeted.
+    const targeted: ReadonlySet<string | undefined> = new Set(
+      spec.algorithm.roleTargets.map((t) => t.name).filter((name) => name !== undefined),
+    );
     const coupled = (role: string): boolean =>
       spec.ratios.some(
         (r) =>
-          (r.numeratorRole === role && r.denominatorRole !== undefined && targeted.has(r.denominatorRole)) ||
-          (r.denominatorRole === role && r.numeratorRole !== undefined && targeted.has(r.numeratorRole)),
+          (r.numeratorRole === role && targeted.has(r.denominatorRole)) ||
+          (r.denominatorRole === role && targeted.has(r.numeratorRole)),
       );
     return spec.roles.flatMap((r) =>
       r.name === undefined || targeted.has(r.name) || coupled(r.name)

@@ -7,7 +7,8 @@ export const boundsOrder: Rule = {
   summary: "`roles[].minReplicas` (default 1) is at most `roles[].maxReplicas`.",
   check: ({ spec }) =>
     spec.roles.flatMap((r) =>
-      r.minReplicas !== undefined && r.maxReplicas !== undefined && r.minReplicas > r.maxReplicas
+      // A missing bound is the schema's to report: no minimum is above no maximum.
+      (r.minReplicas ?? 0) > (r.maxReplicas ?? Infinity)
         ? [
             problem(
               "bounds-order",
