@@ -23,17 +23,20 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
-import { ControllerProcesses, metricSum, type ControllerProcess } from "../support/controller-processes.js";
+import {
+  ControllerProcesses,
+  electedReplicaEnv,
+  metricSum,
+  type ControllerProcess,
+} from "../support/controller-processes.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
-  configurationName,
   controllerKubeConfig,
   installWebhookConfigurations,
   releaseNamespace,
-  tlsSecretName,
   waitForProductWebhooks,
 } from "../../src/harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
@@ -81,13 +84,7 @@ async function startReplica(name: string): Promise<Replica> {
       "--log-level=warn",
     ],
     {
-      MDS_POD_NAME: name,
-      MDS_POD_NAMESPACE: releaseNamespace,
-      MDS_LEASE_NAME: leaseName,
-      MDS_WEBHOOK_SERVICE: `mds-mds-scaler.${releaseNamespace}.svc`,
-      MDS_VALIDATING_WEBHOOK_CONFIGURATION: configurationName,
-      MDS_MUTATING_WEBHOOK_CONFIGURATION: configurationName,
-      MDS_WEBHOOK_TLS_SECRET: tlsSecretName,
+      ...electedReplicaEnv(name, leaseName),
       MDS_TEST_MAX_REPLICAS: String(maxReplicas),
     },
   );

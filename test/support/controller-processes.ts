@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { configurationName, releaseNamespace, tlsSecretName } from "../../src/harness/product-webhooks.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -102,6 +103,23 @@ export class ControllerProcesses {
   async killAll(): Promise<void> {
     await Promise.all(this.all.map((p) => ControllerProcesses.kill(p)));
   }
+}
+
+/**
+ * The environment of a replica as the chart runs it beside the harness' webhook objects: its pod name
+ * and namespace, the Lease it campaigns for, and the webhook Service, configurations and TLS Secret it
+ * keeps.
+ */
+export function electedReplicaEnv(name: string, leaseName: string): Record<string, string> {
+  return {
+    MDS_POD_NAME: name,
+    MDS_POD_NAMESPACE: releaseNamespace,
+    MDS_LEASE_NAME: leaseName,
+    MDS_WEBHOOK_SERVICE: `mds-mds-scaler.${releaseNamespace}.svc`,
+    MDS_VALIDATING_WEBHOOK_CONFIGURATION: configurationName,
+    MDS_MUTATING_WEBHOOK_CONFIGURATION: configurationName,
+    MDS_WEBHOOK_TLS_SECRET: tlsSecretName,
+  };
 }
 
 /** The sum of every sample of one metric family on a controller's `/metrics`. */
