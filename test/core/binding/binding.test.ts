@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../../src/core/api/model-deployment.js";
-import { decideBinding, type BindingScaler, type BindingTarget } from "../../../src/core/binding/binding.js";
+import { decideBinding, type BindingTarget } from "../../../src/core/binding/binding.js";
+import { scaler } from "./fixtures.js";
 import { acquirePatch, commitPatch, pointerKey, releasePatch } from "../../../src/core/binding/patch.js";
-
-const scaler = (over: Partial<BindingScaler> = {}): BindingScaler => ({
-  name: "llm",
-  uid: "uid-a",
-  generation: 1,
-  mode: "Active",
-  suspend: false,
-  deleting: false,
-  status: undefined,
-  ...over,
-});
 
 const ours = (term: number) => JSON.stringify({ scalerName: "llm", scalerUID: "uid-a", term });
 const theirs = JSON.stringify({ scalerName: "other", scalerUID: "uid-b", term: 3 });

@@ -5,21 +5,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { bindingAnnotation, decisionAnnotation } from "../../../src/core/api/model-deployment.js";
-import { decideBinding, type BindingScaler, type BindingTarget } from "../../../src/core/binding/binding.js";
+import { decideBinding, type BindingTarget } from "../../../src/core/binding/binding.js";
+import { scaler } from "./fixtures.js";
 import { admitTargetUpdate, fenceScalerToLookUp, type TargetUpdate } from "../../../src/core/binding/fence.js";
 import { staleLeaderReason } from "../../../src/core/binding/leader-token.js";
 import { commitPatch, releasePatch } from "../../../src/core/binding/patch.js";
 
-const scaler = (over: Partial<BindingScaler> = {}): BindingScaler => ({
-  name: "llm",
-  uid: "uid-a",
-  generation: 1,
-  mode: "Active",
-  suspend: false,
-  deleting: false,
-  status: undefined,
-  ...over,
-});
 const target = (annotations: Record<string, string> = {}, uid = "t-1"): BindingTarget => ({
   uid,
   name: "llm",
