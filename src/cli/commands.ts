@@ -2,8 +2,8 @@
  * The subcommand table. To add one, write `src/cli/<name>.ts` exporting a
  * `Command` (or a `run<Name>(args, io)` function) and register it below.
  */
-import { describeSettings } from "../app/config.js";
 import { runController } from "../app/main.js";
+import { allSettings, describeSettings } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { observeCommand } from "./observe.js";
 import { planCommand } from "./plan.js";
@@ -16,7 +16,7 @@ export const commands: Readonly<Record<string, Command>> = {
   observe: observeCommand,
   controller: {
     summary: "Runs the control loop (on the elected leader), the admission webhooks and /metrics.",
-    usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings()}\n`,
+    usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings(allSettings)}\n`,
     run: (args, io) => {
       if (args.includes("--help") || args.includes("-h")) {
         io.stdout(commands["controller"]?.usage ?? "");

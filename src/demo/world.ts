@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
-import { startController, type RunningController } from "../app/main.js";
+import { startController, type RunningController } from "../app/start/controller.js";
 import { createLogger } from "../adapters/telemetry/logger.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { freeLoopbackPort } from "../harness/kube/net.js";
@@ -156,7 +156,7 @@ export class DemoWorld {
         logger: createLogger({ level: "warn", write: (line) => controllerLog.write(line) }),
         kubeConfig: await controllerKubeConfig(controlPlane),
       });
-      stops.push(() => controller.stop());
+      stops.push(async () => void (await controller.stop()));
       await waitForProductWebhooks(controlPlane.kubeConfig, namespace, 60_000);
 
       const world = new DemoWorld(

@@ -20,7 +20,7 @@ import {
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, type RunningController } from "../../src/app/main.js";
+import { startController, type RunningController } from "../../src/app/start/controller.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { bindingAnnotation } from "../../src/core/api/model-deployment.js";
 import { finalizer } from "../../src/app/controller.js";

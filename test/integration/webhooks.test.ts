@@ -20,7 +20,8 @@ import {
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
+import { startController, type RunningController } from "../../src/app/start/controller.js";
+import { whoAmI } from "../../src/app/start/leadership.js";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
 import { freeLoopbackPort } from "../../src/harness/kube/net.js";
