@@ -27,13 +27,6 @@ export const commands: Readonly<Record<string, Command>> = {
     },
   },
   simulate: simulateCommand,
-  demo: {
-    summary: "Runs everything on this machine and shows the scaler scaling a replayed public trace (npm start).",
-    usage:
-      "usage: mds-scaler demo [--duration SECONDS] [--trace FILE] [--speedup N] [--scaler FILE] [--target FILE] [--port N]",
-    // Loaded on demand: the demo pulls in the local harness (API server, Prometheus, simulator) the controller never needs.
-    run: async (args, io) => (await import("../demo/run.js")).runDemo(args, io, process.env),
-  },
 };
 
 function usage(): string {

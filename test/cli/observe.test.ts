@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
 import type { CliIo } from "../../src/cli/io.js";
-import { PrometheusHarness, freeLoopbackPort } from "../../src/harness/prometheus.js";
+import { PrometheusHarness, freeLoopbackPort } from "../../harness/prometheus.js";
 import { advanceCounters, CaptureServer } from "../support/capture-server.js";
 
 const derived = fileURLToPath(new URL("../fixtures/engine-expositions-derived/", import.meta.url));

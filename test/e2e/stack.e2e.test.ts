@@ -37,20 +37,20 @@ import { EngineFleet } from "../../src/sim/engines/fleet.js";
 import { FleetServer, metricsPath } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
 import { defaultFleetDeployment, EngineFleetPort, SimulatedReconciler } from "../../src/sim/reconciler/index.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import type { ManagedProcess } from "../../src/harness/kube/processes.js";
-import { NetworkNamespace, type Bridge } from "../../src/harness/netns.js";
-import { findPromBinaries, type PromBinaries } from "../../src/harness/prom-bin.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import type { ManagedProcess } from "../../harness/kube/processes.js";
+import { NetworkNamespace, type Bridge } from "../../harness/netns.js";
+import { findPromBinaries, type PromBinaries } from "../../harness/prom-bin.js";
 import {
   applyOperatorCrds,
   readGenerated,
   startPrometheusOperator,
   writeLocalConfig,
   type GeneratedPrometheus,
-} from "../../src/harness/prometheus-operator.js";
+} from "../../harness/prometheus-operator.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
-import { runHelm } from "../../src/harness/helm.js";
+import { runHelm } from "../../harness/helm.js";
 import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
 
 const root = join(import.meta.dirname, "..", "..");

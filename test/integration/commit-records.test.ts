@@ -28,8 +28,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
 import { ControllerProcesses, type ControllerProcess } from "../support/controller-processes.js";
 import { decisionAnnotation, type DecisionPayload } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import { FaultProxy } from "../support/fault-proxy.js";
 

@@ -30,15 +30,15 @@ import {
   type ControllerProcess,
 } from "../support/controller-processes.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
   controllerKubeConfig,
   installWebhookConfigurations,
   releaseNamespace,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 

@@ -33,14 +33,14 @@ import {
 } from "../support/controller-processes.js";
 import { decisionAnnotation, type DecisionPayload } from "../../src/core/api/model-deployment.js";
 import { pointerKey } from "../../src/core/binding/patch.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import {
   controllerKubeConfig,
   installWebhookConfigurations,
   releaseNamespace,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { ConflictError, KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import { QueueWorld } from "../support/queue-world.js";

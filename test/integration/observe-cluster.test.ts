@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import { advanceCounters, CaptureServer } from "../support/capture-server.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 

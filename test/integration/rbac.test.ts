@@ -24,16 +24,16 @@ import { startController, type RunningController } from "../../src/app/start/con
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { bindingAnnotation } from "../../src/core/api/model-deployment.js";
 import { finalizer } from "../../src/app/controller.js";
-import { runHelm, runKubectl } from "../../src/harness/helm.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { runHelm, runKubectl } from "../../harness/helm.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import {
   installWebhookConfigurations,
   productConfig,
   releaseNamespace,
   uninstallWebhookConfigurations,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import { QueueWorld } from "../support/queue-world.js";
 

@@ -17,9 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/adapters/webhook/certificates.js";
 import { webhookPaths } from "../../src/adapters/webhook/handlers.js";
 import { defaultBodyLimitBytes } from "../../src/adapters/webhook/server.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { controllerKubeConfig, releaseNamespace } from "../../src/harness/product-webhooks.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
+import { controllerKubeConfig, releaseNamespace } from "../../harness/product-webhooks.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 
 const root = join(import.meta.dirname, "..", "..");

@@ -23,8 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController, type RunningController } from "../../src/app/start/controller.js";
 import { whoAmI } from "../../src/app/start/leadership.js";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
   configurationName,
@@ -34,7 +34,7 @@ import {
   releaseNamespace,
   tlsSecretName,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 
 const group = "worker.gpustack.ai";

@@ -1,5 +1,5 @@
 /** A real control plane with the scaler's and the ModelDeployment's CRDs applied: the set-up of every test that runs the controller against an API server. */
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { loadModelDeploymentCrd, loadScalerCrd } from "./crds.js";
 
 export async function startControlPlaneWithCrds(): Promise<ControlPlane> {

@@ -25,8 +25,8 @@ import {
   SimulatedReconciler,
   type ReconcilerTimings,
 } from "../../src/sim/reconciler/index.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import { loadModelDeploymentCrd } from "./crds.js";
 import { eventually } from "./eventually.js";
 

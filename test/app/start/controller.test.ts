@@ -11,8 +11,8 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builderNames } from "../../../src/app/start/controller.js";
-import type { ControlPlane } from "../../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../../src/harness/kube/net.js";
+import type { ControlPlane } from "../../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../../harness/kube/net.js";
 import { startControlPlaneWithCrds } from "../../support/control-plane.js";
 import { eventually } from "../../support/eventually.js";
 
