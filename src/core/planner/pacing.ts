@@ -75,10 +75,11 @@ export function historyGapSeconds(intervalSeconds: number): number {
  * that records no sample. Without it (a status written by another implementation
  * of the specification, by a version before the field, or restored from a backup)
  * the newest recommendation sample at or before now in any role's history: the
- * pass that recorded it ran then. That proof is weaker (a pass that held for
- * signals recorded nothing), so it errs towards a gap, i.e. towards holding for
- * the windows, never towards moving early. A sample stamped after now proves
- * nothing (clock skew, replayed input).
+ * pass that recorded it ran then. No sample is later than the pass that
+ * recorded it, so this finds every gap `lastPassTime` would; it is weaker the
+ * other way (a pass that held for signals recorded nothing), so it errs towards
+ * a gap, i.e. towards holding for the windows, never towards moving early. A
+ * sample stamped after now proves nothing (clock skew, replayed input).
  */
 export function provenLastPassMs(
   lastPassMs: number | undefined,

@@ -224,6 +224,48 @@ describe("a specification-shaped status and target, without any extension field"
   });
 });
 
+describe("a specification-shaped predictor, without lastUpdateTime", () => {
+  const spec = specOf({
+    roles: [{ name: "s", maxReplicas: 64 }],
+    algorithm: {
+      type: "Predictive",
+      predictive: {
+        tokenThroughput: { serverTargetTokensPerSecond: "1000" },
+        serverTokenCapacityPerReplica: "1000",
+      },
+    },
+  });
+  const status: ScalerStatus = {
+    predictors: [
+      {
+        name: "s",
+        level: "4000",
+        trend: "0",
+        covariance: { p00: "1", p01: "0", p10: "0", p11: "1" },
+        sampleCount: 10,
+        history: [
+          { timestamp: iso(-30), tokensPerSecond: "4000" },
+          { timestamp: iso(-15), tokensPerSecond: "4000" },
+        ],
+      },
+    ],
+  };
+  const observation = {
+    ...want(0, 4),
+    promptTokensPerSecond: 4000,
+    generationTokensPerSecond: 0,
+    panicPromptTokensPerSecond: 4000,
+    panicGenerationTokensPerSecond: 0,
+  };
+
+  it("keeps its filter: the newest demand sample stands for the last update", () => {
+    const input = inputOf({ spec, target: specShapedTarget(4), observations: { s: observation }, status });
+    const result = plan({ ...input, algorithm: undefined });
+    expect(roleOf(result, "s").reason).not.toBe("PredictorWarmingUp");
+    expect(result.status.predictors?.[0]).toMatchObject({ sampleCount: 11, lastUpdateTime: iso(0) });
+  });
+});
+
 describe("the extensions the fixtures above leave out", () => {
   it("every status extension is absent from the specification-shaped status", () => {
     const status = specShapedStatus(8, history([3])) as Record<string, unknown>;
