@@ -3,13 +3,18 @@
  * (src/sim/engines), one Server role or a Prefill and a Decode role, plus what
  * a cluster adds: a cold start per new replica drawn from a distribution, a
  * retirement drain, an optional quota that leaves replicas pending, a router
- * that sends each request to the ready replica with the fewest outstanding
- * requests, and for disaggregated roles the prefill/decode handoff: the
- * prompt's KV crosses the prefill replica's link (KV bytes / link bandwidth,
- * one transfer at a time per link) before a decode replica takes the request.
+ * that sends each request to the ready replica owing the fewest tokens (or
+ * holding the fewest requests), and for disaggregated roles the prefill/decode
+ * handoff: the prompt's KV crosses the prefill replica's link (KV bytes / link
+ * bandwidth, one transfer at a time per link) before a decode replica takes
+ * the request. Replicas are a named preset (model on hardware) whose GPUs per
+ * replica GPU-hours count.
+ *
+ * Time: the engines advance in steps of at most `dtSeconds`, split at every
+ * arrival and every KV landing: the replicas a routing choice compares are
+ * first brought to that instant, so a request is admitted when it arrives.
  */
 import {
-  defaultCapacity,
   EngineReplica,
   type EngineCapacity,
   type FinishedRequest,
@@ -19,6 +24,7 @@ import {
   type SimRequest,
 } from "../engines/model.js";
 import { SeededRandom } from "../engines/random.js";
+import { defaultPresetName, replicaPreset, type ReplicaPreset } from "./presets.js";
 import type { TraceRequest } from "./traces.js";
 
 export type FleetRoleKind = "Server" | "Prefill" | "Decode";
@@ -49,15 +55,27 @@ export interface KvLink {
 }
 
 /**
- * Llama-3.1-8B in bf16 (32 layers × 8 KV heads × 128 dims × K and V × 2 bytes
- * = 128 KiB per token) over one 100 Gb/s RDMA link at 80 % of line rate
- * (10 GB/s): a 1,155-token prompt moves in 15 ms, an 85k-token one in 1.1 s.
+ * One 100 Gb/s RDMA link per replica at 80 % of line rate (10 GB/s); the KV
+ * bytes per token are the preset model's.
  */
-export const defaultKvLink: KvLink = { bytesPerToken: 131_072, linkBytesPerSecond: 10e9 };
+export const defaultLinkBytesPerSecond = 10e9;
+
+/**
+ * How the router picks a ready replica: the fewest tokens owed
+ * (`EngineReplica.outstandingTokens`: prompt tokens not yet prefilled plus
+ * output tokens still to emit), as a token-aware router does, or the fewest
+ * requests in flight. Ties go to the replica created first.
+ */
+export const routingRules = ["leastOutstandingTokens", "leastOutstandingRequests"] as const;
+export type RoutingRule = (typeof routingRules)[number];
 
 export interface FleetOptions {
   readonly seed: number;
+  /** The replica preset (`presets.ts`); `capacity` and `gpusPerReplica` override its figures. */
+  readonly preset?: string;
   readonly capacity?: Partial<EngineCapacity>;
+  readonly gpusPerReplica?: number;
+  readonly routing?: RoutingRule;
   /** Cold start of a new replica, drawn uniformly in [min, max] seconds. */
   readonly coldStartSeconds?: { readonly min: number; readonly max: number };
   /** Most replicas the cluster admits at once over every role (started, ready or draining); more stay pending. */
@@ -124,6 +142,9 @@ export class QualityFleet {
   readonly replicas: FleetReplica[] = [];
   readonly records: RequestRecord[] = [];
   readonly capacity: EngineCapacity;
+  readonly preset: ReplicaPreset;
+  readonly gpusPerReplica: number;
+  readonly routing: RoutingRule;
   readonly roles: readonly FleetRole[];
   readonly kvLink: KvLink;
   /** The role arrivals go to (Prefill, or the Server role), and the role handoffs go to. */
@@ -153,11 +174,21 @@ export class QualityFleet {
   maxBacklog = 0;
 
   constructor(private readonly options: FleetOptions) {
-    this.capacity = { ...defaultCapacity, ...options.capacity };
+    this.preset = replicaPreset(options.preset ?? defaultPresetName);
+    this.capacity = { ...this.preset.capacity, ...options.capacity };
+    this.gpusPerReplica = options.gpusPerReplica ?? this.preset.gpusPerReplica;
+    if (!Number.isInteger(this.gpusPerReplica) || this.gpusPerReplica < 1)
+      throw new Error(`fleet.gpusPerReplica: a whole number of at least 1, got ${JSON.stringify(this.gpusPerReplica)}`);
+    this.routing = options.routing ?? "leastOutstandingTokens";
+    if (!routingRules.includes(this.routing))
+      throw new Error(`fleet.routing: one of ${routingRules.join(", ")}, got ${JSON.stringify(this.routing)}`);
     this.coldStartRng = new SeededRandom(options.seed ^ 0x2545f491);
     this.roles = options.roles ?? serverRoles;
     checkRoles(this.roles);
-    this.kvLink = options.kvLink ?? defaultKvLink;
+    this.kvLink = options.kvLink ?? {
+      bytesPerToken: this.preset.kvBytesPerToken,
+      linkBytesPerSecond: defaultLinkBytesPerSecond,
+    };
     if (!(this.kvLink.bytesPerToken > 0) || !(this.kvLink.linkBytesPerSecond > 0))
       throw new Error(
         `fleet.kvLink: bytesPerToken and linkBytesPerSecond must be positive, got ${JSON.stringify(this.kvLink)}`,
@@ -348,7 +379,7 @@ export class QualityFleet {
     }
   }
 
-  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted, KV lands. */
+  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted. */
   advance(nowSeconds: number): void {
     for (const r of this.replicas) {
       if (r.phase === "Starting" && (r.readyAtSeconds ?? Infinity) <= nowSeconds) r.phase = "Ready";
@@ -359,19 +390,20 @@ export class QualityFleet {
       }
     }
     this.admit(nowSeconds);
-    this.flushGateway();
-    this.deliverKv(nowSeconds);
+    this.flushGateway(nowSeconds);
   }
 
   private ready(role: string): FleetReplica[] {
     return this.replicas.filter((r) => r.phase === "Ready" && r.role === role);
   }
 
+  /** The ready replica the routing rule picks; the caller has advanced them to now. */
   private leastLoaded(ready: readonly FleetReplica[]): FleetReplica | undefined {
+    const byTokens = this.routing === "leastOutstandingTokens";
     let best: FleetReplica | undefined;
     let bestLoad = Infinity;
     for (const r of ready) {
-      const load = r.engine.outstanding();
+      const load = byTokens ? r.engine.outstandingTokens() : r.engine.outstanding();
       if (load < bestLoad) {
         best = r;
         bestLoad = load;
@@ -380,18 +412,30 @@ export class QualityFleet {
     return best;
   }
 
-  private route(request: SimRequest, ready: readonly FleetReplica[]): boolean {
+  /** Brings each replica's engine to `atSeconds`; prefilled requests go on their link, landed KV is released. */
+  private advanceEngines(replicas: readonly FleetReplica[], atSeconds: number): void {
+    for (const r of replicas) {
+      // A request that finishes in the step its KV lands reads the step's start (see `finish`).
+      this.stepSeconds = Math.min(r.engine.clockSeconds ?? atSeconds, atSeconds);
+      const out = r.engine.advanceTo(atSeconds);
+      for (const h of out.handoffs) this.sendKv(h);
+      for (const t of out.transferred) this.landed(t.id, t.fromPod, out.fromSeconds);
+    }
+  }
+
+  private route(request: SimRequest, ready: readonly FleetReplica[], atSeconds: number): boolean {
+    this.advanceEngines(ready, atSeconds);
     const best = this.leastLoaded(ready);
     if (best === undefined) return false;
     best.engine.enqueue(request);
     return true;
   }
 
-  private flushGateway(): void {
+  private flushGateway(nowSeconds: number): void {
     if (this.gateway.length === 0) return;
     const ready = this.ready(this.entryRole);
     if (ready.length === 0) return;
-    for (const request of this.gateway.splice(0)) this.route(request, ready);
+    for (const request of this.gateway.splice(0)) this.route(request, ready, nowSeconds);
   }
 
   /** A prefill replica finished a prompt: its KV goes on that replica's link, behind earlier transfers. */
@@ -404,21 +448,28 @@ export class QualityFleet {
     this.inTransit.push({ handoff, arrivesAtSeconds: arrives });
   }
 
-  /** KV that has crossed its link goes to the least-loaded ready decode replica, in arrival order. */
-  private deliverKv(nowSeconds: number): void {
+  /**
+   * KV that has crossed its link before `untilSeconds` goes to a ready decode
+   * replica (by the routing rule) in the order it landed, each at its landing
+   * time (or `fromSeconds`, when it waited for a decode replica).
+   */
+  private deliverKv(fromSeconds: number, untilSeconds: number): void {
     if (this.inTransit.length === 0 || this.decodeRole === undefined) return;
     const ready = this.ready(this.decodeRole);
     if (ready.length === 0) return;
+    const due: KvInTransit[] = [];
     let kept = 0;
     for (const t of this.inTransit) {
-      if (t.arrivesAtSeconds > nowSeconds) {
-        this.inTransit[kept++] = t;
-        continue;
-      }
+      if (t.arrivesAtSeconds < untilSeconds) due.push(t);
+      else this.inTransit[kept++] = t;
+    }
+    this.inTransit.length = kept;
+    due.sort((a, b) => a.arrivesAtSeconds - b.arrivesAtSeconds);
+    for (const t of due) {
+      this.advanceEngines(ready, Math.max(fromSeconds, t.arrivesAtSeconds));
       (this.leastLoaded(ready) as FleetReplica).engine.acceptHandoff(t.handoff);
       this.handedOff.add(t.handoff.request.id);
     }
-    this.inTransit.length = kept;
   }
 
   /** The decode replica holds the KV: the prefill replica frees it, and the user sees the first token. */
@@ -428,8 +479,8 @@ export class QualityFleet {
     this.heldKv.set(fromPod, (this.heldKv.get(fromPod) ?? 1) - 1);
   }
 
-  /** A request arrives: it gets an id, a record, and a replica (or waits at the gateway). */
-  arrive(request: TraceRequest): void {
+  /** A request arrives: it gets an id, a record, and a replica at its arrival time (or waits at the gateway). */
+  private arrive(request: TraceRequest, atSeconds: number): void {
     const id = this.records.length;
     this.records.push({
       id,
@@ -447,18 +498,25 @@ export class QualityFleet {
         ? {}
         : { prefixBlocks: request.prefixBlocks, blockTokens: request.blockTokens ?? 512 }),
     };
-    if (this.gateway.length > 0 || !this.route(sim, this.ready(this.entryRole))) this.gateway.push(sim);
+    if (this.gateway.length > 0 || !this.route(sim, this.ready(this.entryRole), atSeconds)) this.gateway.push(sim);
   }
 
-  /** Advances every serving replica by `dtSeconds`; prefilled requests go on their link. */
-  step(nowSeconds: number, dtSeconds: number): void {
-    this.stepSeconds = nowSeconds;
-    for (const r of this.replicas) {
-      if (r.phase !== "Ready" && r.phase !== "Draining") continue;
-      const out = r.engine.step(nowSeconds, dtSeconds);
-      for (const h of out.handoffs) this.sendKv(h);
-      for (const t of out.transferred) this.landed(t.id, t.fromPod, nowSeconds);
-    }
+  /**
+   * Serves [nowSeconds, nowSeconds + dtSeconds): each of `arrivals` (in
+   * arrival order, inside the interval) is routed at its arrival time, then
+   * the entry role runs to the interval's end, KV that lands inside it is
+   * delivered at its landing time, and every serving replica ends at the end.
+   */
+  step(nowSeconds: number, dtSeconds: number, arrivals: readonly TraceRequest[] = []): void {
+    const endSeconds = nowSeconds + dtSeconds;
+    for (const a of arrivals) this.arrive(a, Math.max(nowSeconds, a.arrivalSeconds));
+    // Every handoff of the interval is known once the entry role has run to its end.
+    this.advanceEngines(this.ready(this.entryRole), endSeconds);
+    this.deliverKv(nowSeconds, endSeconds);
+    this.advanceEngines(
+      this.replicas.filter((r) => r.phase === "Ready" || r.phase === "Draining"),
+      endSeconds,
+    );
   }
 
   /** Records the backlog (waiting requests at the gateway, on links and on replicas) for `maxBacklog`. */
@@ -476,6 +534,11 @@ export class QualityFleet {
     let n = this.gateway.length + this.inTransit.length;
     for (const r of this.replicas) if (r.phase === "Ready" || r.phase === "Draining") n += r.engine.outstanding();
     return n;
+  }
+
+  /** GPU-seconds charged in [0, untilSeconds], of every role or one: replica-seconds × GPUs per replica. */
+  gpuSeconds(untilSeconds: number, role?: string): number {
+    return this.replicaSeconds(untilSeconds, role) * this.gpusPerReplica;
   }
 
   /** Replica-seconds charged in [0, untilSeconds], of every role or one. */
