@@ -10,9 +10,10 @@
  * the request. Replicas are a named preset (model on hardware) whose GPUs per
  * replica GPU-hours count.
  *
- * Time: the engines advance in steps of at most `dtSeconds`, split at every
- * arrival and every KV landing: the replicas a routing choice compares are
- * first brought to that instant, so a request is admitted when it arrives.
+ * Time: the engines advance in steps of at most `dtSeconds`; the replica a
+ * request (or a KV handoff) goes to first runs to its arrival instant, so the
+ * request is admitted when it arrives, not at the next step. The router reads
+ * loads as of the step's start plus what it has sent since.
  */
 import {
   EngineReplica,
@@ -162,6 +163,8 @@ export class QualityFleet {
   private readonly landedAtSeconds = new Map<number, number>();
   /** Requests delivered to a decode replica and not finished yet. */
   private readonly handedOff = new Set<number>();
+  /** The router's view of replicas' loads in the current step (`leastLoaded`). */
+  private readonly routerView = new Map<FleetReplica, number>();
   /** Start of the step the engines are taking. */
   private stepSeconds = 0;
   private readonly byName = new Map<string, FleetReplica>();
@@ -397,13 +400,22 @@ export class QualityFleet {
     return this.replicas.filter((r) => r.phase === "Ready" && r.role === role);
   }
 
-  /** The ready replica the routing rule picks; the caller has advanced them to now. */
+  /** A replica's load by the routing rule, read from its engine. */
+  private loadOf(r: FleetReplica): number {
+    return this.routing === "leastOutstandingTokens" ? r.engine.outstandingTokens() : r.engine.outstanding();
+  }
+
+  /**
+   * The ready replica the routing rule picks, by the router's view: each
+   * replica's load at the start of the current step (engines are all at the
+   * step's start then) plus what the router has sent it since (`dispatch`).
+   */
   private leastLoaded(ready: readonly FleetReplica[]): FleetReplica | undefined {
-    const byTokens = this.routing === "leastOutstandingTokens";
     let best: FleetReplica | undefined;
     let bestLoad = Infinity;
     for (const r of ready) {
-      const load = byTokens ? r.engine.outstandingTokens() : r.engine.outstanding();
+      let load = this.routerView.get(r);
+      if (load === undefined) this.routerView.set(r, (load = this.loadOf(r)));
       if (load < bestLoad) {
         best = r;
         bestLoad = load;
@@ -423,11 +435,22 @@ export class QualityFleet {
     }
   }
 
+  /**
+   * Hands work to `replica` at `atSeconds`: its engine first runs to that
+   * instant, so the work is admitted then; the router's view of the replica
+   * grows by the load the work adds.
+   */
+  private dispatch(replica: FleetReplica, atSeconds: number, hand: (engine: EngineReplica) => void): void {
+    this.advanceEngines([replica], atSeconds);
+    const before = this.loadOf(replica);
+    hand(replica.engine);
+    this.routerView.set(replica, (this.routerView.get(replica) ?? before) + this.loadOf(replica) - before);
+  }
+
   private route(request: SimRequest, ready: readonly FleetReplica[], atSeconds: number): boolean {
-    this.advanceEngines(ready, atSeconds);
     const best = this.leastLoaded(ready);
     if (best === undefined) return false;
-    best.engine.enqueue(request);
+    this.dispatch(best, atSeconds, (engine) => engine.enqueue(request));
     return true;
   }
 
@@ -435,6 +458,8 @@ export class QualityFleet {
     if (this.gateway.length === 0) return;
     const ready = this.ready(this.entryRole);
     if (ready.length === 0) return;
+    // Called at a step boundary, where every engine is: the router reads their loads afresh.
+    this.routerView.clear();
     for (const request of this.gateway.splice(0)) this.route(request, ready, nowSeconds);
   }
 
@@ -466,8 +491,8 @@ export class QualityFleet {
     this.inTransit.length = kept;
     due.sort((a, b) => a.arrivesAtSeconds - b.arrivesAtSeconds);
     for (const t of due) {
-      this.advanceEngines(ready, Math.max(fromSeconds, t.arrivesAtSeconds));
-      (this.leastLoaded(ready) as FleetReplica).engine.acceptHandoff(t.handoff);
+      const best = this.leastLoaded(ready) as FleetReplica;
+      this.dispatch(best, Math.max(fromSeconds, t.arrivesAtSeconds), (engine) => engine.acceptHandoff(t.handoff));
       this.handedOff.add(t.handoff.request.id);
     }
   }
@@ -503,12 +528,15 @@ export class QualityFleet {
 
   /**
    * Serves [nowSeconds, nowSeconds + dtSeconds): each of `arrivals` (in
-   * arrival order, inside the interval) is routed at its arrival time, then
-   * the entry role runs to the interval's end, KV that lands inside it is
-   * delivered at its landing time, and every serving replica ends at the end.
+   * arrival order, inside the interval) is routed and admitted at its arrival
+   * time, then the entry role runs to the interval's end, KV that lands inside
+   * it is delivered at its landing time, and every serving replica ends at the
+   * end. Only the replica a request or a KV handoff goes to runs to that
+   * instant, so the cost grows with arrivals, not with arrivals × replicas.
    */
   step(nowSeconds: number, dtSeconds: number, arrivals: readonly TraceRequest[] = []): void {
     const endSeconds = nowSeconds + dtSeconds;
+    this.routerView.clear();
     for (const a of arrivals) this.arrive(a, Math.max(nowSeconds, a.arrivalSeconds));
     // Every handoff of the interval is known once the entry role has run to its end.
     this.advanceEngines(this.ready(this.entryRole), endSeconds);
