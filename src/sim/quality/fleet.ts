@@ -538,13 +538,14 @@ export class QualityFleet {
     const endSeconds = nowSeconds + dtSeconds;
     this.routerView.clear();
     for (const a of arrivals) this.arrive(a, Math.max(nowSeconds, a.arrivalSeconds));
-    // Every handoff of the interval is known once the entry role has run to its end.
-    this.advanceEngines(this.ready(this.entryRole), endSeconds);
-    this.deliverKv(nowSeconds, endSeconds);
+    const serving = this.replicas.filter((r) => r.phase === "Ready" || r.phase === "Draining");
+    // Every handoff of the interval is known once the entry role (draining replicas too) has run to its end.
     this.advanceEngines(
-      this.replicas.filter((r) => r.phase === "Ready" || r.phase === "Draining"),
+      serving.filter((r) => r.role === this.entryRole),
       endSeconds,
     );
+    this.deliverKv(nowSeconds, endSeconds);
+    this.advanceEngines(serving, endSeconds);
   }
 
   /** Records the backlog (waiting requests at the gateway, on links and on replicas) for `maxBacklog`. */
