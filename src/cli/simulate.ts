@@ -9,7 +9,9 @@ import { writeFileSync } from "node:fs";
 import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import { validateScaler } from "../core/api/validation.js";
+import { routingRules } from "../sim/quality/fleet.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
+import { replicaPresetNames } from "../sim/quality/presets.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
@@ -22,7 +24,10 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
                       servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an
                       Azure 2023 .csv or Mooncake .jsonl file
   --scaler FILE       a ModelDeploymentScaler whose roles are the fleet's roles
-  --fleet FILE        fleet settings: initialReplicas, capacity, coldStartSeconds {min,max}, quotaReplicas,
+  --fleet FILE        fleet settings: initialReplicas, preset (llama-3.1-70b-4xh100, the default, or
+                      llama-3.1-8b-1xh100), gpusPerReplica (default the preset's), routing
+                      (leastOutstandingTokens, the default, or leastOutstandingRequests), capacity
+                      (overrides the preset's), coldStartSeconds {min,max}, quotaReplicas,
                       roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]),
                       kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)
   --speedup N         replay N times faster (trace seconds per simulated second), default 1
@@ -34,6 +39,9 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
 
 const FleetSchema = z.strictObject({
   initialReplicas: z.number().int().min(1).max(1024).optional(),
+  preset: z.enum(replicaPresetNames).optional(),
+  gpusPerReplica: z.number().int().min(1).max(64).optional(),
+  routing: z.enum(routingRules).optional(),
   roles: z
     .array(z.strictObject({ name: z.string().min(1), kind: z.enum(["Server", "Prefill", "Decode"]) }))
     .min(1)
@@ -160,7 +168,10 @@ export function summaryOf(result: RunResult): [string, string][] {
     ["SLO attainment (TTFT and ITL)", pct(result.attainment.both)],
     ["TTFT attainment", pct(result.attainment.ttft)],
     ["ITL attainment", pct(result.attainment.itl)],
-    ["GPU-hours", result.gpuHours.toFixed(3)],
+    [
+      "GPU-hours",
+      `${result.gpuHours.toFixed(3)} (${result.replicaHours.toFixed(3)} replica-hours × ${result.gpusPerReplica} GPUs)`,
+    ],
     ...(Object.keys(result.gpuHoursByRole).length > 1
       ? Object.entries(result.gpuHoursByRole).map(([role, hours]): [string, string] => [
           `GPU-hours ${role}`,
@@ -219,6 +230,9 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
     result = runPolicy(trace, policy, {
       seed: parsed.seed,
       fleet: {
+        ...(fleet.preset === undefined ? {} : { preset: fleet.preset }),
+        ...(fleet.gpusPerReplica === undefined ? {} : { gpusPerReplica: fleet.gpusPerReplica }),
+        ...(fleet.routing === undefined ? {} : { routing: fleet.routing }),
         ...(fleet.capacity === undefined
           ? {}
           : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),

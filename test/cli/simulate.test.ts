@@ -91,8 +91,37 @@ describe("mds-scaler simulate", () => {
     const hours = (role: string) => Number(new RegExp(`GPU-hours ${role}\\s+(\\d+\\.\\d+)`).exec(io.out)?.[1]);
     expect(hours("prefill")).toBeGreaterThan(0);
     expect(hours("decode")).toBeGreaterThan(0);
-    const total = Number(/GPU-hours\s+(\d+\.\d+)\n/.exec(io.out)?.[1]);
+    const total = Number(/GPU-hours\s+(\d+\.\d+) \(/.exec(io.out)?.[1]);
     expect(hours("prefill") + hours("decode")).toBeCloseTo(total, 2);
+  });
+
+  it("reads the preset, GPUs per replica and routing from the fleet file; GPU-hours count the GPUs", () => {
+    const fleetOf = (name: string, text: string): string => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const summary = (fleet: string) => {
+      const io = memoryIo();
+      expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--fleet", fleet], io), io.err).toBe(0);
+      const m = /GPU-hours\s+(\d+\.\d+) \((\d+\.\d+) replica-hours × (\d+) GPUs\)/.exec(io.out);
+      expect(m, io.out).not.toBeNull();
+      return { gpuHours: Number(m?.[1]), replicaHours: Number(m?.[2]), gpus: Number(m?.[3]) };
+    };
+    const seventy = summary(fleetOf("70b.yaml", "preset: llama-3.1-70b-4xh100\n"));
+    expect(seventy.gpus).toBe(4);
+    expect(seventy.gpuHours).toBeCloseTo(4 * seventy.replicaHours, 2);
+    const eight = summary(fleetOf("8b.yaml", "preset: llama-3.1-8b-1xh100\nrouting: leastOutstandingRequests\n"));
+    expect(eight.gpus).toBe(1);
+    expect(eight.gpuHours).toBeCloseTo(eight.replicaHours, 3);
+    const eightOnTwo = summary(fleetOf("8b-2.yaml", "preset: llama-3.1-8b-1xh100\ngpusPerReplica: 2\n"));
+    expect(eightOnTwo.gpus).toBe(2);
+    expect(eightOnTwo.gpuHours).toBeCloseTo(2 * eightOnTwo.replicaHours, 2);
+    const io = memoryIo();
+    const bad = fleetOf("bad-preset.yaml", "preset: llama-3.1-8b-1xa100\nrouting: random\n");
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--fleet", bad], io)).toBe(1);
+    expect(io.err).toMatch(/bad-preset\.yaml: preset: /);
+    expect(io.err).toMatch(/bad-preset\.yaml: routing: /);
   });
 
   it("-o json carries per-request TTFT and ITL for every arrival", () => {

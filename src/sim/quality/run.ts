@@ -22,7 +22,7 @@ export interface RunOptions {
   readonly seed: number;
   readonly fleet?: Omit<FleetOptions, "seed" | "initialReplicas">;
   readonly slo?: SloTargets;
-  /** Engine step; arrivals wait up to one step for admission. */
+  /** Longest engine step; the fleet splits it at every arrival and KV landing, so admission does not wait for it. */
   readonly stepSeconds?: number;
   readonly scrapeIntervalSeconds?: number;
   readonly tailSeconds?: number;
@@ -55,7 +55,10 @@ export interface RunResult {
   /** Arrivals not finished when the tail ended (counted as missing the SLO). */
   readonly unfinished: number;
   readonly attainment: Attainment;
+  /** Replica-hours × GPUs per replica. */
   readonly gpuHours: number;
+  readonly replicaHours: number;
+  readonly gpusPerReplica: number;
   /** GPU-hours per role (one entry for an aggregated fleet). */
   readonly gpuHoursByRole: Readonly<Record<string, number>>;
   readonly scaleEvents: number;
@@ -136,11 +139,6 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   for (let tick = 0; ; tick++) {
     const now = tick * dt;
     fleet.advance(now);
-    while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now) {
-      fleet.arrive(requests[next] as Trace["requests"][number]);
-      next++;
-      arrivalsInPoint++;
-    }
     if (now >= span && next >= requests.length && (fleet.outstanding() === 0 || now >= span + tail)) break;
     if (tick % ticksPerScrape === 0) {
       for (const r of fleet.replicas) {
@@ -155,7 +153,10 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
       if (policy.sample !== undefined && tick % ticksPerSecond === 0) policy.sample(ctx(now));
       if (tick > 0 && tick % ticksPerDecision === 0) policy.decide(ctx(now));
     }
-    fleet.step(now, dt);
+    const first = next;
+    while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now + dt) next++;
+    arrivalsInPoint += next - first;
+    fleet.step(now, dt, first === next ? [] : requests.slice(first, next));
     const live = fleet.admitted();
     if (live > maxReplicas) maxReplicas = live;
     if (tick % ticksPerSeries === 0 && now < span) {
@@ -215,8 +216,10 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     completed,
     unfinished: records.length - completed,
     attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
-    gpuHours: fleet.replicaSeconds(span) / 3600,
-    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.replicaSeconds(span, r.name) / 3600])),
+    gpuHours: fleet.gpuSeconds(span) / 3600,
+    replicaHours: fleet.replicaSeconds(span) / 3600,
+    gpusPerReplica: fleet.gpusPerReplica,
+    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.gpuSeconds(span, r.name) / 3600])),
     scaleEvents: fleet.scaleEvents,
     maxBacklog: fleet.maxBacklog,
     maxReplicas,
