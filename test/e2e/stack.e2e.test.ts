@@ -27,9 +27,7 @@ import {
   CustomObjectsApi,
   DiscoveryV1Api,
   KubernetesObjectApi,
-  loadYaml,
   type KubernetesObject,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
@@ -48,7 +46,7 @@ import {
   writeLocalConfig,
   type GeneratedPrometheus,
 } from "../../harness/prometheus-operator.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
 import { runHelm } from "../../harness/helm.js";
 import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
@@ -174,14 +172,7 @@ describe("beside a Prometheus Operator stack", () => {
     await mkdir(work, { recursive: true });
 
     // CRDs: the scaler, the ModelDeployment, and the operator's own.
-    await controlPlane.applyCrd(
-      loadYaml<V1CustomResourceDefinition>(
-        readFileSync(
-          join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-          "utf8",
-        ),
-      ),
-    );
+    await controlPlane.applyCrd(await loadScalerCrd());
     await controlPlane.applyCrd(await loadModelDeploymentCrd());
     await applyOperatorCrds(controlPlane, bins);
     for (const name of [controllerNamespace, workloadNamespace, monitoringNamespace])

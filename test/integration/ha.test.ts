@@ -7,19 +7,17 @@
  * Commits are counted from the target itself (a watch on its decision
  * annotation) and from each replica's `mds_commits_total`.
  */
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  loadYaml,
   PatchStrategy,
   setHeaderOptions,
   Watch,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
@@ -30,9 +28,8 @@ import {
   type ControllerProcess,
 } from "../support/controller-processes.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
 import { freeLoopbackPort } from "../../harness/kube/net.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
 import {
   controllerKubeConfig,
   installWebhookConfigurations,
@@ -42,7 +39,6 @@ import {
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 
-const root = join(import.meta.dirname, "..", "..");
 const group = "worker.gpustack.ai";
 const version = "v1";
 const ns = "team";
@@ -193,16 +189,7 @@ function expectUnbrokenSequence(commits: readonly Commit[]): void {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      readFileSync(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      ),
-    ),
-  );
-  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  controlPlane = await startControlPlaneWithCrds();
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });
   admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
