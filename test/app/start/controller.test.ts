@@ -5,8 +5,7 @@
  * The controller runs as its own process (test/support/lifecycle-process.ts), which never calls
  * process.exit: it ends only when nothing it started keeps it alive.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { execFileSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,20 +87,17 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-/** Processes whose parent is `pid`: the controller starts none, and must leave none. */
-function childrenOf(pid: number): string[] {
-  try {
-    return execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter((line) => line.trim() !== "");
-  } catch {
-    return []; // ps exits 1 when it lists nothing
-  }
+/** The process table's lines for these ps selectors (ps exits 1 when it lists nothing). */
+function processes(...selector: string[]): string[] {
+  return spawnSync("ps", ["-o", "pid=,args=", ...selector], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter((line) => line.trim() !== "");
 }
 
 async function expectNothingLeft(pid: number, ports: readonly number[]): Promise<void> {
-  expect(childrenOf(pid)).toEqual([]);
-  expect(execFileSync("ps", ["-o", "pid=", "-p", String(pid)], { encoding: "utf8" }).trim()).toBe("");
+  // The controller starts no process, and must leave none; nor may it still run itself.
+  expect(processes("--ppid", String(pid))).toEqual([]);
+  expect(processes("-p", String(pid))).toEqual([]);
   for (const port of ports) expect(await portOpen(port), `port ${port}`).toBe(false);
 }
 
