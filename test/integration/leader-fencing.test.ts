@@ -202,40 +202,7 @@ function controllerView(target: TargetObject): string {
 }
 
 async function createPair(name: string): Promise<void> {
-  await admin.createNamespacedCustomObject({
-    group,
-    version,
-    namespace: ns,
-    plural: "modeldeployments",
-    body: {
-      apiVersion: `${group}/${version}`,
-      kind: "ModelDeployment",
-      metadata: { name },
-      spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
-    },
-  });
-  world.startStatusMirror(ns, name);
-  await admin.createNamespacedCustomObject({
-    group,
-    version,
-    namespace: ns,
-    plural: "modeldeploymentscalers",
-    body: {
-      apiVersion: `${group}/${version}`,
-      kind: "ModelDeploymentScaler",
-      metadata: { name },
-      spec: {
-        targetRef: { name },
-        mode: "Active",
-        sampling: { intervalSeconds: 5 },
-        roles: [{ name: "server", minReplicas: 1, maxReplicas: 16 }],
-        algorithm: {
-          type: "Proportional",
-          proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] },
-        },
-      },
-    },
-  });
+  await world.createPair(ns, name);
 }
 
 beforeAll(async () => {
