@@ -62,9 +62,8 @@ export default tseslint.config(
   },
   {
     // Waiting for their split: the sampling accumulator and `simulate`'s flags are being changed on other
-    // branches today (queue time, the guard's reading), and the metrics constructor declares every series
-    // in one place. Each is the next to split; no other file is excused.
-    files: ["src/adapters/prometheus/source.ts", "src/adapters/telemetry/metrics.ts", "src/cli/simulate.ts"],
+    // branches today (queue time, the guard's reading). Each is the next to split; no other file is excused.
+    files: ["src/adapters/prometheus/source.ts", "src/cli/simulate.ts"],
     rules: { "max-lines-per-function": "off", complexity: "off" },
   },
   {
