@@ -11,22 +11,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/simulate.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { memoryIo } from "../support/memory-io.js";
 import { reportCharts } from "../../src/sim/quality/report.js";
 import { tracesDir } from "../sim/quality/fixtures.js";
 
 const run = promisify(execFile);
-
-function memoryIo(): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readFile: (path: string) => readFileSync(path, "utf8"),
-  };
-  return io;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "mds-simulate-"));
 const conv = readFileSync(join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv"), "utf8");
