@@ -87,7 +87,7 @@ export const calibrateUsage = `usage: mds-scaler calibrate --from-simulation run
 ${flags
   .map((f) => {
     const name = `${f.short === undefined ? "    " : `-${f.short}, `}--${f.name}${f.value === "" ? "" : ` ${f.value}`}`;
-    return `  ${name.padEnd(34)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
+    return `  ${name.padEnd(36)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
   })
   .join("\n")}
 `;

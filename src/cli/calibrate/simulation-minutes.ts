@@ -20,6 +20,7 @@ const MinuteSchema = z.object({
 const RunSchema = z.object({
   trace: z.string(),
   policy: z.string(),
+  maxReplicas: z.number().optional(),
   scaler: z.unknown(),
   minutes: z.array(
     z.object({
@@ -35,7 +36,7 @@ export interface SimulationMinutes {
   readonly roles: readonly RoleMinutes[];
   /** The scaler document of the first run. */
   readonly scaler: unknown;
-  /** `trace (policy)` of each run, in order. */
+  /** `trace (policy, at most N replicas)` of each run, in order. */
   readonly runs: readonly string[];
 }
 
@@ -65,7 +66,9 @@ export function minutesFromSimulations(files: readonly { path: string; text: str
     }
     const run = parsed.data;
     if (i === 0) scaler = run.scaler;
-    runs.push(`${run.trace} (${run.policy})`);
+    runs.push(
+      `${run.trace} (${run.policy}${run.maxReplicas === undefined ? "" : `, at most ${run.maxReplicas} replica${run.maxReplicas === 1 ? "" : "s"}`})`,
+    );
     const names = run.minutes.map((r) => r.role).join(", ");
     if (i > 0 && names !== [...roles.keys()].join(", "))
       throw new Error(
