@@ -191,8 +191,9 @@ async function fromPrometheus(
     config: prometheusSignalConfigOf(settings),
     namespace,
     deployment: spec.targetRef.name,
+    // Encode roles serve no tokens of their own: they follow a ratio and have no per-replica target.
     roles: md.spec.roles
-      .filter((r) => spec.roles.some((s) => s.name === r.name))
+      .filter((r) => r.kind !== "Encode" && spec.roles.some((s) => s.name === r.name))
       .map((r) => ({ name: r.name, kind: r.kind })),
     samplingIntervalSeconds: spec.sampling.intervalSeconds,
     startUnixSeconds: start,
