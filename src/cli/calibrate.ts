@@ -125,27 +125,23 @@ function specOf(document: unknown, where: string): ScalerSpec {
   return v.value.spec;
 }
 
-async function fromSimulation(
-  values: Values,
-  io: CliIo,
-): Promise<{ result: CalibrationResult; document: unknown; spec: ScalerSpec }> {
+/** The answer, the scaler document the figures are written into, and its validated spec. */
+interface Calibrated {
+  readonly result: CalibrationResult;
+  readonly document: unknown;
+  readonly spec: ScalerSpec;
+}
+
+function fromSimulation(values: Values, io: CliIo): Calibrated {
   const paths = values["from-simulation"] as string[];
   const sim = minutesFromSimulations(paths.map((path) => ({ path, text: io.readFile(path) })));
   const file = values["filename"] as string | undefined;
   const document = file === undefined ? sim.scaler : readYaml(io, file, "ModelDeploymentScaler");
   const spec = specOf(document, file === undefined ? `--from-simulation ${paths[0]}: scaler` : `-f ${file}`);
-  return Promise.resolve({
-    result: calibrate(`simulated runs ${sim.runs.join("; ")}`, spec, sim.roles, []),
-    document,
-    spec,
-  });
+  return { result: calibrate(`simulated runs ${sim.runs.join("; ")}`, spec, sim.roles, []), document, spec };
 }
 
-async function fromPrometheus(
-  values: Values,
-  io: CliIo,
-  nowMs: number,
-): Promise<{ result: CalibrationResult; document: unknown; spec: ScalerSpec }> {
+async function fromPrometheus(values: Values, io: CliIo, nowMs: number): Promise<Calibrated> {
   const raw: Partial<Record<PrometheusSettingName, string>> = {};
   for (const p of promFlags) {
     const v = values[p.flag.slice(2)];
@@ -239,14 +235,12 @@ export async function runCalibrate(
     io.stderr(`-o: ${JSON.stringify(output)} is not one of table, json, scaler\n`);
     return exitCodes.usage;
   }
-  let answer: Awaited<ReturnType<typeof fromSimulation>>;
+  let answer: Calibrated;
   try {
     if (values["from-simulation"] !== undefined && values["prometheus-url"] !== undefined)
       throw new UsageError("give either --from-simulation or --prometheus-url, not both");
     answer =
-      values["from-simulation"] !== undefined
-        ? await fromSimulation(values, io)
-        : await fromPrometheus(values, io, nowMs());
+      values["from-simulation"] !== undefined ? fromSimulation(values, io) : await fromPrometheus(values, io, nowMs());
   } catch (error) {
     io.stderr(
       `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
