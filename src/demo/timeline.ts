@@ -72,7 +72,7 @@ export function timelineSeries(
         colour: resting
           ? neutral
           : (named[mapping?.color ?? ""] ?? mapping?.color ?? palette[i % palette.length] ?? neutral),
-        width: resting ? 2 : 8,
+        width: resting ? 3 : 8,
         ys: s.values.map((v) => (v === value ? lane : null)),
       });
     }

@@ -70,7 +70,7 @@ describe("state timelines on the demo page, drawn with each panel's value mappin
   it("draws a run that stayed at 0 as Stable in a thin neutral line, with no Panic bar", () => {
     const drawn = timelineSeries([{ label: "llm/server", values: [0, 0, 0, null, 0] }], panic?.valueMappings, palette);
     expect(drawn).toEqual([
-      { label: "llm/server: Stable", lane: 1, colour: "#b4bac1", width: 2, ys: [1, 1, 1, null, 1] },
+      { label: "llm/server: Stable", lane: 1, colour: "#b4bac1", width: 3, ys: [1, 1, 1, null, 1] },
     ]);
   });
 
@@ -84,9 +84,9 @@ describe("state timelines on the demo page, drawn with each panel's value mappin
       palette,
     );
     expect(drawn.map((d) => [d.label, d.lane, d.width])).toEqual([
-      ["llm/prefill: Stable", 1, 2],
+      ["llm/prefill: Stable", 1, 3],
       ["llm/prefill: Panic", 1, 8],
-      ["llm/decode: Stable", 2, 2],
+      ["llm/decode: Stable", 2, 3],
     ]);
     expect(drawn[1]?.ys).toEqual([null, 1, 1, null]);
     expect(lanes(drawn, "#ff9830")).toBe(2);
