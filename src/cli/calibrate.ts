@@ -18,7 +18,7 @@ import { validateScaler } from "../core/api/validation.js";
 import type { ScalerSpec } from "../core/api/scaler.js";
 import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
-import { calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
+import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
@@ -266,7 +266,14 @@ export async function runCalibrate(
     const printable = JSON.parse(JSON.stringify(result, (_k, v: unknown) => (v === Infinity ? "+Inf" : v))) as unknown;
     io.stdout(`${JSON.stringify(printable, null, 2)}\n`);
   } else if (output === "scaler") io.stdout(snippet ?? "");
-  else io.stdout(table(result));
+  else {
+    const paste = algorithmSnippet(result, spec);
+    io.stdout(
+      paste === undefined
+        ? table(result)
+        : `${table(result)}\nunder the scaler's spec: (the whole file: -o scaler or --write-scaler FILE)\n${paste.replace(/^/gm, "  ").trimEnd()}\n`,
+    );
+  }
   return exitCodes.ok;
 }
 

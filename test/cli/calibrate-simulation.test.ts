@@ -126,6 +126,7 @@ describe("calibrate --from-simulation", () => {
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);
     expect(table.out).toMatch(/answer: not enough evidence: every judged band held/);
     expect(table.out).toMatch(/no queue-time series: judged by TTFT alone/);
+    expect(table.out).not.toMatch(/algorithm:/);
     const scaler = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string, "-o", "scaler"], scaler)).toBe(1);
     expect(scaler.out).toBe("");

@@ -198,6 +198,9 @@ describe("calibrate against a real Prometheus", () => {
     expect(await runCalibrate([...args, "--end", String(t0 + 60 * minutes), "--write-scaler", out], io)).toBe(0);
     expect(io.out).toMatch(/ROLE server \(Server\): 30 minutes of evidence; queue time read/);
     expect(io.out).toMatch(/3000–3500\s+10\s+0\.0 %\s+2500\s+2500\s+25\s+broke/);
+    expect(io.out).toMatch(
+      /spec:.*\n {2}algorithm:\n {4}tokenThroughput:\n {6}serverTargetTokensPerSecond: "(199\d|2000)"\n$/,
+    );
     expect(readFileSync(out, "utf8")).toMatch(/serverTargetTokensPerSecond: "(199\d|2000)"/);
   });
 });

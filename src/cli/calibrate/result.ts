@@ -129,10 +129,31 @@ const targetField: Readonly<Record<RoleKind, string | undefined>> = {
   Encode: undefined,
 };
 
+/** Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback block). */
+function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
+  const block = (
+    spec.algorithm.type === "Predictive"
+      ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
+      : (algorithm["tokenThroughput"] ??= {})
+  ) as Record<string, unknown>;
+  for (const r of result.roles) {
+    const field = targetField[r.kind];
+    if (field !== undefined && r.answer.kind === "calibrated") block[field] = fmt(r.answer.tokensPerSecondPerReplica);
+  }
+}
+
+/** The YAML to paste under a scaler's `spec:` for the roles that have a figure; undefined when none has. */
+export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): string | undefined {
+  if (!result.roles.some((r) => r.answer.kind === "calibrated")) return undefined;
+  const algorithm: Record<string, unknown> = {};
+  writeTargets(result, spec, algorithm);
+  return stringify({ algorithm }, { lineWidth: 0 });
+}
+
 /**
  * The scaler document with every calibrated role's per-replica target written
- * in (TokenThroughput's block, or Predictive's fallback block); an error naming
- * the role when any role has no figure, so a script never writes half an answer.
+ * in; an error naming the role when any role has no figure, so a script never
+ * writes half an answer.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
   const missing = result.roles.filter((r) => r.answer.kind !== "calibrated");
@@ -143,15 +164,7 @@ export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown
   const doc = structuredClone(scalerDocument) as { spec?: { algorithm?: Record<string, unknown> } };
   const algorithm = (doc.spec ??= {}).algorithm ?? {};
   doc.spec.algorithm = algorithm;
-  const block =
-    spec.algorithm.type === "Predictive"
-      ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
-      : (algorithm["tokenThroughput"] ??= {});
-  for (const r of result.roles) {
-    const field = targetField[r.kind];
-    if (field !== undefined && r.answer.kind === "calibrated")
-      (block as Record<string, unknown>)[field] = fmt(r.answer.tokensPerSecondPerReplica);
-  }
+  writeTargets(result, spec, algorithm);
   const header = result.roles
     .map((r) =>
       r.answer.kind === "calibrated"
