@@ -5,11 +5,13 @@
  */
 import { repeatedLabelFields, type PrometheusLabelNames } from "../adapters/prometheus/config.js";
 import { serviceHosts } from "../adapters/webhook/certificates.js";
+import type { PrometheusSignalConfig } from "../adapters/prometheus/config.js";
 import {
   allSettings,
   ConfigError,
   readSettings,
   settingLabel,
+  settings,
   settingsSchema,
   type SettingName,
   type Settings,
@@ -112,4 +114,63 @@ export function certificateHosts(config: Config): string[] {
     config.webhookService,
     config.webhookCertHosts.split(",").map((h) => h.trim()),
   );
+}
+
+/** The settings that say where and how engine series are read: other commands take them as the controller does. */
+export const prometheusSettingNames = [
+  "prometheusUrl",
+  "prometheusTimeoutMs",
+  "metricSeparator",
+  "namespaceLabel",
+  "podLabel",
+  "deploymentLabel",
+  "roleLabel",
+] as const satisfies readonly SettingName[];
+export type PrometheusSettingName = (typeof prometheusSettingNames)[number];
+export type PrometheusSettings = Pick<Config, PrometheusSettingName>;
+
+/** Flag, help and default of each Prometheus setting, for another command's flag table (from src/app/settings.ts). */
+export function prometheusSettingFlags(): {
+  name: PrometheusSettingName;
+  flag: string;
+  help: string;
+  default?: string;
+}[] {
+  return prometheusSettingNames.map((name) => {
+    const field = settings[name].schema;
+    const def = "defaultValue" in field.def ? String(field.def.defaultValue as string | number) : undefined;
+    return {
+      name,
+      flag: settings[name].flag,
+      help: settings[name].help,
+      ...(def === undefined ? {} : { default: def }),
+    };
+  });
+}
+
+/** The Prometheus settings from flag values, by the same schemas and checks as the controller's; problems name the flag and value. */
+export function parsePrometheusSettings(raw: Partial<Record<PrometheusSettingName, string>>): PrometheusSettings {
+  const parsed = settingsSchema(prometheusSettingNames).safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = issue.path[0] as PrometheusSettingName;
+        const got = raw[name];
+        // These come from flags only: the problem names the flag.
+        return `${settings[name].flag} = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`;
+      }),
+    );
+  }
+  const labels = labelProblems(parsed.data, raw);
+  if (labels.length > 0) throw new ConfigError(labels);
+  return parsed.data;
+}
+
+/** How the signal source finds engine series, from the settings. */
+export function prometheusSignalConfigOf(config: PrometheusSettings): PrometheusSignalConfig {
+  return {
+    labels: labelsOf(config),
+    metricNameSeparator: config.metricSeparator,
+    queryTimeoutMs: config.prometheusTimeoutMs,
+  };
 }

@@ -4,6 +4,7 @@
  */
 import { runController } from "../app/main.js";
 import { allSettings, describeSettings } from "../app/settings.js";
+import { calibrateCommand } from "./calibrate.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { observeCommand } from "./observe.js";
 import { planCommand } from "./plan.js";
@@ -27,6 +28,7 @@ export const commands: Readonly<Record<string, Command>> = {
     },
   },
   simulate: simulateCommand,
+  calibrate: calibrateCommand,
 };
 
 function usage(): string {

@@ -24,7 +24,7 @@ import {
 import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
-import type { Scaler } from "../core/api/scaler.js";
+import type { Scaler, ScalerSpec } from "../core/api/scaler.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { samplingWindowsOf } from "../core/algorithms/windows.js";
 import { explainSignalState } from "../core/signals/explain.js";
@@ -70,7 +70,7 @@ type OutputFormat = "table" | "json" | "yaml";
 
 type ObserveSettings = Settings<(typeof sharedSettings)[number]>;
 
-interface ObserveArgs extends ObserveSettings {
+export interface ObserveArgs extends ObserveSettings {
   /** The scaler: a file, or `namespace/name` in the cluster. */
   readonly scaler: { readonly file: string } | { readonly namespace: string; readonly name: string };
   readonly target?: string;
@@ -171,12 +171,11 @@ function readyOf(target: ModelDeployment, role: string): { ready: number; from: 
   return { ready: target.spec.roles.find((r) => r.name === role)?.replicas ?? 0, from: "spec" };
 }
 
-export async function observeOnce(
-  args: ObserveSettings,
+/** The target, and the scaler validated against it, or an error naming what is wrong. */
+export function scalerAndTarget(
   scalerInput: unknown,
   targetInput: unknown,
-  nowMs: number,
-): Promise<ObserveReport> {
+): { target: ModelDeployment; spec: ScalerSpec; metadata: Scaler["metadata"]; namespace: string } {
   const parsedTarget = parseTarget(targetInput);
   if (!parsedTarget.ok) {
     throw new Error(
@@ -186,10 +185,19 @@ export async function observeOnce(
   const target = parsedTarget.value;
   const validated = validateScaler(scalerInput, { target });
   if (!validated.ok) throw new Error(`scaler: ${validated.problems.map(formatProblem).join("\n")}`);
-  const spec = validated.value.spec;
   // The defaulted type omits `spec` from a loose object, which loses the metadata's type.
   const metadata = (validated.value as unknown as Scaler).metadata;
   const namespace = metadata.namespace ?? target.metadata.namespace ?? "default";
+  return { target, spec: validated.value.spec, metadata, namespace };
+}
+
+export async function observeOnce(
+  args: ObserveSettings,
+  scalerInput: unknown,
+  targetInput: unknown,
+  nowMs: number,
+): Promise<ObserveReport> {
+  const { target, spec, metadata, namespace } = scalerAndTarget(scalerInput, targetInput);
   const windows = samplingWindowsOf(spec);
   const input: ScalerSamplingInput = {
     key: `${namespace}/${metadata.name}`,
@@ -298,18 +306,31 @@ function table(report: ObserveReport): string {
 }
 
 /** The cluster's objects, through the controller's own Kubernetes adapter, from the controller's configuration sources. */
-function clusterFrom(args: ObserveArgs, env: Readonly<Record<string, string | undefined>>): KubeResources {
-  return new KubeResources(clusterConfigFrom(args, env).kubeConfig, { timeoutMs: args.kubeTimeoutMs });
+function clusterFrom(
+  kubeconfig: string,
+  timeoutMs: number,
+  env: Readonly<Record<string, string | undefined>>,
+): KubeResources {
+  return new KubeResources(clusterConfigFrom({ kubeconfig }, env).kubeConfig, { timeoutMs });
+}
+
+/** What the objects are read from: files, or the cluster (`--kubeconfig`, else as the controller finds it). */
+export interface ObjectSources {
+  readonly scaler: ObserveArgs["scaler"];
+  readonly target?: string;
+  readonly kubeconfig?: string;
+  /** Budget of each API call. */
+  readonly timeoutMs: number;
 }
 
 /** The scaler and target, each from its file or from the cluster. */
-async function loadObjects(
-  args: ObserveArgs,
+export async function loadObjects(
+  args: ObjectSources,
   io: CliIo,
-  env: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<{ scaler: unknown; target: unknown }> {
   let cluster: KubeResources | undefined;
-  const api = (): KubeResources => (cluster ??= clusterFrom(args, env));
+  const api = (): KubeResources => (cluster ??= clusterFrom(args.kubeconfig ?? "", args.timeoutMs, env));
   let scaler: unknown;
   if ("file" in args.scaler) scaler = readOne(args.scaler.file, io, "ModelDeploymentScaler");
   else {
@@ -341,7 +362,7 @@ export async function runObserve(
   }
   let report: ObserveReport;
   try {
-    const { scaler, target } = await loadObjects(parsed, io, env);
+    const { scaler, target } = await loadObjects({ ...parsed, timeoutMs: parsed.kubeTimeoutMs }, io, env);
     report = await observeOnce(parsed, scaler, target, nowMs());
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -33,8 +33,10 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --speedup N         replay N times faster (trace seconds per simulated second), default 1
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
+  --duration SECONDS  replay only the first SECONDS of the (overlaid, sped-up) trace
   --report FILE       write a self-contained HTML page with the run's charts
-  -o table|json       output format, default table (json includes per-request TTFT and ITL)
+  -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
+                      and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
 `;
 
 const FleetSchema = z.strictObject({
@@ -74,6 +76,7 @@ interface SimulateArgs {
   speedup: number;
   copies: number;
   seed: number;
+  durationSeconds?: number;
   report?: string;
   output: "table" | "json";
 }
@@ -85,6 +88,7 @@ const valueFlags = new Set([
   "--speedup",
   "--copies",
   "--seed",
+  "--duration",
   "--report",
   "-o",
   "--output",
@@ -119,6 +123,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
       case "--report":
         out.report = value;
         break;
+      case "--duration": {
+        const n = positive(flag, false);
+        if (typeof n === "string") return n;
+        out.durationSeconds = n;
+        break;
+      }
       case "--speedup":
       case "--copies":
       case "--seed": {
@@ -154,6 +164,18 @@ function speedUp(trace: Trace, speedup: number): Trace {
     requests: trace.requests.map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds / speedup })),
     spanSeconds: trace.spanSeconds / speedup,
     notes: [...trace.notes, `replayed ${speedup}x faster`],
+  };
+}
+
+/** The trace's first `seconds`: a training slice a later replay can leave out. */
+function firstSeconds(trace: Trace, seconds: number | undefined): Trace {
+  if (seconds === undefined || seconds >= trace.spanSeconds) return trace;
+  return {
+    ...trace,
+    name: `${trace.name}, first ${seconds} s`,
+    requests: trace.requests.filter((r) => r.arrivalSeconds < seconds),
+    spanSeconds: seconds,
+    notes: [...trace.notes, `first ${seconds} s only`],
   };
 }
 
@@ -199,8 +221,10 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
   let fleet: FleetFile = {};
   let trace: Trace;
   let spec;
+  let scalerDocument: unknown;
   try {
-    const scaler = validateScaler(readYaml(io, parsed.scaler as string));
+    scalerDocument = readYaml(io, parsed.scaler as string);
+    const scaler = validateScaler(scalerDocument);
     if (!scaler.ok) {
       io.stderr(`${parsed.scaler}: ${scaler.problems.length} problem(s)\n`);
       for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
@@ -216,9 +240,12 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       }
       fleet = f.data;
     }
-    trace = speedUp(
-      overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
-      parsed.speedup,
+    trace = firstSeconds(
+      speedUp(
+        overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
+        parsed.speedup,
+      ),
+      parsed.durationSeconds,
     );
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
@@ -257,7 +284,7 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    io.stdout(`${JSON.stringify({ ...rest, requests })}\n`);
+    io.stdout(`${JSON.stringify({ ...rest, scaler: scalerDocument, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);

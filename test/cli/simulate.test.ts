@@ -4,29 +4,15 @@
  * the flag or field, and the HTML report rendered in headless Chromium with
  * every chart found.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/simulate.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { renderedDom } from "../support/chromium.js";
+import { memoryIo } from "../support/memory-io.js";
 import { reportCharts } from "../../src/sim/quality/report.js";
 import { tracesDir } from "../sim/quality/fixtures.js";
-
-const run = promisify(execFile);
-
-function memoryIo(): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readFile: (path: string) => readFileSync(path, "utf8"),
-  };
-  return io;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "mds-simulate-"));
 const conv = readFileSync(join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv"), "utf8");
@@ -182,23 +168,7 @@ describe("mds-scaler simulate", () => {
     expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--report", report], memoryIo())).toBe(0);
     const html = readFileSync(report, "utf8");
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
-    const { stdout } = await run(
-      "chromium",
-      [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        `--user-data-dir=${mkdtempSync(join(tmpdir(), "mds-chromium-"))}`,
-        "--virtual-time-budget=5000",
-        "--dump-dom",
-        `file://${report}`,
-      ],
-      { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    const stdout = await renderedDom(report);
     for (const chart of reportCharts) {
       const section = new RegExp(`<section data-chart="${chart}" data-rendered="true">[\\s\\S]*?</section>`).exec(
         stdout,

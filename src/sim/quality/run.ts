@@ -6,6 +6,8 @@
  * engines keep running (at most `tailSeconds`) so late requests can finish.
  */
 import { QualityFleet, serverRoles, type FleetOptions, type FleetRole, type RequestRecord } from "./fleet.js";
+import type { RoleMinutes } from "../../core/calibrate/minute.js";
+import { MinuteRecorder, minuteSeconds } from "./minutes.js";
 import { ScrapeHistory, scrapeOf } from "./observations.js";
 import type { Policy, PolicyContext } from "./policy.js";
 import type { Trace } from "./traces.js";
@@ -71,6 +73,8 @@ export interface RunResult {
   /** The policy's own account of the run (mds-scaler: its reasons by share of passes). */
   readonly notes?: string;
   readonly series: readonly SeriesPoint[];
+  /** Per role, every simulated minute as `mds-scaler calibrate` reads it. */
+  readonly minutes: readonly RoleMinutes[];
   readonly records: readonly RequestRecord[];
 }
 
@@ -132,6 +136,8 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   const ticksPerDecision = Math.max(1, Math.round(policy.intervalSeconds / dt));
   const ticksPerSecond = Math.max(1, Math.round(1 / dt));
   const ticksPerSeries = Math.max(1, Math.round(seriesEvery / dt));
+  const ticksPerMinute = Math.max(1, Math.round(minuteSeconds / dt));
+  const minutes = new MinuteRecorder(fleet, scrapeEvery);
   const series: { atSeconds: number; arrivals: number; desired: number; ready: number }[] = [];
   let next = 0;
   let arrivalsInPoint = 0;
@@ -148,6 +154,8 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
         history.add(scrapeOf(now, r.engine.totals()));
       }
     }
+    // After the scrape of the same tick, as Prometheus would hold it at the minute's end.
+    if (tick > 0 && tick % ticksPerMinute === 0 && now <= span) minutes.record(fleet, scrapes, epochMs, now);
     if (tick % ticksPerSecond === 0) fleet.sampleBacklog();
     if (now < span) {
       if (policy.sample !== undefined && tick % ticksPerSecond === 0) policy.sample(ctx(now));
@@ -228,6 +236,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
     ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
     series: points,
+    minutes: minutes.result(),
     records,
   };
 }
