@@ -9,6 +9,7 @@ import type { PrometheusSignalConfig } from "../adapters/prometheus/config.js";
 import {
   allSettings,
   ConfigError,
+  parseSettings,
   readSettings,
   settingLabel,
   settings,
@@ -150,20 +151,11 @@ export function prometheusSettingFlags(): {
 
 /** The Prometheus settings from flag values, by the same schemas and checks as the controller's; problems name the flag and value. */
 export function parsePrometheusSettings(raw: Partial<Record<PrometheusSettingName, string>>): PrometheusSettings {
-  const parsed = settingsSchema(prometheusSettingNames).safeParse(raw);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const name = issue.path[0] as PrometheusSettingName;
-        const got = raw[name];
-        // These come from flags only: the problem names the flag.
-        return `${settings[name].flag} = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`;
-      }),
-    );
-  }
-  const labels = labelProblems(parsed.data, raw);
+  // These come from flags only: each problem names the flag.
+  const values = parseSettings(prometheusSettingNames, raw, (name) => settings[name].flag);
+  const labels = labelProblems(values, raw);
   if (labels.length > 0) throw new ConfigError(labels);
-  return parsed.data;
+  return values;
 }
 
 /** How the signal source finds engine series, from the settings. */

@@ -315,17 +315,27 @@ export function readSettings<K extends SettingName>(
   const ownValues = Object.fromEntries(own.map((o) => [o.flag.slice(2), line[o.flag.slice(2)] as string | undefined]));
   const help = line["help"] === true;
   if (help) return { values: {} as Settings<K>, given, own: ownValues, help };
+  return { values: parseSettings(names, given, settingLabel), given, own: ownValues, help };
+}
+
+/**
+ * Some settings from their raw text by their schemas; throws `ConfigError` with every problem, each named
+ * by `label` (flag and variable, or the flag alone where a command reads flags only) with the value.
+ */
+export function parseSettings<K extends SettingName>(
+  names: readonly K[],
+  given: Readonly<Partial<Record<K, string>>>,
+  label: (name: K) => string,
+): Settings<K> {
   const parsed = settingsSchema(names).safeParse(given);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const name = issue.path[0] as K;
-        const got = given[name];
-        return `${settingLabel(name)} = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`;
-      }),
-    );
-  }
-  return { values: Object.freeze(parsed.data) as Settings<K>, given, own: ownValues, help };
+  if (parsed.success) return Object.freeze(parsed.data) as Settings<K>;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => {
+      const name = issue.path[0] as K;
+      const got = given[name];
+      return `${label(name)} = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`;
+    }),
+  );
 }
 
 function defaultOf(name: SettingName): string {
