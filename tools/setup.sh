@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # measured on 2026-12-01 while other builds ran beside it: load average 15 to 16) and then what it took here.
 # A warm cache (~/.cache/mds-scaler) skips the builds: each then takes seconds.
 kube_cold="59 min: kube-apiserver 41, kube-controller-manager 12 more, etcd 6 more"
-prom_cold="over 25 min for Prometheus alone; promtool and the operator after it, not measured yet"
+prom_cold="Prometheus 27.5 min, promtool 0.5 min more, then the operator (not measured yet)"
 traces_cold="not yet measured cold; a download of a few files"
 step() {
   local name=$1 cold=$2
