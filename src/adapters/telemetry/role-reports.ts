@@ -49,9 +49,10 @@ export function roleReports(
       panicPromptTokensPerSecond: observed?.panicPromptTokensPerSecond,
       panicGenerationTokensPerSecond: observed?.panicGenerationTokensPerSecond,
     });
-    // An unknown kind serves an unknown demand: no series rather than a guess.
-    const stable = kind === undefined ? undefined : roleDemandTokensPerSecond(kind, rates, "stable");
-    const panic = kind === undefined ? undefined : roleDemandTokensPerSecond(kind, rates, "panic");
+    // A role whose target could not be read is reported as serving both (a Server), as before; an
+    // Encode role serves no tokens of its own.
+    const stable = roleDemandTokensPerSecond(kind ?? "Server", rates, "stable");
+    const panic = roleDemandTokensPerSecond(kind ?? "Server", rates, "panic");
     return {
       role: role.name,
       currentReplicas: role.currentReplicas,

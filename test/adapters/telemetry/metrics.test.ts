@@ -85,12 +85,12 @@ describe("own metrics", () => {
     roles: reports,
   });
 
-  it("takes demand and capacity from the core's rules, and exports none for a role of unknown kind", () => {
+  it("takes demand and capacity from the core's rules; a role of unknown kind serves both, with no capacity", () => {
     const [prefill] = roleReports(spec, status, { prefill: "Prefill" });
     expect(prefill?.stableDemandTokensPerSecond).toBe(2400);
     expect(prefill?.capacityPerReplicaTokensPerSecond).toBe(2000);
     const [unknown] = roleReports(spec, status, {});
-    expect(unknown?.stableDemandTokensPerSecond).toBeUndefined();
+    expect(unknown?.stableDemandTokensPerSecond).toBe(2400);
     expect(unknown?.capacityPerReplicaTokensPerSecond).toBeUndefined();
     const [server] = roleReports(spec, status, { prefill: "Server" });
     // A Server serves prompt and generation tokens: 2400 + 0.
