@@ -52,11 +52,24 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/core/**/*.ts"],
+    // Phases stay small enough to read: a longer function is a phase that should be split. The same
+    // limits hold for the product around the core (the app, its adapters and commands).
+    files: ["src/core/**/*.ts", "src/app/**/*.ts", "src/adapters/**/*.ts", "src/cli/**/*.ts"],
     rules: {
-      // Phases stay small enough to read: a longer function is a phase that should be split.
       "max-lines-per-function": ["error", { max: 120, skipBlankLines: true, skipComments: true }],
       complexity: ["error", { max: 20 }],
+    },
+  },
+  {
+    // Waiting for their split: the sampling accumulator and `simulate`'s flags are being changed on other
+    // branches today (queue time, the guard's reading), and `calibrate` has just landed. Each is the next
+    // to split; no other file is excused.
+    files: ["src/adapters/prometheus/source.ts", "src/cli/simulate.ts", "src/cli/calibrate.ts"],
+    rules: { "max-lines-per-function": "off", complexity: "off" },
+  },
+  {
+    files: ["src/core/**/*.ts"],
+    rules: {
       "no-restricted-imports": [
         "error",
         {

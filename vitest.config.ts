@@ -15,6 +15,8 @@ export const integrationTests = [
   "test/image/**/*.test.ts",
   // The controller's start-up against a real API server.
   "test/app/startup.test.ts",
+  // The controller's builders failing one by one, and SIGTERM, against a real API server.
+  "test/app/start/controller.test.ts",
   // Bench TSDB blocks built by promtool and served by Prometheus 3.
   "test/tools/bench-tsdb.test.ts",
   // `mds-scaler observe` against a real Prometheus.

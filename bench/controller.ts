@@ -22,7 +22,7 @@ import { createLogger } from "../src/adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../src/adapters/telemetry/metrics.js";
 import type { JsonPatchOp } from "../src/core/binding/patch.js";
 import { Controller, type ScalerStore, type TargetWrite } from "../src/app/controller.js";
-import { startControlPlane, type ControlPlane } from "../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
 import { SteadySignals } from "./steady-signals.js";
 

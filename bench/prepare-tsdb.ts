@@ -5,7 +5,7 @@
  *
  *   npm run bench:prepare-tsdb [-- 10 100 1000]
  */
-import { findPromBinaries } from "../src/harness/prom-bin.js";
+import { findPromBinaries } from "../harness/prom-bin.js";
 import { prepareTsdb } from "./engine-tsdb.js";
 
 const sizes = process.argv.slice(2).map(Number);

@@ -21,8 +21,8 @@ import { PrometheusClient, type PrometheusQueryClient } from "../src/adapters/pr
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
 import { EngineFleet, FleetServer, SyntheticWorkload, type FileSdGroup } from "../src/sim/engines/index.js";
-import { PrometheusHarness } from "../src/harness/prometheus.js";
-import { findPromBinaries } from "../src/harness/prom-bin.js";
+import { PrometheusHarness } from "../harness/prometheus.js";
+import { findPromBinaries } from "../harness/prom-bin.js";
 import { staleAfterSeconds } from "../src/core/signals/observe.js";
 import type { PodSample } from "../src/core/signals/types.js";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";

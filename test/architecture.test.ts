@@ -104,7 +104,10 @@ describe("layers", () => {
   // dependency and drags the whole process into every reuse of the adapter. The one exception is the
   // app's ports file, by type only: an adapter declares which port it implements.
   const adaptersDir = join(root, "src", "adapters");
-  const above = ["app", "cli", "demo", "harness"].map((dir) => join(root, "src", dir));
+  const above = [
+    ...["app", "cli"].map((dir) => join(root, "src", dir)),
+    ...["demo", "harness", "test"].map((dir) => join(root, dir)),
+  ];
   const ports = join(root, "src", "app", "ports.js");
 
   it.each(tsFiles(adaptersDir).map((file) => [relative(root, file), file] as const))(
@@ -123,4 +126,25 @@ describe("layers", () => {
       expect(offending).toEqual([]);
     },
   );
+});
+
+describe("the shipped tree", () => {
+  // The image ships the compiled src only: a src file that imports the demo, the test harness or a test
+  // would fail in the image the first time that import runs.
+  const srcDir = join(root, "src");
+
+  it.each(tsFiles(srcDir).map((file) => [relative(root, file), file] as const))(
+    "%s imports only src files and packages",
+    (_name, file) => {
+      const offending = [...readFileSync(file, "utf8").matchAll(importPattern)]
+        .map((match) => match[1] ?? match[2] ?? "")
+        .filter((specifier) => specifier.startsWith(".") && !join(file, "..", specifier).startsWith(srcDir + "/"));
+      expect(offending).toEqual([]);
+    },
+  );
+
+  it("holds no harness or demo folder", () => {
+    for (const dir of ["harness", "demo"])
+      expect(tsFiles(srcDir).some((f) => f.startsWith(join(srcDir, dir)))).toBe(false);
+  });
 });

@@ -47,7 +47,10 @@ function loadFiles(paths: readonly string[], origin: string): KubeConfig {
  * In order: --kubeconfig or KUBECONFIG (a list separated like PATH), then
  * in-cluster when KUBERNETES_SERVICE_HOST is set, then ~/.kube/config.
  */
-export function clusterConfigFrom(config: Config, env: Readonly<Record<string, string | undefined>>): ClusterConfig {
+export function clusterConfigFrom(
+  config: Pick<Config, "kubeconfig">,
+  env: Readonly<Record<string, string | undefined>>,
+): ClusterConfig {
   if (config.kubeconfig !== "") {
     const paths = config.kubeconfig.split(delimiter).filter((p) => p !== "");
     const origin = env["KUBECONFIG"] === config.kubeconfig ? "KUBECONFIG" : "--kubeconfig";

@@ -40,6 +40,7 @@ import {
   type SignalSource,
   type TargetWrite,
 } from "./ports.js";
+import { samplingWindowsOf } from "../core/algorithms/windows.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 
@@ -73,12 +74,6 @@ interface Memory {
   unwritten: "Nothing" | "Status" | "Record";
   /** The scaler's resourceVersion this pass read (or its own finalizer patch produced). */
   scalerVersion?: string | undefined;
-}
-
-/** Window lengths the sampler needs for a spec: its TokenThroughput windows, or their defaults. */
-export function windowsOf(spec: ScalerSpec): { stableWindowSeconds: number; panicWindowSeconds: number } {
-  const tt = spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput;
-  return { stableWindowSeconds: tt?.stableWindowSeconds ?? 180, panicWindowSeconds: tt?.panicWindowSeconds ?? 60 };
 }
 
 const maxConflictRetries = 3;
@@ -209,7 +204,7 @@ export class Controller {
           deployment: s.spec.targetRef.name,
           roles: s.spec.roles.map((r) => r.name),
           intervalSeconds: spec.sampling.intervalSeconds,
-          ...windowsOf(spec),
+          ...samplingWindowsOf(spec),
         };
       });
     let samples: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>> = new Map();

@@ -2,8 +2,8 @@
  * The subcommand table. To add one, write `src/cli/<name>.ts` exporting a
  * `Command` (or a `run<Name>(args, io)` function) and register it below.
  */
-import { describeSettings } from "../app/config.js";
 import { runController } from "../app/main.js";
+import { allSettings, describeSettings } from "../app/settings.js";
 import { calibrateCommand } from "./calibrate.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { observeCommand } from "./observe.js";
@@ -17,7 +17,7 @@ export const commands: Readonly<Record<string, Command>> = {
   observe: observeCommand,
   controller: {
     summary: "Runs the control loop (on the elected leader), the admission webhooks and /metrics.",
-    usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings()}\n`,
+    usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings(allSettings)}\n`,
     run: (args, io) => {
       if (args.includes("--help") || args.includes("-h")) {
         io.stdout(commands["controller"]?.usage ?? "");
@@ -29,13 +29,6 @@ export const commands: Readonly<Record<string, Command>> = {
   },
   simulate: simulateCommand,
   calibrate: calibrateCommand,
-  demo: {
-    summary: "Runs everything on this machine and shows the scaler scaling a replayed public trace (npm start).",
-    usage:
-      "usage: mds-scaler demo [--duration SECONDS] [--trace FILE] [--speedup N] [--scaler FILE] [--target FILE] [--port N]",
-    // Loaded on demand: the demo pulls in the local harness (API server, Prometheus, simulator) the controller never needs.
-    run: async (args, io) => (await import("../demo/run.js")).runDemo(args, io, process.env),
-  },
 };
 
 function usage(): string {

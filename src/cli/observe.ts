@@ -7,117 +7,104 @@
  * replicas); without it the target is read from the cluster, and `--scaler`
  * reads the scaler from there too.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusClient } from "../adapters/prometheus/client.js";
-import { defaultPrometheusSignalConfig, type MetricNameSeparator } from "../adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
-import { windowsOf } from "../app/controller.js";
+import { clusterConfigFrom } from "../app/cluster.js";
+import { labelProblems, labelsOf } from "../app/config.js";
+import {
+  ConfigError,
+  describeSettings,
+  readSettings,
+  type CommandFlag,
+  type SettingName,
+  type Settings,
+} from "../app/settings.js";
 import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler, ScalerSpec } from "../core/api/scaler.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
+import { samplingWindowsOf } from "../core/algorithms/windows.js";
 import { explainSignalState } from "../core/signals/explain.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../core/signals/types.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
+/** The settings observe shares with the controller: same flags, variables and defaults. */
+const sharedSettings = [
+  "prometheusUrl",
+  "prometheusTimeoutMs",
+  "metricSeparator",
+  "namespaceLabel",
+  "podLabel",
+  "deploymentLabel",
+  "roleLabel",
+  "kubeconfig",
+  "kubeTimeoutMs",
+] as const satisfies readonly SettingName[];
+
+const ownFlags: readonly CommandFlag[] = [
+  { flag: "--filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler, from a file" },
+  { flag: "--scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
+  {
+    flag: "--target",
+    short: "t",
+    value: "FILE",
+    help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
+  },
+  { flag: "--output", short: "o", value: "FORMAT", help: "table (default), json or yaml" },
+];
+
 export const observeUsage = [
   "usage: mds-scaler observe --prometheus-url <url> (-f <scaler.yaml> | --scaler <namespace>/<name>)",
-  "                          [--target <deployment.yaml>] [--kubeconfig <file>] [-o table|json|yaml]",
+  "                          [--target <deployment.yaml>] [-o table|json|yaml] [flags]",
   "",
-  "  --prometheus-url URL          Prometheus holding the engine series (the controller's --prometheus-url)",
-  "  -f, --filename FILE           the ModelDeploymentScaler, from a file",
-  "  --scaler NAMESPACE/NAME       the ModelDeploymentScaler, read from the cluster",
-  "  -t, --target FILE             its ModelDeployment from a file (no cluster needed);",
-  "                                without it the target is read from the cluster",
-  "  --kubeconfig FILE             the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)",
-  "  -o, --output FORMAT           table (default), json or yaml",
-  "  --metric-name-separator SEP   ':' (default) or '_' where ingestion rewrote the engine names",
-  "  --timeout-ms N                budget of each query and API call (default 10000)",
+  "Its own flags, then the controller's settings it shares (flags or variables, flags win):",
+  describeSettings(sharedSettings, ownFlags),
 ].join("\n");
 
 type OutputFormat = "table" | "json" | "yaml";
 
-export interface ObserveArgs {
-  readonly prometheusUrl: string;
+type ObserveSettings = Settings<(typeof sharedSettings)[number]>;
+
+export interface ObserveArgs extends ObserveSettings {
   /** The scaler: a file, or `namespace/name` in the cluster. */
   readonly scaler: { readonly file: string } | { readonly namespace: string; readonly name: string };
   readonly target?: string;
-  readonly kubeconfig?: string;
   readonly output: OutputFormat;
-  readonly separator: MetricNameSeparator;
-  readonly timeoutMs: number;
 }
 
-function parseArgs(args: readonly string[]): ObserveArgs | string {
-  const values = new Map<string, string>();
-  const aliases: Readonly<Record<string, string>> = {
-    "-f": "--filename",
-    "-t": "--target",
-    "-o": "--output",
-  };
-  const known = new Set([
-    "--prometheus-url",
-    "--filename",
-    "--scaler",
-    "--kubeconfig",
-    "--target",
-    "--output",
-    "--metric-name-separator",
-    "--timeout-ms",
-  ]);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "-h" || arg === "--help") return "";
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const rawFlag = eq > 0 ? arg.slice(0, eq) : arg;
-    const flag = aliases[rawFlag] ?? rawFlag;
-    if (!known.has(flag)) return `unknown argument ${JSON.stringify(arg)}`;
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined || value === "") return `${rawFlag} needs a value`;
-    values.set(flag, value);
+const scalerRefPattern = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/;
+
+/** The parsed flags, "" for --help, or the first problem. */
+function parseObserveArgs(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ObserveArgs | string {
+  let read: ReturnType<typeof readSettings<(typeof sharedSettings)[number]>>;
+  try {
+    read = readSettings(sharedSettings, args, env, ownFlags);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.join("\n");
+    throw error;
   }
-  const prometheusUrl = values.get("--prometheus-url");
-  if (prometheusUrl === undefined) return "--prometheus-url is required";
-  if (!/^https?:\/\/[^/]/.test(prometheusUrl)) {
-    return `--prometheus-url: ${JSON.stringify(prometheusUrl)} is not an http(s) URL`;
-  }
-  const file = values.get("--filename");
-  const scalerRef = values.get("--scaler");
+  if (read.help) return "";
+  const labels = labelProblems(read.values, read.given);
+  if (labels.length > 0) return labels.join("\n");
+  const { filename: file, scaler: scalerRef, target, output = "table" } = read.own;
   if ((file === undefined) === (scalerRef === undefined)) {
     return "give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>";
   }
-  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
+  const ref = scalerRefPattern.exec(scalerRef ?? "");
   if (scalerRef !== undefined && !ref) return `--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`;
   const scaler = file !== undefined ? { file } : { namespace: ref?.[1] ?? "", name: ref?.[3] ?? "" };
-  const target = values.get("--target");
-  const kubeconfig = values.get("--kubeconfig");
-  const output = values.get("--output") ?? "table";
   if (output !== "table" && output !== "json" && output !== "yaml") {
     return `--output: ${JSON.stringify(output)} is not one of table, json, yaml`;
   }
-  const separator = values.get("--metric-name-separator") ?? ":";
-  if (separator !== ":" && separator !== "_") {
-    return `--metric-name-separator: ${JSON.stringify(separator)} is not ":" or "_"`;
-  }
-  const timeoutText = values.get("--timeout-ms") ?? "10000";
-  const timeoutMs = Number(timeoutText);
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
-    return `--timeout-ms: ${JSON.stringify(timeoutText)} is not a positive integer`;
-  }
-  return {
-    prometheusUrl,
-    scaler,
-    ...(target === undefined ? {} : { target }),
-    ...(kubeconfig === undefined ? {} : { kubeconfig }),
-    output,
-    separator,
-    timeoutMs,
-  };
+  return { ...read.values, scaler, ...(target === undefined ? {} : { target }), output };
 }
 
 function readOne(path: string, io: CliIo, what: string): unknown {
@@ -205,13 +192,13 @@ export function scalerAndTarget(
 }
 
 export async function observeOnce(
-  args: Pick<ObserveArgs, "prometheusUrl" | "separator" | "timeoutMs">,
+  args: ObserveSettings,
   scalerInput: unknown,
   targetInput: unknown,
   nowMs: number,
 ): Promise<ObserveReport> {
   const { target, spec, metadata, namespace } = scalerAndTarget(scalerInput, targetInput);
-  const windows = windowsOf(spec);
+  const windows = samplingWindowsOf(spec);
   const input: ScalerSamplingInput = {
     key: `${namespace}/${metadata.name}`,
     namespace,
@@ -221,8 +208,8 @@ export async function observeOnce(
     intervalSeconds: spec.sampling.intervalSeconds,
   };
   const source = new PrometheusSignalSource(
-    new PrometheusClient({ endpoint: args.prometheusUrl, timeoutMs: args.timeoutMs }),
-    { ...defaultPrometheusSignalConfig, metricNameSeparator: args.separator, queryTimeoutMs: args.timeoutMs },
+    new PrometheusClient({ endpoint: args.prometheusUrl, timeoutMs: args.prometheusTimeoutMs }),
+    { labels: labelsOf(args), metricNameSeparator: args.metricSeparator, queryTimeoutMs: args.prometheusTimeoutMs },
   );
   const pass = await source.sample([input], nowMs);
   const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);
@@ -318,21 +305,32 @@ function table(report: ObserveReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The cluster's objects, through the controller's own Kubernetes adapter. */
-function clusterFrom(args: Pick<ObserveArgs, "kubeconfig" | "timeoutMs">): KubeResources {
-  const kubeConfig = new KubeConfig();
-  if (args.kubeconfig !== undefined) kubeConfig.loadFromFile(args.kubeconfig);
-  else kubeConfig.loadFromDefault();
-  return new KubeResources(kubeConfig, { timeoutMs: args.timeoutMs });
+/** The cluster's objects, through the controller's own Kubernetes adapter, from the controller's configuration sources. */
+function clusterFrom(
+  kubeconfig: string,
+  timeoutMs: number,
+  env: Readonly<Record<string, string | undefined>>,
+): KubeResources {
+  return new KubeResources(clusterConfigFrom({ kubeconfig }, env).kubeConfig, { timeoutMs });
+}
+
+/** What the objects are read from: files, or the cluster (`--kubeconfig`, else as the controller finds it). */
+export interface ObjectSources {
+  readonly scaler: ObserveArgs["scaler"];
+  readonly target?: string;
+  readonly kubeconfig?: string;
+  /** Budget of each API call. */
+  readonly timeoutMs: number;
 }
 
 /** The scaler and target, each from its file or from the cluster. */
 export async function loadObjects(
-  args: Pick<ObserveArgs, "scaler" | "target" | "kubeconfig" | "timeoutMs">,
+  args: ObjectSources,
   io: CliIo,
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<{ scaler: unknown; target: unknown }> {
   let cluster: KubeResources | undefined;
-  const api = (): KubeResources => (cluster ??= clusterFrom(args));
+  const api = (): KubeResources => (cluster ??= clusterFrom(args.kubeconfig ?? "", args.timeoutMs, env));
   let scaler: unknown;
   if ("file" in args.scaler) scaler = readOne(args.scaler.file, io, "ModelDeploymentScaler");
   else {
@@ -351,15 +349,20 @@ export async function loadObjects(
   return { scaler, target };
 }
 
-export async function runObserve(args: readonly string[], io: CliIo, nowMs: () => number = Date.now): Promise<number> {
-  const parsed = parseArgs(args);
+export async function runObserve(
+  args: readonly string[],
+  io: CliIo,
+  env: Readonly<Record<string, string | undefined>>,
+  nowMs: () => number = Date.now,
+): Promise<number> {
+  const parsed = parseObserveArgs(args, env);
   if (typeof parsed === "string") {
     io.stderr(parsed === "" ? `${observeUsage}\n` : `${parsed}\n${observeUsage}\n`);
     return parsed === "" ? exitCodes.ok : exitCodes.usage;
   }
   let report: ObserveReport;
   try {
-    const { scaler, target } = await loadObjects(parsed, io);
+    const { scaler, target } = await loadObjects({ ...parsed, timeoutMs: parsed.kubeTimeoutMs }, io, env);
     report = await observeOnce(parsed, scaler, target, nowMs());
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
@@ -374,5 +377,6 @@ export async function runObserve(args: readonly string[], io: CliIo, nowMs: () =
 export const observeCommand: Command = {
   summary: "print what the scaler sees: one sampling pass per role and pod, with series, coverage and state",
   usage: observeUsage,
-  run: (args, io) => runObserve(args, io),
+  // Like the controller, observe reads its shared settings from the environment too.
+  run: (args, io) => runObserve(args, io, process.env),
 };

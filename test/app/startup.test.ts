@@ -7,14 +7,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { eventually } from "../support/testbed.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -77,6 +75,27 @@ async function runToExit(
   return { code, output: output() };
 }
 
+/** A kubeconfig whose API server is a closed loopback port. */
+async function closedPortKubeconfig(closedPort: number): Promise<string> {
+  const kubeconfig = join(home, `closed-port-${closedPort}.yaml`);
+  await writeFile(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      `- name: closed\n  cluster:\n    server: https://127.0.0.1:${closedPort}\n    insecure-skip-tls-verify: true`,
+      "users:",
+      "- name: nobody\n  user:\n    token: not-a-token",
+      "contexts:",
+      "- name: closed\n  context:\n    cluster: closed\n    user: nobody",
+      "current-context: closed",
+      "",
+    ].join("\n"),
+  );
+  return kubeconfig;
+}
+
 function expectNamesEveryConfigurationSource(output: string): void {
   expect(output).toContain("--kubeconfig");
   expect(output).toContain("KUBECONFIG");
@@ -110,24 +129,22 @@ describe("controller start without a reachable cluster", { timeout: 120_000 }, (
     expectNamesEveryConfigurationSource(output);
   });
 
+  it("stops with exit code 2 on a label Prometheus can never match, before contacting the API server", async () => {
+    const closedPort = await freeLoopbackPort();
+    const kubeconfig = await closedPortKubeconfig(closedPort);
+    const { code, output } = await runToExit(
+      ["--prometheus-url", "http://127.0.0.1:9", `--kubeconfig=${kubeconfig}`, "--label-pod", "__name__"],
+      bareEnv(),
+    );
+    expect(code).toBe(2);
+    expect(output).toContain('--label-pod (MDS_LABEL_POD) = "__name__"');
+    // The configuration error comes first: the unreachable API server is never asked.
+    expect(output).not.toContain("cannot be reached");
+  });
+
   it("stops with exit code 1 when the configured API server does not answer", async () => {
     const closedPort = await freeLoopbackPort();
-    const kubeconfig = join(home, "closed-port.yaml");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters:",
-        `- name: closed\n  cluster:\n    server: https://127.0.0.1:${closedPort}\n    insecure-skip-tls-verify: true`,
-        "users:",
-        "- name: nobody\n  user:\n    token: not-a-token",
-        "contexts:",
-        "- name: closed\n  context:\n    cluster: closed\n    user: nobody",
-        "current-context: closed",
-        "",
-      ].join("\n"),
-    );
+    const kubeconfig = await closedPortKubeconfig(closedPort);
     const startedMs = Date.now();
     const { code, output } = await runToExit(
       [
@@ -153,16 +170,7 @@ describe("controller start with a real API server", () => {
   let controlPlane: ControlPlane;
 
   beforeAll(async () => {
-    controlPlane = await startControlPlane();
-    await controlPlane.applyCrd(
-      loadYaml<V1CustomResourceDefinition>(
-        readFileSync(
-          join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-          "utf8",
-        ),
-      ),
-    );
-    await controlPlane.applyCrd(await loadModelDeploymentCrd());
+    controlPlane = await startControlPlaneWithCrds();
   });
   afterAll(async () => {
     await controlPlane?.stop();

@@ -14,8 +14,8 @@ import { parse, parseAllDocuments } from "yaml";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { ConfigSchema, loadConfig } from "../../src/app/config.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { runHelm, runKubectl } from "../../src/harness/helm.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { runHelm, runKubectl } from "../../harness/helm.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const chartDir = join(repoRoot, "charts", "mds-scaler");

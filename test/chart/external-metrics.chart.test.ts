@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { runHelm } from "../../src/harness/helm.js";
+import { runHelm } from "../../harness/helm.js";
 
 const chartDir = join(import.meta.dirname, "..", "..", "charts", "mds-scaler");
 

@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
 import { memoryIo as memoryIoOf } from "../support/memory-io.js";
-import { PrometheusHarness, freeLoopbackPort } from "../../src/harness/prometheus.js";
+import { PrometheusHarness, freeLoopbackPort } from "../../harness/prometheus.js";
 import { advanceCounters, CaptureServer } from "../support/capture-server.js";
 
 const derived = fileURLToPath(new URL("../fixtures/engine-expositions-derived/", import.meta.url));
@@ -160,7 +160,7 @@ describe("mds-scaler observe", () => {
   it("says why when Prometheus cannot be reached: every role Missing with the failure", async () => {
     const io = memoryIo();
     const closed = `http://127.0.0.1:${await freeLoopbackPort()}`;
-    expect(await runCli([...base(closed), "-o", "json", "--timeout-ms", "3000"], io), io.err).toBe(0);
+    expect(await runCli([...base(closed), "-o", "json", "--prometheus-timeout-ms", "3000"], io), io.err).toBe(0);
     const report = JSON.parse(io.out) as { roles: { signalState: string; why: string }[] };
     for (const role of report.roles) {
       expect(role.signalState).toBe("Missing");
@@ -169,8 +169,20 @@ describe("mds-scaler observe", () => {
   }, 60_000);
 
   it.each([
-    { args: ["observe", "-f", "scaler.yaml", "--target", "target.yaml"], want: /--prometheus-url is required/ },
-    { args: [...base("ftp://x"), "-o", "json"], want: /--prometheus-url: "ftp:\/\/x" is not an http\(s\) URL/ },
+    {
+      args: ["observe", "-f", "scaler.yaml", "--target", "target.yaml"],
+      want: /--prometheus-url \(MDS_PROMETHEUS_URL\) = <unset>: must be an http\(s\) URL/,
+    },
+    {
+      args: [...base("ftp://x"), "-o", "json"],
+      want: /--prometheus-url \(MDS_PROMETHEUS_URL\) = "ftp:\/\/x": must be an http\(s\) URL/,
+    },
+    { args: [...base("http://x"), "--label-pod", "__name__"], want: /--label-pod \(MDS_LABEL_POD\) = "__name__"/ },
+    { args: [...base("http://x"), "--metric-name-separator", "_"], want: /Unknown option '--metric-name-separator'/ },
+    {
+      args: [...base("http://x"), "--label-role", "pod"],
+      want: /--label-role \(MDS_LABEL_ROLE\) = pod is also --label-pod/,
+    },
     { args: [...base("http://x"), "-o", "xml"], want: /--output: "xml" is not one of table, json, yaml/ },
     {
       args: ["observe", "--prometheus-url", "http://x", "-f", "scaler.yaml", "--scaler", "ml/chat"],

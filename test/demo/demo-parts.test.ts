@@ -4,12 +4,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { readPanels, substitute } from "../../src/demo/dashboards.js";
-import { attainment } from "../../src/demo/observer.js";
-import { parseDemoArgs } from "../../src/demo/options.js";
-import { timelineScript } from "../../src/demo/page.js";
-import { nonDefaultScalerSettings } from "../../src/demo/settings.js";
-import { timelineSeries, type DrawnSeries } from "../../src/demo/timeline.js";
+import { readPanels, substitute } from "../../demo/dashboards.js";
+import { attainment } from "../../demo/observer.js";
+import { parseDemoArgs } from "../../demo/options.js";
+import { timelineScript } from "../../demo/page.js";
+import { nonDefaultScalerSettings } from "../../demo/settings.js";
+import { timelineSeries, type DrawnSeries } from "../../demo/timeline.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const known = { values: { scaler: "code-assistant" }, rateInterval: "5s", interval: "5s" };
@@ -176,7 +176,7 @@ describe("SLO attainment", () => {
 
 describe("a missing piece", () => {
   it("is a message naming the set-up command, before anything starts", () => {
-    const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "src", "cli", "main.ts"), "demo"], {
+    const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "demo", "main.ts")], {
       cwd: root,
       env: {
         ...process.env,
@@ -190,7 +190,7 @@ describe("a missing piece", () => {
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
     const lines = result.stderr.trim().split("\n");
-    expect(lines[0]).toBe("mds-scaler demo cannot start; missing:");
+    expect(lines[0]).toBe("the demo cannot start; missing:");
     expect(lines.filter((l) => l.includes("run `bash tools/setup.sh`"))).toHaveLength(2);
     expect(result.stderr).toContain("Prometheus is not installed at /nonexistent/prometheus");
     expect(result.stderr).toContain("/nonexistent/kube-bin/kube-apiserver is missing");

@@ -91,7 +91,7 @@ function chartsIn(dom: string): Chart[] {
   });
 }
 
-describe("npm start (mds-scaler demo)", () => {
+describe("npm start (the demo)", () => {
   const marker = `MDS_DEMO_TEST_${randomUUID().replace(/-/g, "")}`;
   let child: ChildProcess | undefined;
 

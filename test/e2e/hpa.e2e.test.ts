@@ -12,8 +12,8 @@ import { request, type RequestOptions } from "node:https";
 import { join } from "node:path";
 import { AppsV1Api, AutoscalingV2Api, RbacAuthorizationV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiServiceRoute, RunningControllerManager } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import type { ApiServiceRoute, RunningControllerManager } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { condition, eventually, Testbed } from "../support/testbed.js";
 
 const root = join(import.meta.dirname, "..", "..");

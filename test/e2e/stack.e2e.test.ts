@@ -27,9 +27,7 @@ import {
   CustomObjectsApi,
   DiscoveryV1Api,
   KubernetesObjectApi,
-  loadYaml,
   type KubernetesObject,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
@@ -37,20 +35,20 @@ import { EngineFleet } from "../../src/sim/engines/fleet.js";
 import { FleetServer, metricsPath } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
 import { defaultFleetDeployment, EngineFleetPort, SimulatedReconciler } from "../../src/sim/reconciler/index.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import type { ManagedProcess } from "../../src/harness/kube/processes.js";
-import { NetworkNamespace, type Bridge } from "../../src/harness/netns.js";
-import { findPromBinaries, type PromBinaries } from "../../src/harness/prom-bin.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import type { ManagedProcess } from "../../harness/kube/processes.js";
+import { NetworkNamespace, type Bridge } from "../../harness/netns.js";
+import { findPromBinaries, type PromBinaries } from "../../harness/prom-bin.js";
 import {
   applyOperatorCrds,
   readGenerated,
   startPrometheusOperator,
   writeLocalConfig,
   type GeneratedPrometheus,
-} from "../../src/harness/prometheus-operator.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+} from "../../harness/prometheus-operator.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
-import { runHelm } from "../../src/harness/helm.js";
+import { runHelm } from "../../harness/helm.js";
 import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -174,14 +172,7 @@ describe("beside a Prometheus Operator stack", () => {
     await mkdir(work, { recursive: true });
 
     // CRDs: the scaler, the ModelDeployment, and the operator's own.
-    await controlPlane.applyCrd(
-      loadYaml<V1CustomResourceDefinition>(
-        readFileSync(
-          join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-          "utf8",
-        ),
-      ),
-    );
+    await controlPlane.applyCrd(await loadScalerCrd());
     await controlPlane.applyCrd(await loadModelDeploymentCrd());
     await applyOperatorCrds(controlPlane, bins);
     for (const name of [controllerNamespace, workloadNamespace, monitoringNamespace])

@@ -106,6 +106,16 @@ describe("the controller image", () => {
     expect(controllerHelp.stdout).toContain("--prometheus-url");
   });
 
+  it("ships the product's commands and simulator, not the test harness or the demo", () => {
+    const app = join(bundle, "rootfs", "app", "dist");
+    expect(existsSync(join(app, "src", "cli", "main.js"))).toBe(true);
+    expect(existsSync(join(app, "src", "sim", "quality", "run.js"))).toBe(true);
+    expect(existsSync(join(app, "harness", "kube", "control-plane.js"))).toBe(false);
+    expect(existsSync(join(app, "src", "harness"))).toBe(false);
+    expect(existsSync(join(app, "demo"))).toBe(false);
+    expect(existsSync(join(app, "src", "demo"))).toBe(false);
+  });
+
   it("validates an example scaler against its target inside the image", () => {
     const result = runInImage(["validate", "-f", "/tmp/scaler.yaml", "--target", "/tmp/target.yaml"]);
     expect(result.stderr).toBe("");

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCalibrate } from "../../src/cli/calibrate.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import { renderedDom } from "../support/chromium.js";
 import { memoryIo } from "../support/memory-io.js";
 

@@ -11,29 +11,25 @@
  * (one replica admitted), so added replicas are never admitted, and it marks a
  * retirement `Aborted` when the scenario needs one.
  */
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   CoreV1Api,
   CustomObjectsApi,
-  loadYaml,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
 import { ControllerProcesses, type ControllerProcess } from "../support/controller-processes.js";
 import { decisionAnnotation, type DecisionPayload } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { FaultProxy } from "../support/fault-proxy.js";
 
-const root = join(import.meta.dirname, "..", "..");
 const group = "worker.gpustack.ai";
 const version = "v1";
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -191,16 +187,7 @@ async function pair(namespace: string, count: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      readFileSync(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      ),
-    ),
-  );
-  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  controlPlane = await startControlPlaneWithCrds();
   admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   const rbac = controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
   await rbac.createClusterRole({

@@ -24,7 +24,7 @@ import { tokenFieldsRead } from "../../src/core/algorithms/capacity.js";
 import type { PodField } from "../../src/core/signals/pod-fields.js";
 import { absentFirstUseSeries, observeRole } from "../../src/core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../../src/core/signals/types.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import { advanceCounters, CaptureServer, type ServedCapture } from "../support/capture-server.js";
 
 const captures = fileURLToPath(new URL("../../../shared/fixtures/engine-expositions/", import.meta.url));

@@ -7,19 +7,17 @@
  * Commits are counted from the target itself (a watch on its decision
  * annotation) and from each replica's `mds_commits_total`.
  */
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  loadYaml,
   PatchStrategy,
   setHeaderOptions,
   Watch,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually as waitFor } from "../support/eventually.js";
@@ -30,19 +28,17 @@ import {
   type ControllerProcess,
 } from "../support/controller-processes.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import {
   controllerKubeConfig,
   installWebhookConfigurations,
   releaseNamespace,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 
-const root = join(import.meta.dirname, "..", "..");
 const group = "worker.gpustack.ai";
 const version = "v1";
 const ns = "team";
@@ -137,40 +133,7 @@ async function watchCommits(name: string): Promise<{ commits: Commit[]; stop: ()
 }
 
 async function createPair(name: string): Promise<void> {
-  await admin.createNamespacedCustomObject({
-    group,
-    version,
-    namespace: ns,
-    plural: "modeldeployments",
-    body: {
-      apiVersion: `${group}/${version}`,
-      kind: "ModelDeployment",
-      metadata: { name },
-      spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
-    },
-  });
-  world.startStatusMirror(ns, name);
-  await admin.createNamespacedCustomObject({
-    group,
-    version,
-    namespace: ns,
-    plural: "modeldeploymentscalers",
-    body: {
-      apiVersion: `${group}/${version}`,
-      kind: "ModelDeploymentScaler",
-      metadata: { name },
-      spec: {
-        targetRef: { name },
-        mode: "Active",
-        sampling: { intervalSeconds: 5 },
-        roles: [{ name: "server", minReplicas: 1, maxReplicas: 16 }],
-        algorithm: {
-          type: "Proportional",
-          proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] },
-        },
-      },
-    },
-  });
+  await world.createPair(ns, name);
 }
 
 async function scalerLastCommit(name: string): Promise<string | undefined> {
@@ -193,16 +156,7 @@ function expectUnbrokenSequence(commits: readonly Commit[]): void {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      readFileSync(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      ),
-    ),
-  );
-  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  controlPlane = await startControlPlaneWithCrds();
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });
   admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);

@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { runKubectl } from "../../src/harness/helm.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { runKubectl } from "../../harness/helm.js";
 
 const kedaModule = "github.com/kedacore/keda/v2";
 const kedaVersion = "v2.21.0";

@@ -1,6 +1,6 @@
 import { CustomObjectsApi, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sendJson, startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { sendJson, startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { rejection } from "../support/rejection.js";
 
 // Proves the test control plane: a real kube-apiserver and etcd, built by

@@ -8,7 +8,7 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaderElector } from "../../src/adapters/kubernetes/leader.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 
 const namespace = "mds-system";
 const leaseName = "renewing";

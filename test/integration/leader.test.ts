@@ -12,7 +12,7 @@ import { LeaderElector, microTime } from "../../src/adapters/kubernetes/leader.j
 import { NotLeaderError } from "../../src/adapters/kubernetes/not-leader.js";
 import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { TcpBalancer } from "../support/tcp-balancer.js";
 
 const namespace = "mds-system";

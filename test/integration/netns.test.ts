@@ -9,7 +9,7 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NetworkNamespace } from "../../src/harness/netns.js";
+import { NetworkNamespace } from "../../harness/netns.js";
 import { eventually } from "../support/testbed.js";
 
 const listNamespaces = (): string =>
@@ -104,7 +104,7 @@ describe("network namespace harness", () => {
 
   it("removes the namespace when the test process dies without removing it", async () => {
     const script = `
-      const { NetworkNamespace } = await import(${JSON.stringify(new URL("../../src/harness/netns.ts", import.meta.url).href)});
+      const { NetworkNamespace } = await import(${JSON.stringify(new URL("../../harness/netns.ts", import.meta.url).href)});
       const ns = NetworkNamespace.create("mds-t");
       console.log(ns.name);
       setTimeout(() => process.kill(process.pid, "SIGKILL"), 200);

@@ -6,13 +6,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import { advanceCounters, CaptureServer } from "../support/capture-server.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const derived = join(root, "test", "fixtures", "engine-expositions-derived");
@@ -47,14 +47,7 @@ beforeAll(async () => {
     startControlPlane(),
     PrometheusHarness.start({ scrapeIntervalSeconds: 2, targets: server.fileSdGroups() }),
   ]);
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      readFileSync(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      ),
-    ),
-  );
+  await controlPlane.applyCrd(await loadScalerCrd());
   await controlPlane.applyCrd(await loadModelDeploymentCrd());
   await controlPlane.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);

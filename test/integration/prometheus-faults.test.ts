@@ -38,7 +38,7 @@ import { observeRole } from "../../src/core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
 import type { FileSdGroup } from "../../src/sim/engines/server.js";
-import { freeLoopbackPort, PrometheusHarness } from "../../src/harness/prometheus.js";
+import { freeLoopbackPort, PrometheusHarness } from "../../harness/prometheus.js";
 
 const namespace = "serving";
 const deployment = "pd";

@@ -16,7 +16,7 @@ import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/con
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer, SyntheticWorkload, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;

@@ -16,7 +16,7 @@ import { observeRole, staleAfterSeconds } from "../../src/core/signals/observe.j
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
 import { buildObservation, ScrapeHistory, type Scrape } from "../../src/sim/quality/observations.js";
 import { podFields } from "../../src/core/signals/pod-fields.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;

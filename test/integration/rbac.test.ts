@@ -7,34 +7,25 @@
  * finalizer removal) without a single refused call, and a write the chart does
  * not grant must be refused by the API server.
  */
-import { readFileSync } from "node:fs";
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { join } from "node:path";
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  loadYaml,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type V1CustomResourceDefinition,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, type RunningController } from "../../src/app/main.js";
+import { startController, type RunningController } from "../../src/app/start/controller.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { bindingAnnotation } from "../../src/core/api/model-deployment.js";
 import { finalizer } from "../../src/app/controller.js";
-import { runHelm, runKubectl } from "../../src/harness/helm.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
+import { runHelm, runKubectl } from "../../harness/helm.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
 import {
   installWebhookConfigurations,
   productConfig,
   releaseNamespace,
   uninstallWebhookConfigurations,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+} from "../../harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 
 const group = "worker.gpustack.ai";
@@ -232,13 +223,7 @@ const patchReplicas = (api: CustomObjectsApi, namespace: string, name: string) =
   );
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      readFileSync(join(chartDir, "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8"),
-    ),
-  );
-  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  controlPlane = await startControlPlaneWithCrds();
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, "team", "other"]) await core.createNamespace({ body: { metadata: { name } } });
   admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);

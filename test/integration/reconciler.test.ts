@@ -8,7 +8,7 @@ import {
   SimulatedReconciler,
   type ReconcilerTimings,
 } from "../../src/sim/reconciler/index.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../support/crds.js";
 
 // The simulated ModelDeployment reconciler against a real API server: what

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { defaultScaler } from "../../src/core/api/defaulting.js";
 import { renderCrd } from "../../tools/crd.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { rejection } from "../support/rejection.js";
 
 const group = "worker.gpustack.ai";

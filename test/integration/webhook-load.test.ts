@@ -7,20 +7,20 @@
  * 429, the process survives its heap limit, its resident memory stays bounded,
  * and reviews keep being answered after the flood.
  */
+import { startControlPlaneWithCrds } from "../support/control-plane.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/adapters/webhook/certificates.js";
 import { webhookPaths } from "../../src/adapters/webhook/handlers.js";
 import { defaultBodyLimitBytes } from "../../src/adapters/webhook/server.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { controllerKubeConfig, releaseNamespace } from "../../src/harness/product-webhooks.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
+import { controllerKubeConfig, releaseNamespace } from "../../harness/product-webhooks.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const heapLimitMiB = 160;
@@ -40,16 +40,7 @@ let agent: Agent;
 const tls = generateCertificate(["127.0.0.1", "localhost"], Date.now());
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  await controlPlane.applyCrd(
-    loadYaml<V1CustomResourceDefinition>(
-      await readFile(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      ),
-    ),
-  );
-  await controlPlane.applyCrd(await loadModelDeploymentCrd());
+  controlPlane = await startControlPlaneWithCrds();
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, "team"]) await core.createNamespace({ body: { metadata: { name } } });
   workDir = await mkdtemp(join(tmpdir(), "mds-webhook-load-"));

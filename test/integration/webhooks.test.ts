@@ -6,25 +6,22 @@
  * fence a user's writes meet.
  */
 import { X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { connect } from "node:tls";
-import { join } from "node:path";
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  loadYaml,
   PatchStrategy,
   setHeaderOptions,
   type KubeConfig,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, whoAmI, type RunningController } from "../../src/app/main.js";
+import { startController, type RunningController } from "../../src/app/start/controller.js";
+import { whoAmI } from "../../src/app/start/leadership.js";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { freeLoopbackPort } from "../../src/harness/kube/net.js";
-import { loadModelDeploymentCrd } from "../support/crds.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { freeLoopbackPort } from "../../harness/kube/net.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 import {
   configurationName,
   controllerKubeConfig,
@@ -33,13 +30,12 @@ import {
   releaseNamespace,
   tlsSecretName,
   waitForProductWebhooks,
-} from "../../src/harness/product-webhooks.js";
+} from "../../harness/product-webhooks.js";
 import { QueueWorld } from "../support/queue-world.js";
 
 const group = "worker.gpustack.ai";
 const version = "v1";
 const ns = "team";
-const root = join(import.meta.dirname, "..", "..");
 
 let controlPlane: ControlPlane;
 let admin: CustomObjectsApi;
@@ -129,10 +125,7 @@ const activeSpec = (target: string) => ({
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
-  const scalerCrd = loadYaml<V1CustomResourceDefinition>(
-    readFileSync(join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"), "utf8"),
-  );
-  await controlPlane.applyCrd(scalerCrd);
+  await controlPlane.applyCrd(await loadScalerCrd());
   await controlPlane.applyCrd(await loadModelDeploymentCrd());
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [releaseNamespace, ns]) await core.createNamespace({ body: { metadata: { name } } });

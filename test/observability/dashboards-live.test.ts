@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScalerMetrics, type RoleReport } from "../../src/adapters/telemetry/metrics.js";
 import { dashboards } from "../../src/dashboards/index.js";
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 
 const workloadNamespace = "llm";
 const controllerNamespace = "mds-system";

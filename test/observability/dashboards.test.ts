@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { dashboards } from "../../src/dashboards/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 
 const dir = join(import.meta.dirname, "..", "..", "dashboards");
 const capturesDir = join(import.meta.dirname, "..", "..", "..", "shared", "fixtures", "engine-expositions");

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { configurationName, releaseNamespace, tlsSecretName } from "../../src/harness/product-webhooks.js";
+import { configurationName, releaseNamespace, tlsSecretName } from "../../harness/product-webhooks.js";
 
 const root = join(import.meta.dirname, "..", "..");
 

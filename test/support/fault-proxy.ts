@@ -10,8 +10,8 @@
 import { request as httpsRequest } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { KubeConfig } from "@kubernetes/client-node";
-import type { ControlPlane } from "../../src/harness/kube/index.js";
-import type { LocalHttpsServer } from "../../src/harness/kube/https-server.js";
+import type { ControlPlane } from "../../harness/kube/index.js";
+import type { LocalHttpsServer } from "../../harness/kube/https-server.js";
 
 export interface Seen {
   readonly method: string;

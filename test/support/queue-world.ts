@@ -32,6 +32,47 @@ export class QueueWorld {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
+  /**
+   * A one-role Server ModelDeployment mirrored by this world, and an Active Proportional scaler on its
+   * queue depth (8 per replica, 1 to 16 replicas, sampled every 5 s): the pair the failover tests scale.
+   */
+  async createPair(namespace: string, name: string): Promise<void> {
+    await this.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeployments",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeployment",
+        metadata: { name },
+        spec: { roles: [{ name: "server", kind: "Server", instanceType: "h100", replicas: 1 }] },
+      },
+    });
+    this.startStatusMirror(namespace, name);
+    await this.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace,
+      plural: "modeldeploymentscalers",
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: "ModelDeploymentScaler",
+        metadata: { name },
+        spec: {
+          targetRef: { name },
+          mode: "Active",
+          sampling: { intervalSeconds: 5 },
+          roles: [{ name: "server", minReplicas: 1, maxReplicas: 16 }],
+          algorithm: {
+            type: "Proportional",
+            proportional: { metric: "QueueDepth", roleTargets: [{ name: "server", target: "8" }] },
+          },
+        },
+      },
+    });
+  }
+
   setQueue(dial: QueueDial): void {
     this.dial = dial;
   }

@@ -11,7 +11,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadConfig } from "../../src/app/config.js";
 import type { SignalSource } from "../../src/app/controller.js";
-import { startController } from "../../src/app/main.js";
+import { startController } from "../../src/app/start/controller.js";
 import { QueueWorld } from "./queue-world.js";
 
 const config = loadConfig(process.argv.slice(2), process.env);

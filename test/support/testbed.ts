@@ -5,9 +5,7 @@
  * reconciler starting and retiring engine pods. Everything runs on loopback
  * and stops with `stop()`.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { createLogger, type Logger } from "../../src/adapters/telemetry/logger.js";
 import { allNamespaces, KubeResources } from "../../src/adapters/kubernetes/resources.js";
@@ -25,14 +23,13 @@ import {
   SimulatedReconciler,
   type ReconcilerTimings,
 } from "../../src/sim/reconciler/index.js";
-import { startControlPlane, type ControlPlane } from "../../src/harness/kube/index.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
-import { loadModelDeploymentCrd } from "./crds.js";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "./crds.js";
 import { eventually } from "./eventually.js";
 
 export { eventually };
 
-const root = join(import.meta.dirname, "..", "..");
 export const group = "worker.gpustack.ai";
 export const version = "v1";
 
@@ -73,11 +70,7 @@ export class Testbed {
   static async start(options: TestbedOptions = {}): Promise<Testbed> {
     const controlPlane = await startControlPlane();
     try {
-      const crdText = readFileSync(
-        join(root, "charts", "mds-scaler", "crds", "modeldeploymentscalers.worker.gpustack.ai.yaml"),
-        "utf8",
-      );
-      await controlPlane.applyCrd(loadYaml<V1CustomResourceDefinition>(crdText));
+      await controlPlane.applyCrd(await loadScalerCrd());
       await controlPlane.applyCrd(await loadModelDeploymentCrd());
       const fleet = new EngineFleet({ startSeconds: Date.now() / 1000, stepSeconds: 0.05 });
       const fleetServer = new FleetServer({ fleet, tickMs: 100 });

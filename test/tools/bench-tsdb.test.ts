@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
-import { findPromBinaries } from "../../src/harness/prom-bin.js";
-import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { findPromBinaries } from "../../harness/prom-bin.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
 import {
   buildBlocks,
   copyBlocks,

@@ -64,6 +64,27 @@ async function roleKinds(reader: ScalerReader, namespace: string, target: string
   return Object.fromEntries(parsed.data.spec.roles.map((r) => [r.name, r.kind]));
 }
 
+/** The scaler as read with its spec defaulted, or undefined when it is not a valid scaler. */
+function scalerView(raw: unknown): ScalerView | undefined {
+  const parsed = ScalerSchema.safeParse(raw);
+  const spec = parsed.success ? defaultScalerSpec(parsed.data.spec) : undefined;
+  if (!parsed.success || spec === undefined || !spec.ok) return undefined;
+  return { metadata: parsed.data.metadata, spec: spec.value, status: parsed.data.status };
+}
+
+function scalerStaleness(scaler: ScalerView, leaderRenewing: boolean): ReturnType<typeof staleness> {
+  return staleness(
+    {
+      generation: scaler.metadata.generation,
+      deleting: scaler.metadata.deletionTimestamp !== undefined,
+      suspend: scaler.spec.suspend === true,
+      observedGeneration: scaler.status?.observedGeneration,
+      conditions: scaler.status?.conditions ?? [],
+    },
+    leaderRenewing,
+  );
+}
+
 export async function readExternalMetric(opts: {
   reader: ScalerReader;
   namespace: string;
@@ -74,26 +95,15 @@ export async function readExternalMetric(opts: {
   const items: ExternalMetricValue[] = [];
   const omitted: Omission[] = [];
   for (const raw of await opts.reader.listScalers(opts.namespace)) {
-    const parsed = ScalerSchema.safeParse(raw);
-    const spec = parsed.success ? defaultScalerSpec(parsed.data.spec) : undefined;
-    if (!parsed.success || spec === undefined || !spec.ok) {
+    const scaler = scalerView(raw);
+    if (scaler === undefined) {
       omitted.push({ scaler: String((raw as { metadata?: { name?: unknown } }).metadata?.name), why: "Invalid" });
       continue;
     }
-    const scaler: ScalerView = { metadata: parsed.data.metadata, spec: spec.value, status: parsed.data.status };
     if ((scaler.metadata.namespace ?? opts.namespace) !== opts.namespace) continue;
     const name = scaler.metadata.name;
     const target = scaler.status?.binding?.targetName ?? scaler.spec.targetRef.name;
-    const why = staleness(
-      {
-        generation: scaler.metadata.generation,
-        deleting: scaler.metadata.deletionTimestamp !== undefined,
-        suspend: scaler.spec.suspend === true,
-        observedGeneration: scaler.status?.observedGeneration,
-        conditions: scaler.status?.conditions ?? [],
-      },
-      opts.leaderRenewing,
-    );
+    const why = scalerStaleness(scaler, opts.leaderRenewing);
     if (why !== undefined) {
       omitted.push({ scaler: name, why });
       continue;

@@ -40,15 +40,37 @@ export const defaultPrometheusSignalConfig: PrometheusSignalConfig = {
 
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** Label names go into queries unquoted, so they must be valid names; anything else is a configuration error. */
+/**
+ * Why a label name cannot select engine series, or undefined when it can. Names go into queries
+ * unquoted, so they must be valid; `__` names are Prometheus' own (dropped after relabelling, or the
+ * metric name) and `mds_` names are the scaler's own recording rules, so neither can ever match a pod.
+ */
+export function labelNameProblem(name: string): string | undefined {
+  if (!labelNamePattern.test(name)) return "must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)";
+  if (name.startsWith("__")) return "names starting with __ are Prometheus' own and never select a pod's series";
+  if (name.startsWith("mds_")) return "names starting with mds_ are the scaler's own";
+  return undefined;
+}
+
+/** The fields of a label mapping that name the same label (the first keeps it), empty when all differ. */
+export function repeatedLabelFields(labels: PrometheusLabelNames): (keyof PrometheusLabelNames)[] {
+  const seen = new Set<string>();
+  const repeated: (keyof PrometheusLabelNames)[] = [];
+  for (const [field, name] of Object.entries(labels) as [keyof PrometheusLabelNames, string][]) {
+    if (seen.has(name)) repeated.push(field);
+    seen.add(name);
+  }
+  return repeated;
+}
+
+/** A configuration error for anything the adapter cannot query with; the app's configuration checks the same first. */
 export function validatePrometheusSignalConfig(config: PrometheusSignalConfig): PrometheusSignalConfig {
   for (const [field, name] of Object.entries(config.labels)) {
-    if (!labelNamePattern.test(name) || name.startsWith("__") || name.startsWith("mds_")) {
+    if (labelNameProblem(name) !== undefined) {
       throw new Error(`labels.${field}: ${JSON.stringify(name)} is not a usable Prometheus label name`);
     }
   }
-  const names = Object.values(config.labels);
-  if (new Set(names).size !== names.length) throw new Error("label names must be distinct");
+  if (repeatedLabelFields(config.labels).length > 0) throw new Error("label names must be distinct");
   if (config.metricNameSeparator !== ":" && config.metricNameSeparator !== "_") {
     throw new Error(`metricNameSeparator must be ":" or "_"`);
   }

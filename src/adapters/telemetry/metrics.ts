@@ -146,6 +146,144 @@ export function queryLabel(query: string): string {
 export const scalerErrorKinds = ["conflict", "reconcile"] as const;
 export type ScalerErrorKind = (typeof scalerErrorKinds)[number];
 
+/** The per-role gauges read from the scalers' last reports at each scrape (followers pass an empty set). */
+function registerRoleReportGauges(registers: Registry[], reports: { values(): Iterable<ScalerReport> }): void {
+  for (const [name, help, field] of roleGauges) {
+    new Gauge({
+      name,
+      help,
+      labelNames: roleLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const report of reports.values()) {
+          for (const role of report.roles) {
+            const value = role[field];
+            if (value !== undefined && Number.isFinite(value)) this.set(roleKey(report, role.role), value);
+          }
+        }
+      },
+    });
+  }
+  new Gauge({
+    name: "mds_role_demand_tokens_per_second",
+    help: "Token demand the algorithm saw, by window (stable, panic, forecast).",
+    labelNames: [...roleLabels, "window"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const role of report.roles) {
+          const windows = {
+            stable: role.stableDemandTokensPerSecond,
+            panic: role.panicDemandTokensPerSecond,
+            forecast: role.forecastDemandTokensPerSecond,
+          };
+          for (const [window, value] of Object.entries(windows)) {
+            if (value !== undefined && Number.isFinite(value))
+              this.set({ ...roleKey(report, role.role), window }, value);
+          }
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: "mds_role_signal_state",
+    help: "1 for the role's current signal state (Fresh, Idle, Missing, Stale), 0 for the others.",
+    labelNames: [...roleLabels, "state"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const role of report.roles) {
+          for (const state of signalStates)
+            this.set({ ...roleKey(report, role.role), state }, role.signalState === state ? 1 : 0);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: "mds_role_signal_series_pods",
+    help: "Pods whose signal was read from this engine series (shows fallbacks to older engines' names).",
+    labelNames: [...roleLabels, "signal", "series"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const role of report.roles) {
+          for (const [signal, bySeries] of Object.entries(role.seriesUsed ?? {}))
+            for (const [series, pods] of Object.entries(bySeries))
+              this.set({ ...roleKey(report, role.role), signal, series }, pods);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: "mds_role_reason",
+    help: "1 for the reason that explains the role's constrained count.",
+    labelNames: [...roleLabels, "reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const role of report.roles)
+          if (role.reason !== undefined) this.set({ ...roleKey(report, role.role), reason: role.reason }, 1);
+      }
+    },
+  });
+  new Gauge({
+    name: "mds_role_panic",
+    help: "1 while the role is in panic mode.",
+    labelNames: roleLabels,
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const role of report.roles)
+          if (role.panic !== undefined) this.set(roleKey(report, role.role), role.panic ? 1 : 0);
+      }
+    },
+  });
+}
+
+/** The per-scaler gauges read from the last reports at each scrape. */
+function registerScalerReportGauges(registers: Registry[], reports: { values(): Iterable<ScalerReport> }): void {
+  new Gauge({
+    name: "mds_scaler_condition",
+    help: "Scaler conditions, one series per type, status and reason (value 1), as kube-state-metrics exports them.",
+    labelNames: [...scalerLabels, "type", "status", "reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) {
+        for (const c of report.conditions)
+          this.set({ ...scalerKey(report), type: c.type, status: c.status, reason: c.reason }, 1);
+      }
+    },
+  });
+  new Gauge({
+    name: "mds_scaler_mode",
+    help: "1 for the scaler's mode (Shadow or Active).",
+    labelNames: [...scalerLabels, "mode"],
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values()) this.set({ ...scalerKey(report), mode: report.mode }, 1);
+    },
+  });
+  new Gauge({
+    name: "mds_scaler_binding_term",
+    help: "The binding term the scaler commits under.",
+    labelNames: scalerLabels,
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values())
+        if (report.bindingTerm !== undefined) this.set(scalerKey(report), report.bindingTerm);
+    },
+  });
+}
+
 export class ScalerMetrics {
   readonly registry: Registry;
   private readonly reports = new Map<string, ScalerReport>();
@@ -176,136 +314,8 @@ export class ScalerMetrics {
     const isLeading = (): boolean => this.leading;
     const registers = [this.registry];
 
-    for (const [name, help, field] of roleGauges) {
-      new Gauge({
-        name,
-        help,
-        labelNames: roleLabels,
-        registers,
-        collect() {
-          this.reset();
-          for (const report of reports.values()) {
-            for (const role of report.roles) {
-              const value = role[field];
-              if (value !== undefined && Number.isFinite(value)) this.set(roleKey(report, role.role), value);
-            }
-          }
-        },
-      });
-    }
-    new Gauge({
-      name: "mds_role_demand_tokens_per_second",
-      help: "Token demand the algorithm saw, by window (stable, panic, forecast).",
-      labelNames: [...roleLabels, "window"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const role of report.roles) {
-            const windows = {
-              stable: role.stableDemandTokensPerSecond,
-              panic: role.panicDemandTokensPerSecond,
-              forecast: role.forecastDemandTokensPerSecond,
-            };
-            for (const [window, value] of Object.entries(windows)) {
-              if (value !== undefined && Number.isFinite(value))
-                this.set({ ...roleKey(report, role.role), window }, value);
-            }
-          }
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_role_signal_state",
-      help: "1 for the role's current signal state (Fresh, Idle, Missing, Stale), 0 for the others.",
-      labelNames: [...roleLabels, "state"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const role of report.roles) {
-            for (const state of signalStates)
-              this.set({ ...roleKey(report, role.role), state }, role.signalState === state ? 1 : 0);
-          }
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_role_signal_series_pods",
-      help: "Pods whose signal was read from this engine series (shows fallbacks to older engines' names).",
-      labelNames: [...roleLabels, "signal", "series"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const role of report.roles) {
-            for (const [signal, bySeries] of Object.entries(role.seriesUsed ?? {}))
-              for (const [series, pods] of Object.entries(bySeries))
-                this.set({ ...roleKey(report, role.role), signal, series }, pods);
-          }
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_role_reason",
-      help: "1 for the reason that explains the role's constrained count.",
-      labelNames: [...roleLabels, "reason"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const role of report.roles)
-            if (role.reason !== undefined) this.set({ ...roleKey(report, role.role), reason: role.reason }, 1);
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_role_panic",
-      help: "1 while the role is in panic mode.",
-      labelNames: roleLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const role of report.roles)
-            if (role.panic !== undefined) this.set(roleKey(report, role.role), role.panic ? 1 : 0);
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_scaler_condition",
-      help: "Scaler conditions, one series per type, status and reason (value 1), as kube-state-metrics exports them.",
-      labelNames: [...scalerLabels, "type", "status", "reason"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) {
-          for (const c of report.conditions)
-            this.set({ ...scalerKey(report), type: c.type, status: c.status, reason: c.reason }, 1);
-        }
-      },
-    });
-    new Gauge({
-      name: "mds_scaler_mode",
-      help: "1 for the scaler's mode (Shadow or Active).",
-      labelNames: [...scalerLabels, "mode"],
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values()) this.set({ ...scalerKey(report), mode: report.mode }, 1);
-      },
-    });
-    new Gauge({
-      name: "mds_scaler_binding_term",
-      help: "The binding term the scaler commits under.",
-      labelNames: scalerLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const report of reports.values())
-          if (report.bindingTerm !== undefined) this.set(scalerKey(report), report.bindingTerm);
-      },
-    });
+    registerRoleReportGauges(registers, reports);
+    registerScalerReportGauges(registers, reports);
 
     const counter = (name: string, help: string) =>
       new LeaderCounter({ name, help, labelNames: scalerLabels, registers }, isLeading);

@@ -2,6 +2,8 @@
  * Turns a planned status into the figures the metrics adapter exports, so the
  * dashboards show the same numbers `kubectl get mds -o yaml` does.
  */
+import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "../../core/algorithms/capacity.js";
+import { roleKinds, type RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec, ScalerStatus } from "../../core/api/scaler.js";
 import type { RoleObservation } from "../../core/signals/types.js";
@@ -11,6 +13,10 @@ function num(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
   return Number.isFinite(value) ? value : undefined;
+}
+
+function roleKindOf(kind: string | undefined): RoleKind | undefined {
+  return roleKinds.find((known) => known === kind);
 }
 
 type Defined<T> = { [K in keyof T]: Exclude<T[K], undefined> };
@@ -31,26 +37,22 @@ export function roleReports(
   const committed = status.lastCommit?.vector ?? {};
   return (status.roles ?? []).map((role) => {
     const predictor = status.predictors?.find((p) => p.name === role.name);
-    const kind = kinds[role.name];
-    const capacity =
-      tt === undefined
-        ? undefined
-        : kind === "Prefill"
-          ? tt.prefillTargetTokensPerSecond
-          : kind === "Decode"
-            ? tt.decodeTargetTokensPerSecond
-            : kind === "Server"
-              ? tt.serverTargetTokensPerSecond
-              : undefined;
+    const kind = roleKindOf(kinds[role.name]);
+    // The core's rules: what one replica of this kind carries, and the demand it serves per window.
+    const capacity = tt === undefined || kind === undefined ? undefined : tokenTargetPerReplica(kind, tt);
     const level = num(predictor?.level);
     const trend = num(predictor?.trend);
-    const prompt = num(role.promptTokensPerSecond);
-    const generation = num(role.generationTokensPerSecond);
-    const byKind = (p: number | undefined, g: number | undefined): number | undefined =>
-      kind === "Prefill" ? p : kind === "Decode" ? g : p !== undefined && g !== undefined ? p + g : undefined;
-    const stable = byKind(prompt, generation);
     const observed = observations[role.name];
-    const panic = byKind(observed?.panicPromptTokensPerSecond, observed?.panicGenerationTokensPerSecond);
+    const rates = defined({
+      promptTokensPerSecond: num(role.promptTokensPerSecond),
+      generationTokensPerSecond: num(role.generationTokensPerSecond),
+      panicPromptTokensPerSecond: observed?.panicPromptTokensPerSecond,
+      panicGenerationTokensPerSecond: observed?.panicGenerationTokensPerSecond,
+    });
+    // A role whose target could not be read is reported as serving both (a Server), as before; an
+    // Encode role serves no tokens of its own.
+    const stable = roleDemandTokensPerSecond(kind ?? "Server", rates, "stable");
+    const panic = roleDemandTokensPerSecond(kind ?? "Server", rates, "panic");
     return {
       role: role.name,
       currentReplicas: role.currentReplicas,
@@ -66,7 +68,7 @@ export function roleReports(
           predictive !== undefined && level !== undefined && trend !== undefined
             ? Math.max(0, level + trend * predictive.horizonSeconds)
             : undefined,
-        capacityPerReplicaTokensPerSecond: capacity === undefined ? undefined : quantityValue(capacity),
+        capacityPerReplicaTokensPerSecond: capacity,
         ttftMilliseconds: num(role.ttftMilliseconds),
         ttftTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.ttftTargetMilliseconds),
         itlMilliseconds: num(role.itlMilliseconds),

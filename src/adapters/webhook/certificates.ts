@@ -202,6 +202,43 @@ export function servingUnusableReason(
 export type CertificateStep =
   { readonly kind: "keep" } | { readonly kind: "write"; readonly next: StoredCertificates; readonly reason: string };
 
+/** The bundle's certificates that parse and have not expired. */
+function unexpiredBundle(bundlePem: string, nowMs: number): string[] {
+  return splitPem(bundlePem).filter((pem) => {
+    try {
+      return expiresAtMs(new X509Certificate(pem)) > nowMs;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A CA that cannot sign any more is replaced: in one step when nothing trusted is served, else beside the current one. */
+function newCaStep(
+  stored: StoredCertificates | undefined,
+  bundle: readonly string[],
+  hosts: readonly string[],
+  nowMs: number,
+  caReason: string,
+  servingReason: string | undefined,
+): CertificateStep {
+  const ca = generateCa(nowMs);
+  if (servingReason !== undefined || stored?.serving === undefined) {
+    // Nothing trusted is being served: start over in one step.
+    return {
+      kind: "write",
+      next: { ca, bundlePem: joinPem([ca.certPem]), serving: issueServing(ca, hosts, nowMs) },
+      reason: `${caReason}, and ${servingReason ?? "no serving certificate is stored"}`,
+    };
+  }
+  const signer = signerIn(new X509Certificate(stored.serving.certPem), bundle) ?? "";
+  return {
+    kind: "write",
+    next: { ca, bundlePem: joinPem([signer, ca.certPem]), serving: stored.serving },
+    reason: `${caReason}: a new CA joins the bundle; the current certificate is served until the bundle is in place`,
+  };
+}
+
 /**
  * The next step of the certificate's life, so that no step leaves a replica
  * serving a certificate the API server does not trust:
@@ -221,32 +258,10 @@ export function nextCertificateStep(
   nowMs: number,
   bundleSettled: boolean,
 ): CertificateStep {
-  const bundle = splitPem(stored?.bundlePem ?? "").filter((pem) => {
-    try {
-      return expiresAtMs(new X509Certificate(pem)) > nowMs;
-    } catch {
-      return false;
-    }
-  });
+  const bundle = unexpiredBundle(stored?.bundlePem ?? "", nowMs);
   const servingReason = servingUnusableReason(stored?.serving, bundle.join("\n"), hosts, nowMs);
   const caReason = caUnusableReason(stored?.ca, nowMs);
-  if (caReason !== undefined) {
-    const ca = generateCa(nowMs);
-    if (servingReason !== undefined || stored?.serving === undefined) {
-      // Nothing trusted is being served: start over in one step.
-      return {
-        kind: "write",
-        next: { ca, bundlePem: joinPem([ca.certPem]), serving: issueServing(ca, hosts, nowMs) },
-        reason: `${caReason}, and ${servingReason ?? "no serving certificate is stored"}`,
-      };
-    }
-    const signer = signerIn(new X509Certificate(stored.serving.certPem), bundle) ?? "";
-    return {
-      kind: "write",
-      next: { ca, bundlePem: joinPem([signer, ca.certPem]), serving: stored.serving },
-      reason: `${caReason}: a new CA joins the bundle; the current certificate is served until the bundle is in place`,
-    };
-  }
+  if (caReason !== undefined) return newCaStep(stored, bundle, hosts, nowMs, caReason, servingReason);
   const ca = stored?.ca as KeyPair;
   const withCa = bundle.includes(ca.certPem.trim()) ? bundle : [...bundle, ca.certPem.trim()];
   if (servingReason !== undefined)

@@ -16,7 +16,13 @@ import type { RoleObservation, WindowName } from "../signals/types.js";
  */
 export function roleDemandTokensPerSecond(
   kind: RoleKind,
-  observation: RoleObservation,
+  observation: Pick<
+    RoleObservation,
+    | "promptTokensPerSecond"
+    | "generationTokensPerSecond"
+    | "panicPromptTokensPerSecond"
+    | "panicGenerationTokensPerSecond"
+  >,
   window: WindowName,
 ): number | undefined {
   const prompt = window === "stable" ? observation.promptTokensPerSecond : observation.panicPromptTokensPerSecond;

@@ -14,7 +14,7 @@ import {
   type RunningExternalMetricsServer,
 } from "../../../src/adapters/external-metrics/server.js";
 import { createLogger } from "../../../src/adapters/telemetry/logger.js";
-import { Pki, type CertificateAuthority, type IssuedCertificate } from "../../../src/harness/kube/pki.js";
+import { Pki, type CertificateAuthority, type IssuedCertificate } from "../../../harness/kube/pki.js";
 import { FakeAuthorizer, FakeScalerReader, plannedScaler } from "../../fakes/external-metrics.js";
 
 interface Reply {

@@ -16,6 +16,7 @@ import { buildObservation } from "../observations.js";
 import type { FleetRole, QualityFleet } from "../fleet.js";
 import type { RoleObservation } from "../../../core/signals/types.js";
 import type { Policy, PolicyContext } from "../policy.js";
+import { samplingWindowsOf } from "../../../core/algorithms/windows.js";
 
 export interface MdsOptions {
   readonly spec: ScalerSpec;
@@ -40,12 +41,6 @@ function fleetRoleOf(fleet: QualityFleet, scalerRoles: readonly string[], role: 
   return match;
 }
 
-function windowsOf(spec: ScalerSpec): { stable: number; panic: number } {
-  const a = spec.algorithm;
-  const tt = a.type === "Predictive" ? a.predictive?.tokenThroughput : a.tokenThroughput;
-  return { stable: tt?.stableWindowSeconds ?? 180, panic: tt?.panicWindowSeconds ?? 60 };
-}
-
 export function mdsPolicy(options: MdsOptions): Policy {
   const spec = options.spec;
   const roles = spec.roles.map((r) => r.name);
@@ -61,7 +56,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
         ? clamp(roles[0] as string, requested)
         : Object.fromEntries(roles.map((r) => [r, clamp(r, requested)]))
       : Object.fromEntries(roles.map((r) => [r, clamp(r, requested[r] ?? 1)]));
-  const windows = windowsOf(spec);
+  const windows = samplingWindowsOf(spec);
   let status: ScalerStatus | undefined;
   const reasons = new Map<string, number>();
   let passes = 0;
@@ -123,8 +118,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
           readyReplicas: readyPods.length,
           nowSeconds: ctx.nowSeconds,
           epochMs: ctx.epochMs,
-          stableWindowSeconds: windows.stable,
-          panicWindowSeconds: windows.panic,
+          ...windows,
           samplingIntervalSeconds: spec.sampling.intervalSeconds,
           reads: fieldsRead(spec, { name, kind: fleetRole.kind }),
         });

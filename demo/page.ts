@@ -37,7 +37,7 @@ const assets: Readonly<Record<string, { file: string; type: string }>> = {
     type: "text/javascript",
   },
   "/assets/uPlot.min.css": { file: join(repoRoot, "node_modules", "uplot", "dist", "uPlot.min.css"), type: "text/css" },
-  "/": { file: join(repoRoot, "src", "demo", "page.html"), type: "text/html; charset=utf-8" },
+  "/": { file: join(repoRoot, "demo", "page.html"), type: "text/html; charset=utf-8" },
 };
 
 /** Only the read-only query endpoints are passed to Prometheus. */

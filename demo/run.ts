@@ -1,16 +1,16 @@
 /**
- * `mds-scaler demo` (`npm start`): starts the whole world on this machine,
+ * The demo (`npm start`, `demo/main.ts`): starts the whole world on this machine,
  * replays a public trace against it at a speed-up, shows each decision in
  * the terminal and on a live local page, and ends with a summary.
  */
 import { extname } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { formatProblem } from "../core/api/problem.js";
-import { parseTarget, validateScaler } from "../core/api/validation.js";
-import { podKey } from "../sim/engines/fleet.js";
-import { loadAzureTrace, loadMooncakeTrace } from "../sim/engines/traces.js";
-import { TraceWorkload, type TraceRow } from "../sim/engines/workload.js";
-import type { CliIo } from "../cli/io.js";
+import { formatProblem } from "../src/core/api/problem.js";
+import { parseTarget, validateScaler } from "../src/core/api/validation.js";
+import { podKey } from "../src/sim/engines/fleet.js";
+import { loadAzureTrace, loadMooncakeTrace } from "../src/sim/engines/traces.js";
+import { TraceWorkload, type TraceRow } from "../src/sim/engines/workload.js";
+import type { CliIo } from "../src/cli/io.js";
 import { Observer } from "./observer.js";
 import { demoUsage, parseDemoArgs, type DemoOptions } from "./options.js";
 import { startPage, type RunningPage } from "./page.js";
@@ -133,14 +133,14 @@ export async function runDemo(
   }
   const missing = missingPieces(options, env);
   if (missing.length > 0) {
-    io.stderr(`mds-scaler demo cannot start; missing:\n${missing.map((m) => `  - ${m}`).join("\n")}\n`);
+    io.stderr(`the demo cannot start; missing:\n${missing.map((m) => `  - ${m}`).join("\n")}\n`);
     return 1;
   }
   let loaded: Loaded;
   try {
     loaded = await load(options, io);
   } catch (error) {
-    io.stderr(`mds-scaler demo: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`demo: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   const namespace = namespaceOf(loaded.scaler);
@@ -149,7 +149,7 @@ export async function runDemo(
   const traceSpanSeconds = (loaded.rows.at(-1)?.offsetSeconds ?? 0) + 1;
 
   io.stdout(
-    `mds-scaler demo: ${loaded.rows.length} requests of ${options.tracePath}\n` +
+    `demo: ${loaded.rows.length} requests of ${options.tracePath}\n` +
       `  replayed at ${options.speedup}x (${Math.round(traceSpanSeconds)} s of trace in ${Math.round(traceSpanSeconds / options.speedup)} s)` +
       `${options.durationSeconds === undefined ? ", looping until Ctrl-C" : `, for ${options.durationSeconds} s`}\n` +
       `  scaler ${options.scalerPath}\n  target ${options.targetPath}\n\n` +
@@ -252,7 +252,7 @@ export async function runDemo(
     code = stopSignal.fired() ? 130 : 0;
   } catch (error) {
     const message = error instanceof Error ? describeError(error) : String(error);
-    io.stderr(`mds-scaler demo failed: ${message}\n`);
+    io.stderr(`the demo failed: ${message}\n`);
     code = 1;
   } finally {
     io.stdout("stopping every process the demo started...\n");

@@ -18,11 +18,11 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import { loadConfig, type Config } from "../app/config.js";
+import { loadConfig, type Config } from "../src/app/config.js";
 import type { ControlPlane } from "./kube/index.js";
 import { runHelm } from "./helm.js";
 
-const chartDir = join(import.meta.dirname, "..", "..", "charts", "mds-scaler");
+const chartDir = join(import.meta.dirname, "..", "charts", "mds-scaler");
 export const releaseNamespace = "mds-system";
 export const serviceAccount = "mds-scaler";
 export const controllerUser = `system:serviceaccount:${releaseNamespace}:${serviceAccount}`;

@@ -3,9 +3,9 @@
  * unknown figures export nothing, and a deleted scaler's or role's series go.
  */
 import { describe, expect, it } from "vitest";
-import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
-import { roleReports } from "../../src/adapters/telemetry/role-reports.js";
-import { ScalerSpecSchema, withInferredAlgorithm } from "../../src/core/api/scaler.js";
+import { ScalerMetrics } from "../../../src/adapters/telemetry/metrics.js";
+import { roleReports } from "../../../src/adapters/telemetry/role-reports.js";
+import { ScalerSpecSchema, withInferredAlgorithm } from "../../../src/core/api/scaler.js";
 
 const spec = withInferredAlgorithm(
   ScalerSpecSchema.parse({
@@ -83,6 +83,18 @@ describe("own metrics", () => {
     bindingTerm: 1,
     conditions: [{ type: "Blocked", status: "False", reason: "Ready" }],
     roles: reports,
+  });
+
+  it("takes demand and capacity from the core's rules; a role of unknown kind serves both, with no capacity", () => {
+    const [prefill] = roleReports(spec, status, { prefill: "Prefill" });
+    expect(prefill?.stableDemandTokensPerSecond).toBe(2400);
+    expect(prefill?.capacityPerReplicaTokensPerSecond).toBe(2000);
+    const [unknown] = roleReports(spec, status, {});
+    expect(unknown?.stableDemandTokensPerSecond).toBe(2400);
+    expect(unknown?.capacityPerReplicaTokensPerSecond).toBeUndefined();
+    const [server] = roleReports(spec, status, { prefill: "Server" });
+    // A Server serves prompt and generation tokens: 2400 + 0.
+    expect(server?.stableDemandTokensPerSecond).toBe(2400);
   });
 
   it("exports demand by window and the capacity it was divided by", async () => {

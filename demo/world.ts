@@ -9,8 +9,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
-import { startController, type RunningController } from "../app/main.js";
-import { createLogger } from "../adapters/telemetry/logger.js";
+import { startController, type RunningController } from "../src/app/start/controller.js";
+import { createLogger } from "../src/adapters/telemetry/logger.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { freeLoopbackPort } from "../harness/kube/net.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
@@ -21,16 +21,16 @@ import {
   releaseNamespace,
   waitForProductWebhooks,
 } from "../harness/product-webhooks.js";
-import { EngineFleet } from "../sim/engines/fleet.js";
-import type { EngineCapacity } from "../sim/engines/model.js";
-import { FleetServer, type FileSdGroup } from "../sim/engines/server.js";
-import type { ArrivingRequest, Workload } from "../sim/engines/workload.js";
+import { EngineFleet } from "../src/sim/engines/fleet.js";
+import type { EngineCapacity } from "../src/sim/engines/model.js";
+import { FleetServer, type FileSdGroup } from "../src/sim/engines/server.js";
+import type { ArrivingRequest, Workload } from "../src/sim/engines/workload.js";
 import {
   defaultFleetDeployment,
   EngineFleetPort,
   SimulatedReconciler,
   type ReconcilerTimings,
-} from "../sim/reconciler/index.js";
+} from "../src/sim/reconciler/index.js";
 import { repoRoot } from "./options.js";
 
 export const group = "worker.gpustack.ai";
@@ -156,7 +156,7 @@ export class DemoWorld {
         logger: createLogger({ level: "warn", write: (line) => controllerLog.write(line) }),
         kubeConfig: await controllerKubeConfig(controlPlane),
       });
-      stops.push(() => controller.stop());
+      stops.push(async () => void (await controller.stop()));
       await waitForProductWebhooks(controlPlane.kubeConfig, namespace, 60_000);
 
       const world = new DemoWorld(

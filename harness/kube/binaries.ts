@@ -14,7 +14,7 @@ export interface KubeBinaries {
   etcdVersion: string;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const versionsFilePath = join(repoRoot, "tools/kube-bin/versions.env");
 const buildHint =
   "run tools/kube-bin/build.sh (it caches kube-apiserver, kube-controller-manager and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";

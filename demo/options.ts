@@ -1,7 +1,7 @@
-/** `mds-scaler demo` flags: what to replay, how fast, for how long, and where the page listens. */
+/** The demo's flags (`npm start -- FLAGS`): what to replay, how fast, for how long, and where the page listens. */
 import { join, resolve } from "node:path";
 
-export const repoRoot = resolve(import.meta.dirname, "..", "..");
+export const repoRoot = resolve(import.meta.dirname, "..");
 
 export interface DemoOptions {
   /** Seconds of replay before the demo ends by itself; undefined runs until Ctrl-C. */
@@ -25,7 +25,7 @@ export function tracesDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export const defaultSpeedup = 10;
 
-export const demoUsage = `usage: mds-scaler demo [flags]
+export const demoUsage = `usage: npm start -- [flags]
 
 Starts a local API server and etcd, Prometheus, simulated vLLM engines and their
 ModelDeployment reconciler, the admission webhooks and the controller in Active mode,

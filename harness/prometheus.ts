@@ -9,7 +9,7 @@ import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FileSdGroup } from "../sim/engines/server.js";
+import type { FileSdGroup } from "../src/sim/engines/server.js";
 
 export const prometheusBinary = process.env["PROMETHEUS_BIN"] ?? "/usr/bin/prometheus";
 
