@@ -14,7 +14,7 @@ import { mdsPolicy } from "../sim/quality/policies/mds.js";
 import { replicaPresetNames } from "../sim/quality/presets.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
-import { loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
+import { firstSeconds, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
@@ -167,18 +167,6 @@ function speedUp(trace: Trace, speedup: number): Trace {
   };
 }
 
-/** The trace's first `seconds`: a training slice a later replay can leave out. */
-function firstSeconds(trace: Trace, seconds: number | undefined): Trace {
-  if (seconds === undefined || seconds >= trace.spanSeconds) return trace;
-  return {
-    ...trace,
-    name: `${trace.name}, first ${seconds} s`,
-    requests: trace.requests.filter((r) => r.arrivalSeconds < seconds),
-    spanSeconds: seconds,
-    notes: [...trace.notes, `first ${seconds} s only`],
-  };
-}
-
 export function summaryOf(result: RunResult): [string, string][] {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
   const perRequestMicros = (1e6 * result.cpuSeconds) / Math.max(1, result.requests);
@@ -245,7 +233,7 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
         overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
         parsed.speedup,
       ),
-      parsed.durationSeconds,
+      parsed.durationSeconds ?? Infinity,
     );
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
