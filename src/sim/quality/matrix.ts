@@ -16,7 +16,7 @@ import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
 import { defaultScaler, replicaFigures, targetUtilisation } from "./scalers.js";
 import type { Trace } from "./traces.js";
-import { calibrateOnTraining, sloTtftMilliseconds, type CalibratedFigures } from "./user-figures.js";
+import { calibrateOnTraining, sloTtftMilliseconds, userMaxReplicas, type CalibratedFigures } from "./user-figures.js";
 
 export { sloTtftMilliseconds };
 
@@ -149,8 +149,8 @@ export function calibratedVariants(
   trace: Trace,
   capacity: EngineCapacity,
   initialReplicas: number,
-  maxReplicas: number,
 ): Policy[] {
+  const { maxReplicas } = figures;
   const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
   if (tokensPerSecondPerReplica === undefined) return [];
   return (["TokenThroughput", "Predictive"] as const).map((algorithm) =>
@@ -190,7 +190,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const need = fluidNeed(trace, capacity);
   const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
   const peakNeed = Math.max(...need);
-  const maxReplicas = Math.min(1024, Math.ceil(8 * peakNeed) + 4);
+  const maxReplicas = userMaxReplicas(peakNeed);
 
   // Oracle family: per rounding slack, a headroom search on a geometric grid, then bisection.
   const oracleRows: Row[] = [];
@@ -290,7 +290,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const calibrated =
     options.training === undefined ? undefined : calibrateOnTraining(options.training, capacity, runOptions);
   if (calibrated !== undefined)
-    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas, maxReplicas)) run(policy);
+    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas)) run(policy);
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);

@@ -74,7 +74,7 @@ export function userFiguresLine(result: MatrixResult): string {
     c.tokensPerSecondPerReplica === undefined
       ? "no figure, so no calibrated row"
       : `${c.tokensPerSecondPerReplica} tok/s per replica`;
-  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms (calibrate: ${c.why}). ${today}`;
+  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas} (calibrate: ${c.why}). ${today}`;
 }
 
 /** One table: the oracle, the best point of each baseline at the goal, every mds-scaler run, then the sweeps. */

@@ -7,7 +7,8 @@
  * down by a third at a time, as a load test does, until the targets break;
  * calibrate's own banding rule (`calibrateRole`) reads the pooled minutes. The
  * TTFT target is the SLO's, the p95 of the training slice's per-request TTFT
- * targets; the ITL target is the SLO's. Nothing here reads the evaluated replay.
+ * targets; the ITL target is the SLO's; `maxReplicas` follows the benchmark's
+ * rule on the training slice. Nothing here reads the evaluated replay.
  */
 import { calibrateRole, type RoleCalibration } from "../../core/calibrate/bands.js";
 import type { CalibrationMinute } from "../../core/calibrate/minute.js";
@@ -25,6 +26,11 @@ export const loadTestHeadroom = 2;
 
 /** Each load-test fleet has this share of the previous one's replicas (rounded down, at least one fewer). */
 export const loadTestStep = 2 / 3;
+
+/** The `maxReplicas` the benchmark writes for a trace whose peak 60 s fluid need is `peakNeed` replicas: ample, never tuned. */
+export function userMaxReplicas(peakNeed: number): number {
+  return Math.min(1024, Math.ceil(8 * peakNeed) + 4);
+}
 
 export interface TrainingSplit {
   /** The first `trainingSeconds`: what calibrate reads. */
@@ -49,6 +55,8 @@ export interface CalibratedFigures {
   /** The user's SLO as scaler targets: p95 of the training slice's per-request TTFT targets, and the SLO's ITL. */
   readonly ttftTargetMilliseconds: number;
   readonly itlTargetMilliseconds: number;
+  /** `maxReplicas`: the benchmark's rule (8 × the peak 60 s fluid need + 4) on the training slice. */
+  readonly maxReplicas: number;
   /** Replicas of each static fleet the training slice was served by, in order. */
   readonly loadTestReplicas: readonly number[];
   /** calibrate's banding of the pooled minutes of those runs. */
@@ -77,7 +85,8 @@ export function calibrateOnTraining(training: Trace, capacity: EngineCapacity, o
   const runOptions: RunOptions = { ...options, fleet: { ...options.fleet, capacity } };
   const pooled: CalibrationMinute[] = [];
   const loadTestReplicas: number[] = [];
-  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * Math.max(0, ...fluidNeed(training, capacity))));
+  const peakNeed = Math.max(0, ...fluidNeed(training, capacity));
+  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
   for (;;) {
     const run = runPolicy(training, staticPolicy(replicas, "load test"), runOptions);
     loadTestReplicas.push(replicas);
@@ -87,6 +96,7 @@ export function calibrateOnTraining(training: Trace, capacity: EngineCapacity, o
     const base = {
       ttftTargetMilliseconds: targets.ttftMilliseconds,
       itlTargetMilliseconds: targets.itlMilliseconds,
+      maxReplicas: userMaxReplicas(peakNeed),
       loadTestReplicas,
       calibration,
     };
