@@ -14,7 +14,7 @@ import { mdsPolicy } from "../sim/quality/policies/mds.js";
 import { replicaPresetNames } from "../sim/quality/presets.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
-import { firstSeconds, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
+import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
@@ -34,6 +34,8 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
   --duration SECONDS  replay only the first SECONDS of the (overlaid, sped-up) trace
+  --from SECONDS      replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero:
+                      what a training slice of --duration SECONDS leaves out
   --report FILE       write a self-contained HTML page with the run's charts
   -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
                       and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
@@ -77,6 +79,7 @@ interface SimulateArgs {
   copies: number;
   seed: number;
   durationSeconds?: number;
+  fromSeconds?: number;
   report?: string;
   output: "table" | "json";
 }
@@ -89,6 +92,7 @@ const valueFlags = new Set([
   "--copies",
   "--seed",
   "--duration",
+  "--from",
   "--report",
   "-o",
   "--output",
@@ -123,10 +127,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
       case "--report":
         out.report = value;
         break;
-      case "--duration": {
+      case "--duration":
+      case "--from": {
         const n = positive(flag, false);
         if (typeof n === "string") return n;
-        out.durationSeconds = n;
+        if (flag === "--duration") out.durationSeconds = n;
+        else out.fromSeconds = n;
         break;
       }
       case "--speedup":
@@ -228,11 +234,14 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       }
       fleet = f.data;
     }
+    const whole = speedUp(
+      overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
+      parsed.speedup,
+    );
+    if (parsed.fromSeconds !== undefined && !(parsed.fromSeconds < whole.spanSeconds))
+      throw new Error(`--from: ${parsed.fromSeconds} is not before the trace's end (${whole.spanSeconds} s)`);
     trace = firstSeconds(
-      speedUp(
-        overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
-        parsed.speedup,
-      ),
+      parsed.fromSeconds === undefined ? whole : fromSecond(whole, parsed.fromSeconds),
       parsed.durationSeconds ?? Infinity,
     );
   } catch (error) {
