@@ -1,10 +1,12 @@
 /**
  * The figures the benchmark's calibrated rows are given come from the training
  * slice alone: the replay they are judged on is disjoint from it, and changing
- * that replay leaves the figures equal. On the Azure conversation trace the
+ * that replay leaves the figures, and those the matrix runs its calibrated rows
+ * with, equal. On the Azure conversation trace the
  * load test breaks the targets, so calibrate gives a figure.
  */
 import { describe, expect, it } from "vitest";
+import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
 import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
 import { loadTrace, type Trace } from "../../../src/sim/quality/traces.js";
 import {
@@ -73,4 +75,20 @@ describe("the benchmark's user figures", () => {
     expect(splitTraining(changed).evaluated.requests.length).toBe(3 * splitTraining(conv).evaluated.requests.length);
     expect(figuresOf(changed)).toEqual(figures);
   }, 120_000);
+
+  it("are what the matrix's calibrated rows run with, whatever replay it judges them on", () => {
+    const { training, evaluated } = splitTraining(conv);
+    const figures = figuresOf(conv);
+    for (const replay of [evaluated, splitTraining(changedAfterTraining(conv)).evaluated]) {
+      const result = runMatrix(replay, { seed: 1, sweepPoints: 3, training });
+      expect(result.calibrated).toEqual(figures);
+      expect(result.rows.map((r) => r.policy)).toEqual(
+        expect.arrayContaining([calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")]),
+      );
+    }
+    // Without a training slice the matrix runs no calibrated row.
+    const without = runMatrix(evaluated, { seed: 1, sweepPoints: 3 });
+    expect(without.calibrated).toBeUndefined();
+    expect(without.rows.some((r) => r.policy.includes("calibrated"))).toBe(false);
+  }, 600_000);
 });
