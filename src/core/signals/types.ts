@@ -95,8 +95,8 @@ export interface PodSample {
 /**
  * The families of pod fields a source reads together, one request each:
  * `gauges` (running, waiting, transfer queue, KV usage), `counters` (token
- * rates and whether each window is established), `ttft` and `itl` (the
- * latency histograms). A request that failed or came back partial costs its
+ * rates and whether each window is established), `ttft` (the TTFT and
+ * queue-time histograms, one request) and `itl` (the ITL histogram). A request that failed or came back partial costs its
  * family and nothing else.
  */
 export const signalFamilies = ["gauges", "counters", "ttft", "itl"] as const;
