@@ -3,6 +3,7 @@
  * that reads either. Parsed once at start; every problem names the setting
  * (flag and variable) and the value it got.
  */
+import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 import { z } from "zod";
 
 interface Setting {
@@ -166,6 +167,11 @@ const settings = {
     env: "MDS_WEBHOOK_MAX_QUEUED",
     help: "Admission reviews waiting, unread, for a slot; beyond this, or after 2 s of waiting, a review is refused with HTTP 429.",
   },
+  latencyGuardReading: {
+    flag: "--latency-guard-reading",
+    env: "MDS_LATENCY_GUARD_READING",
+    help: "How the latency guard reads TTFT: queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where no pod exports queue time) or literal (as the specification words it).",
+  },
   logLevel: { flag: "--log-level", env: "MDS_LOG_LEVEL", help: "debug, info, warn or error." },
 } as const satisfies Record<string, Setting>;
 
@@ -212,6 +218,7 @@ export const ConfigSchema = z.object({
   webhookCertCheckSeconds: positiveInt(1, 3600).default(30),
   webhookMaxConcurrent: positiveInt(1, 256).default(8),
   webhookMaxQueued: positiveInt(0, 4096).default(64),
+  latencyGuardReading: z.enum(latencyGuardReadings).default(defaultLatencyGuardReading),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

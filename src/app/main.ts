@@ -409,6 +409,7 @@ export async function startController(opts: {
       logger,
       nowMs,
       namespace: config.watchNamespace,
+      latencyGuardReading: config.latencyGuardReading,
       ...(elector === undefined ? {} : { leaderToken: () => elector.leaderToken() }),
     });
   let controller = makeController();

@@ -10,6 +10,12 @@ import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import { validateScaler } from "../core/api/validation.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
+import {
+  defaultLatencyGuardReading,
+  isLatencyGuardReading,
+  latencyGuardReadings,
+  type LatencyGuardReading,
+} from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
@@ -29,6 +35,9 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
   --report FILE       write a self-contained HTML page with the run's charts
+  --latency-guard-reading queueing|literal
+                      how the latency guard reads TTFT: a breach counts only when waiting is a
+                      material part of it (queueing, the default), or as the specification words it
   -o table|json       output format, default table (json includes per-request TTFT and ITL)
 `;
 
@@ -68,6 +77,7 @@ interface SimulateArgs {
   seed: number;
   report?: string;
   output: "table" | "json";
+  latencyGuardReading: LatencyGuardReading;
 }
 
 const valueFlags = new Set([
@@ -78,12 +88,19 @@ const valueFlags = new Set([
   "--copies",
   "--seed",
   "--report",
+  "--latency-guard-reading",
   "-o",
   "--output",
 ]);
 
 function parseArgs(args: readonly string[]): SimulateArgs | string {
-  const out: SimulateArgs = { speedup: 1, copies: 1, seed: 1, output: "table" };
+  const out: SimulateArgs = {
+    speedup: 1,
+    copies: 1,
+    seed: 1,
+    output: "table",
+    latencyGuardReading: defaultLatencyGuardReading,
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "-h" || arg === "--help") return "";
@@ -110,6 +127,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
         break;
       case "--report":
         out.report = value;
+        break;
+      case "--latency-guard-reading":
+        if (!isLatencyGuardReading(value)) {
+          return `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(value)}`;
+        }
+        out.latencyGuardReading = value;
         break;
       case "--speedup":
       case "--copies":
@@ -215,7 +238,11 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
   }
   let result: RunResult;
   try {
-    const policy = mdsPolicy({ spec, initialReplicas: fleet.initialReplicas ?? 1 });
+    const policy = mdsPolicy({
+      spec,
+      initialReplicas: fleet.initialReplicas ?? 1,
+      latencyGuardReading: parsed.latencyGuardReading,
+    });
     result = runPolicy(trace, policy, {
       seed: parsed.seed,
       fleet: {

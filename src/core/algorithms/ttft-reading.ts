@@ -15,6 +15,10 @@ export const latencyGuardReadings = ["queueing", "literal"] as const;
 export type LatencyGuardReading = (typeof latencyGuardReadings)[number];
 export const defaultLatencyGuardReading: LatencyGuardReading = "queueing";
 
+export function isLatencyGuardReading(value: string): value is LatencyGuardReading {
+  return (latencyGuardReadings as readonly string[]).includes(value);
+}
+
 /**
  * Waiting is material when the p95 queue time is above this fraction of the TTFT
  * target: at least half the latency budget is spent before the engine schedules
