@@ -76,7 +76,7 @@ export function ttftReading(
 ): TtftReading {
   if (selected === "literal") return literal("selected");
   const exported = observation.queueTimeExport;
-  if (exported === undefined) return literal("no established pod to read queue time from");
+  if (exported === undefined) return literal("no established pod reports queue time");
   if (exported.pods === 0) return literal("no pod exports queue time");
   if (exported.pods < exported.of) {
     return literal(`queue time from ${exported.pods} of ${exported.of} pods is unknown`);
