@@ -170,7 +170,7 @@ const settings = {
   latencyGuardReading: {
     flag: "--latency-guard-reading",
     env: "MDS_LATENCY_GUARD_READING",
-    help: "How the latency guard reads TTFT: queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where no pod exports queue time) or literal (as the specification words it).",
+    help: "How the latency guard reads TTFT: literal (as the specification words it) or queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where no pod exports queue time).",
   },
   logLevel: { flag: "--log-level", env: "MDS_LOG_LEVEL", help: "debug, info, warn or error." },
 } as const satisfies Record<string, Setting>;

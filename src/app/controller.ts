@@ -60,7 +60,7 @@ export interface ControllerDeps {
   readonly random?: () => number;
   /** The current leadership's token, stamped on every decision (absent without leader election). */
   readonly leaderToken?: () => LeaderToken | undefined;
-  /** How the latency guard reads TTFT (`--latency-guard-reading`); `queueing` when absent. */
+  /** How the latency guard reads TTFT (`--latency-guard-reading`); `literal` when absent. */
   readonly latencyGuardReading?: LatencyGuardReading;
 }
 

@@ -37,7 +37,7 @@ export const ObservationInputSchema = z.strictObject({
   kvCacheUsage: measured.optional(),
   ttftMilliseconds: measured.optional(),
   itlMilliseconds: measured.optional(),
-  /** p95 queue time; given, every sampled replica exports it, absent, none does (the guard reads TTFT literally). */
+  /** p95 queue time; given, every sampled replica exports it, absent, none does. */
   queueTimeMilliseconds: measured.optional(),
 });
 

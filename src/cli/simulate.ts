@@ -35,9 +35,9 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
   --report FILE       write a self-contained HTML page with the run's charts
-  --latency-guard-reading queueing|literal
-                      how the latency guard reads TTFT: a breach counts only when waiting is a
-                      material part of it (queueing, the default), or as the specification words it
+  --latency-guard-reading literal|queueing
+                      how the latency guard reads TTFT: as the specification words it (literal, the
+                      default), or counting a breach only when waiting is a material part of it (queueing)
   -o table|json       output format, default table (json includes per-request TTFT and ITL)
 `;
 

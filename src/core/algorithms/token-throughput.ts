@@ -65,7 +65,7 @@ function guardedMilliseconds(reported: number | undefined, bracket: LatencyBrack
  * The latency guard's reading: TTFT for Prefill, ITL for Decode, both for a
  * Server role (the larger relative breach counts). An Idle role finishes no
  * requests, so its absent latency is not a missing signal. TTFT is read as
- * `ttftReading` says: on queueing (the default) a measured TTFT whose breach is
+ * `ttftReading` says: on queueing (selectable) a measured TTFT whose breach is
  * compute, not waiting, neither holds nor grows.
  * Example (Server): TTFT 600 ms / 500 ms = 1.2 and ITL 40 ms / 50 ms = 0.8 → 1.2.
  */

@@ -50,8 +50,8 @@ export interface PlanInput {
   /** Overrides the registry lookup (tests, simulations of new algorithms). */
   readonly algorithm?: Algorithm | undefined;
   /**
-   * How the latency guard reads TTFT: `queueing` (the default) counts a TTFT breach only
-   * when waiting is a material part of it, `literal` as the specification words it
+   * How the latency guard reads TTFT: `literal` (the default) as the specification words
+   * it, `queueing` counts a TTFT breach only when waiting is a material part of it
    * (`src/core/algorithms/ttft-reading.ts`). The controller's `--latency-guard-reading`.
    */
   readonly latencyGuardReading?: LatencyGuardReading | undefined;

@@ -69,7 +69,7 @@ export interface MatrixOptions {
   readonly onRow?: (row: Row) => void;
   /**
    * The latency guard's readings each token-algorithm variant runs with, side by side
-   * (`queueing` alone when absent). With more than one, each row's label names its reading.
+   * (the default reading alone when absent). With more than one, each row's label names its reading.
    */
   readonly latencyGuardReadings?: readonly LatencyGuardReading[];
 }

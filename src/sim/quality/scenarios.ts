@@ -44,7 +44,7 @@ export interface ScenarioOptions {
   readonly seed: number;
   readonly capacity?: EngineCapacity;
   readonly onRow?: (row: ScenarioRow) => void;
-  /** The latency guard's readings each mds-scaler run uses, side by side (`queueing` alone when absent). */
+  /** The latency guard's readings each mds-scaler run uses, side by side (the default reading alone when absent). */
   readonly latencyGuardReadings?: readonly LatencyGuardReading[];
 }
 

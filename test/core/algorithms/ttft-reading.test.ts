@@ -125,14 +125,20 @@ const predictive: ScalerSpec = spec(
   ["server"],
 );
 
-function recommend(s: ScalerSpec, obs: RoleObservation, reading?: LatencyGuardReading, kind: RoleKind = "Server") {
+/** Read on queueing unless the test names a reading (`"omitted"`: the input leaves it out). */
+function recommend(
+  s: ScalerSpec,
+  obs: RoleObservation,
+  reading: LatencyGuardReading | "omitted" = "queueing",
+  kind: RoleKind = "Server",
+) {
   const roles: AlgorithmRoleInput[] = [role("server", kind, 4, obs)];
   const result = algorithmFor(s.algorithm.type).recommend({
     spec: s,
     roles,
     predictors: [],
     nowMs: t0Ms,
-    ...(reading === undefined ? {} : { latencyGuardReading: reading }),
+    ...(reading === "omitted" ? {} : { latencyGuardReading: reading }),
   });
   return recommendationOf(result, "server");
 }
@@ -146,6 +152,12 @@ describe.each([
     expect(brief(got).replicas).toBe(1);
     expect(got.scaleDownHold).toBeUndefined();
     expect(got.latencyGuard).toMatch(/^queueing: .*TTFT does not count$/);
+  });
+
+  it("the default, with no reading in the input, is literal: the same pass grows", () => {
+    const got = recommend(s, breaching(compute), "omitted");
+    expect(brief(got)).toEqual({ replicas: 5, reason: "LatencyGuardScaleUp", hold: "LatencyGuardScaleUp" });
+    expect(got.latencyGuard).toBe("literal: selected");
   });
 
   it("the same pass with the literal reading selected grows (4 → 5)", () => {
@@ -189,5 +201,5 @@ it("a Decode role reads no TTFT and says nothing about it", () => {
     { algorithm: { type: "TokenThroughput", tokenThroughput: { decodeTargetTokensPerSecond: "2000" } } },
     ["server"],
   );
-  expect(recommend(decode, breaching(compute), undefined, "Decode").latencyGuard).toBeUndefined();
+  expect(recommend(decode, breaching(compute), "queueing", "Decode").latencyGuard).toBeUndefined();
 });

@@ -1,7 +1,8 @@
 /**
  * The latency guard's reading reaches status: `plan()` takes it as an input
- * (`latencyGuardReading`, the controller's `--latency-guard-reading`), and each
- * role guarded on TTFT says in `latencyGuard` which reading applied and why.
+ * (`latencyGuardReading`, the controller's `--latency-guard-reading`, literal
+ * when absent), and each role guarded on TTFT says in `latencyGuard` which
+ * reading applied and why.
  */
 import { describe, expect, it } from "vitest";
 import { plan } from "../../../src/core/planner/plan.js";
@@ -41,8 +42,8 @@ function input(extra: Partial<PlanInput> = {}): PlanInput {
 }
 
 describe("the latency guard's reading in status", () => {
-  it("by default TTFT is read on queueing: the compute-bound breach does not grow, and status says why", () => {
-    const role = roleOf(plan(input()), "server");
+  it("read on queueing, the compute-bound breach does not grow, and status says why", () => {
+    const role = roleOf(plan(input({ latencyGuardReading: "queueing" })), "server");
     expect(role?.rawRecommendedReplicas).toBe(1);
     expect(role?.queueTimeMilliseconds).toBe("300");
     expect(role?.latencyGuard).toBe(
@@ -50,10 +51,13 @@ describe("the latency guard's reading in status", () => {
     );
   });
 
-  it("the literal reading selected grows on the same pass and says so", () => {
-    const role = roleOf(plan(input({ latencyGuardReading: "literal" })), "server");
-    expect(role?.rawRecommendedReplicas).toBe(5);
-    expect(role?.reason).toBe("LatencyGuardScaleUp");
-    expect(role?.latencyGuard).toBe("literal: selected");
-  });
+  it.each([{ latencyGuardReading: "literal" as const }, {}])(
+    "the literal reading (selected, or by default: %j) grows on the same pass and says so",
+    (extra) => {
+      const role = roleOf(plan(input(extra)), "server");
+      expect(role?.rawRecommendedReplicas).toBe(5);
+      expect(role?.reason).toBe("LatencyGuardScaleUp");
+      expect(role?.latencyGuard).toBe("literal: selected");
+    },
+  );
 });

@@ -25,7 +25,7 @@ export interface MdsOptions {
   readonly label?: string;
   /** Receives every pass's result (reports, tests). */
   readonly onPass?: (result: PlanResult, nowSeconds: number) => void;
-  /** How the latency guard reads TTFT (`queueing` when absent), as the controller's `--latency-guard-reading`. */
+  /** How the latency guard reads TTFT (`literal` when absent), as the controller's `--latency-guard-reading`. */
   readonly latencyGuardReading?: LatencyGuardReading;
 }
 
