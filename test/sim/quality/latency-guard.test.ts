@@ -4,7 +4,7 @@
  * breaches the 500 ms target by its own compute, which no replica shortens;
  * the engines' queue time shows no waiting. Read on queueing, the fleet stays
  * at the count its demand asks for; read literally (the specification's words,
- * still selectable), the same run climbs to `maxReplicas`.
+ * the default), the same run climbs to `maxReplicas`.
  */
 import { describe, expect, it } from "vitest";
 import type { LatencyGuardReading } from "../../../src/core/algorithms/ttft-reading.js";
