@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { stringify } from "yaml";
+import { extensions } from "../src/core/api/extensions.js";
 import { apiGroup, scalerKind, ScalerSpecSchema, ScalerStatusSchema, type FieldMeta } from "../src/core/api/scaler.js";
 
 export const crdPath = "charts/mds-scaler/crds/modeldeploymentscalers.worker.gpustack.ai.yaml";
@@ -219,6 +220,24 @@ function rows(node: JsonSchema, path: string, required: boolean, out: Row[]): vo
 
 const cell = (text: string): string => text.replaceAll("|", "\\|");
 
+const extensionFields = new Set(extensions.map((e) => e.field));
+
+/** A field the specification does not have says so first. */
+function describeRow(r: Row): string {
+  if (!extensionFields.has(r.field)) return r.description;
+  return `Extension ([Extensions](#extensions)). ${r.description}`.trim();
+}
+
+/** The conformance table: each extension, why it exists, and what happens without it. */
+function extensionsTable(): string {
+  const lines = ["| Extension | Why it exists | Without it |", "|---|---|---|"];
+  for (const e of extensions) {
+    const field = e.field.startsWith("status.") ? `\`${e.field}\`` : e.field;
+    lines.push(`| ${cell(field)} | ${cell(e.why)} | ${cell(e.without)} |`);
+  }
+  return lines.join("\n");
+}
+
 function table(root: JsonSchema, name: string): string {
   const out: Row[] = [];
   const props = root.properties as Record<string, JsonSchema>;
@@ -226,7 +245,7 @@ function table(root: JsonSchema, name: string): string {
   for (const [key, child] of Object.entries(props)) rows(child, `${name}.${key}`, req.has(key), out);
   const lines = ["| Field | Type | Default | Range | Description |", "|---|---|---|---|---|"];
   for (const r of out)
-    lines.push(`| \`${r.field}\` | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${cell(r.description)} |`);
+    lines.push(`| \`${r.field}\` | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${cell(describeRow(r))} |`);
   return lines.join("\n");
 }
 
@@ -246,6 +265,16 @@ export function renderReference(): string {
     "## status",
     "",
     table(inputJsonSchema(ScalerStatusSchema), "status"),
+    "",
+    "## Extensions",
+    "",
+    "Fields the project writes beyond the specification, on the scaler's status and on the target. Each is",
+    "optional: a status or target written by another implementation of the specification, by an earlier",
+    "version, or restored from a backup without them plans as the specification's rules say, with the fallback",
+    "below (`test/core/planner/spec-shaped.test.ts`). The annotations are the binding fence's",
+    "`modeldeployment.gpustack.ai/scaler-decision`, whose specified payload is `decisionID`, `term` and `vector`.",
+    "",
+    extensionsTable(),
     "",
   ].join("\n");
 }

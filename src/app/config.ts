@@ -5,6 +5,7 @@
  */
 import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 import { z } from "zod";
+import type { PrometheusSignalConfig } from "../adapters/prometheus/config.js";
 
 interface Setting {
   readonly flag: string;
@@ -300,6 +301,68 @@ function leaseTimingProblems(config: Config, raw: Partial<Record<SettingName, st
     );
   }
   return problems;
+}
+
+/** The settings that say where and how engine series are read: other commands take them as the controller does. */
+export const prometheusSettingNames = [
+  "prometheusUrl",
+  "prometheusTimeoutMs",
+  "metricSeparator",
+  "namespaceLabel",
+  "podLabel",
+  "deploymentLabel",
+  "roleLabel",
+] as const satisfies readonly SettingName[];
+export type PrometheusSettingName = (typeof prometheusSettingNames)[number];
+export type PrometheusSettings = Pick<Config, PrometheusSettingName>;
+
+/** Flag, help and default of each Prometheus setting, for another command's flag table. */
+export function prometheusSettingFlags(): {
+  name: PrometheusSettingName;
+  flag: string;
+  help: string;
+  default?: string;
+}[] {
+  return prometheusSettingNames.map((name) => {
+    const field = ConfigSchema.shape[name];
+    const def = "defaultValue" in field.def ? String(field.def.defaultValue as string | number) : undefined;
+    return {
+      name,
+      flag: settings[name].flag,
+      help: settings[name].help,
+      ...(def === undefined ? {} : { default: def }),
+    };
+  });
+}
+
+/** The Prometheus settings from flag values, checked by the controller's own schema; problems name the flag and value. */
+export function parsePrometheusSettings(raw: Partial<Record<PrometheusSettingName, string>>): PrometheusSettings {
+  const schema = ConfigSchema.pick(
+    Object.fromEntries(prometheusSettingNames.map((n) => [n, true])) as Record<PrometheusSettingName, true>,
+  );
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => {
+      const name = issue.path[0] as PrometheusSettingName;
+      const got = raw[name];
+      return `${settings[name].flag} = ${got === undefined ? "<unset>" : JSON.stringify(got)}: ${issue.message}`;
+    }),
+  );
+}
+
+/** How the signal source finds engine series, from the settings. */
+export function prometheusSignalConfigOf(config: PrometheusSettings): PrometheusSignalConfig {
+  return {
+    labels: {
+      namespace: config.namespaceLabel,
+      pod: config.podLabel,
+      deployment: config.deploymentLabel,
+      role: config.roleLabel,
+    },
+    metricNameSeparator: config.metricSeparator,
+    queryTimeoutMs: config.prometheusTimeoutMs,
+  };
 }
 
 /** The settings table for `--help` and the docs. */

@@ -41,7 +41,7 @@ import { FailureLog, backoffDelayMs } from "../adapters/retry/backoff.js";
 import { createLogger, type Logger } from "../adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../adapters/telemetry/metrics.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
-import { ConfigError, loadConfig, type Config } from "./config.js";
+import { ConfigError, loadConfig, prometheusSignalConfigOf, type Config } from "./config.js";
 import { Controller, type SignalSource } from "./controller.js";
 import { TickLoop } from "./tick-loop.js";
 
@@ -386,20 +386,7 @@ export async function startController(opts: {
   );
   const source =
     opts.source ??
-    new PromqlSignals(
-      new PrometheusSignalSource(client, {
-        labels: {
-          namespace: config.namespaceLabel,
-          pod: config.podLabel,
-          deployment: config.deploymentLabel,
-          role: config.roleLabel,
-        },
-        metricNameSeparator: config.metricSeparator,
-        queryTimeoutMs: config.prometheusTimeoutMs,
-      }),
-      nowMs,
-      logger,
-    );
+    new PromqlSignals(new PrometheusSignalSource(client, prometheusSignalConfigOf(config)), nowMs, logger);
   // A fresh controller per leadership: its memory starts from the objects' status.
   const makeController = (): Controller =>
     new Controller({

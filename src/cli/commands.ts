@@ -4,6 +4,7 @@
  */
 import { describeSettings } from "../app/config.js";
 import { runController } from "../app/main.js";
+import { calibrateCommand } from "./calibrate.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { observeCommand } from "./observe.js";
 import { planCommand } from "./plan.js";
@@ -27,6 +28,7 @@ export const commands: Readonly<Record<string, Command>> = {
     },
   },
   simulate: simulateCommand,
+  calibrate: calibrateCommand,
   demo: {
     summary: "Runs everything on this machine and shows the scaler scaling a replayed public trace (npm start).",
     usage:

@@ -17,7 +17,7 @@ import { windowsOf } from "../app/controller.js";
 import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
-import type { Scaler } from "../core/api/scaler.js";
+import type { Scaler, ScalerSpec } from "../core/api/scaler.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { explainSignalState } from "../core/signals/explain.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
@@ -43,7 +43,7 @@ export const observeUsage = [
 
 type OutputFormat = "table" | "json" | "yaml";
 
-interface ObserveArgs {
+export interface ObserveArgs {
   readonly prometheusUrl: string;
   /** The scaler: a file, or `namespace/name` in the cluster. */
   readonly scaler: { readonly file: string } | { readonly namespace: string; readonly name: string };
@@ -191,12 +191,11 @@ function readyOf(target: ModelDeployment, role: string): { ready: number; from: 
   return { ready: target.spec.roles.find((r) => r.name === role)?.replicas ?? 0, from: "spec" };
 }
 
-export async function observeOnce(
-  args: Pick<ObserveArgs, "prometheusUrl" | "separator" | "timeoutMs">,
+/** The target, and the scaler validated against it, or an error naming what is wrong. */
+export function scalerAndTarget(
   scalerInput: unknown,
   targetInput: unknown,
-  nowMs: number,
-): Promise<ObserveReport> {
+): { target: ModelDeployment; spec: ScalerSpec; metadata: Scaler["metadata"]; namespace: string } {
   const parsedTarget = parseTarget(targetInput);
   if (!parsedTarget.ok) {
     throw new Error(
@@ -206,10 +205,19 @@ export async function observeOnce(
   const target = parsedTarget.value;
   const validated = validateScaler(scalerInput, { target });
   if (!validated.ok) throw new Error(`scaler: ${validated.problems.map(formatProblem).join("\n")}`);
-  const spec = validated.value.spec;
   // The defaulted type omits `spec` from a loose object, which loses the metadata's type.
   const metadata = (validated.value as unknown as Scaler).metadata;
   const namespace = metadata.namespace ?? target.metadata.namespace ?? "default";
+  return { target, spec: validated.value.spec, metadata, namespace };
+}
+
+export async function observeOnce(
+  args: Pick<ObserveArgs, "prometheusUrl" | "separator" | "timeoutMs">,
+  scalerInput: unknown,
+  targetInput: unknown,
+  nowMs: number,
+): Promise<ObserveReport> {
+  const { target, spec, metadata, namespace } = scalerAndTarget(scalerInput, targetInput);
   const windows = windowsOf(spec);
   const input: ScalerSamplingInput = {
     key: `${namespace}/${metadata.name}`,
@@ -321,7 +329,7 @@ function table(report: ObserveReport): string {
 }
 
 /** The cluster's objects, through the controller's own Kubernetes adapter. */
-function clusterFrom(args: ObserveArgs): KubeResources {
+function clusterFrom(args: Pick<ObserveArgs, "kubeconfig" | "timeoutMs">): KubeResources {
   const kubeConfig = new KubeConfig();
   if (args.kubeconfig !== undefined) kubeConfig.loadFromFile(args.kubeconfig);
   else kubeConfig.loadFromDefault();
@@ -329,7 +337,10 @@ function clusterFrom(args: ObserveArgs): KubeResources {
 }
 
 /** The scaler and target, each from its file or from the cluster. */
-async function loadObjects(args: ObserveArgs, io: CliIo): Promise<{ scaler: unknown; target: unknown }> {
+export async function loadObjects(
+  args: Pick<ObserveArgs, "scaler" | "target" | "kubeconfig" | "timeoutMs">,
+  io: CliIo,
+): Promise<{ scaler: unknown; target: unknown }> {
   let cluster: KubeResources | undefined;
   const api = (): KubeResources => (cluster ??= clusterFrom(args));
   let scaler: unknown;

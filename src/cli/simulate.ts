@@ -9,7 +9,9 @@ import { writeFileSync } from "node:fs";
 import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import { validateScaler } from "../core/api/validation.js";
+import { routingRules } from "../sim/quality/fleet.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
+import { replicaPresetNames } from "../sim/quality/presets.js";
 import {
   defaultLatencyGuardReading,
   isLatencyGuardReading,
@@ -28,21 +30,29 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
                       servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an
                       Azure 2023 .csv or Mooncake .jsonl file
   --scaler FILE       a ModelDeploymentScaler whose roles are the fleet's roles
-  --fleet FILE        fleet settings: initialReplicas, capacity, coldStartSeconds {min,max}, quotaReplicas,
+  --fleet FILE        fleet settings: initialReplicas, preset (llama-3.1-70b-4xh100, the default, or
+                      llama-3.1-8b-1xh100), gpusPerReplica (default the preset's), routing
+                      (leastOutstandingTokens, the default, or leastOutstandingRequests), capacity
+                      (overrides the preset's), coldStartSeconds {min,max}, quotaReplicas,
                       roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]),
                       kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)
   --speedup N         replay N times faster (trace seconds per simulated second), default 1
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
+  --duration SECONDS  replay only the first SECONDS of the (overlaid, sped-up) trace
   --report FILE       write a self-contained HTML page with the run's charts
   --latency-guard-reading literal|queueing
                       how the latency guard reads TTFT: as the specification words it (literal, the
                       default), or counting a breach only when waiting is a material part of it (queueing)
-  -o table|json       output format, default table (json includes per-request TTFT and ITL)
+  -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
+                      and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
 `;
 
 const FleetSchema = z.strictObject({
   initialReplicas: z.number().int().min(1).max(1024).optional(),
+  preset: z.enum(replicaPresetNames).optional(),
+  gpusPerReplica: z.number().int().min(1).max(64).optional(),
+  routing: z.enum(routingRules).optional(),
   roles: z
     .array(z.strictObject({ name: z.string().min(1), kind: z.enum(["Server", "Prefill", "Decode"]) }))
     .min(1)
@@ -75,6 +85,7 @@ interface SimulateArgs {
   speedup: number;
   copies: number;
   seed: number;
+  durationSeconds?: number;
   report?: string;
   output: "table" | "json";
   latencyGuardReading: LatencyGuardReading;
@@ -87,6 +98,7 @@ const valueFlags = new Set([
   "--speedup",
   "--copies",
   "--seed",
+  "--duration",
   "--report",
   "--latency-guard-reading",
   "-o",
@@ -134,6 +146,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
         }
         out.latencyGuardReading = value;
         break;
+      case "--duration": {
+        const n = positive(flag, false);
+        if (typeof n === "string") return n;
+        out.durationSeconds = n;
+        break;
+      }
       case "--speedup":
       case "--copies":
       case "--seed": {
@@ -172,6 +190,18 @@ function speedUp(trace: Trace, speedup: number): Trace {
   };
 }
 
+/** The trace's first `seconds`: a training slice a later replay can leave out. */
+function firstSeconds(trace: Trace, seconds: number | undefined): Trace {
+  if (seconds === undefined || seconds >= trace.spanSeconds) return trace;
+  return {
+    ...trace,
+    name: `${trace.name}, first ${seconds} s`,
+    requests: trace.requests.filter((r) => r.arrivalSeconds < seconds),
+    spanSeconds: seconds,
+    notes: [...trace.notes, `first ${seconds} s only`],
+  };
+}
+
 export function summaryOf(result: RunResult): [string, string][] {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
   const perRequestMicros = (1e6 * result.cpuSeconds) / Math.max(1, result.requests);
@@ -183,7 +213,10 @@ export function summaryOf(result: RunResult): [string, string][] {
     ["SLO attainment (TTFT and ITL)", pct(result.attainment.both)],
     ["TTFT attainment", pct(result.attainment.ttft)],
     ["ITL attainment", pct(result.attainment.itl)],
-    ["GPU-hours", result.gpuHours.toFixed(3)],
+    [
+      "GPU-hours",
+      `${result.gpuHours.toFixed(3)} (${result.replicaHours.toFixed(3)} replica-hours × ${result.gpusPerReplica} GPUs)`,
+    ],
     ...(Object.keys(result.gpuHoursByRole).length > 1
       ? Object.entries(result.gpuHoursByRole).map(([role, hours]): [string, string] => [
           `GPU-hours ${role}`,
@@ -211,8 +244,10 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
   let fleet: FleetFile = {};
   let trace: Trace;
   let spec;
+  let scalerDocument: unknown;
   try {
-    const scaler = validateScaler(readYaml(io, parsed.scaler as string));
+    scalerDocument = readYaml(io, parsed.scaler as string);
+    const scaler = validateScaler(scalerDocument);
     if (!scaler.ok) {
       io.stderr(`${parsed.scaler}: ${scaler.problems.length} problem(s)\n`);
       for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
@@ -228,9 +263,12 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       }
       fleet = f.data;
     }
-    trace = speedUp(
-      overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
-      parsed.speedup,
+    trace = firstSeconds(
+      speedUp(
+        overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
+        parsed.speedup,
+      ),
+      parsed.durationSeconds,
     );
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
@@ -246,6 +284,9 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
     result = runPolicy(trace, policy, {
       seed: parsed.seed,
       fleet: {
+        ...(fleet.preset === undefined ? {} : { preset: fleet.preset }),
+        ...(fleet.gpusPerReplica === undefined ? {} : { gpusPerReplica: fleet.gpusPerReplica }),
+        ...(fleet.routing === undefined ? {} : { routing: fleet.routing }),
         ...(fleet.capacity === undefined
           ? {}
           : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
@@ -270,7 +311,7 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    io.stdout(`${JSON.stringify({ ...rest, requests })}\n`);
+    io.stdout(`${JSON.stringify({ ...rest, scaler: scalerDocument, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ValueMapping } from "./timeline.js";
 
 export interface PagePanel {
   readonly id: string;
@@ -16,6 +17,8 @@ export interface PagePanel {
   /** Grafana panel type: timeseries, state-timeline, table, stat, ... */
   readonly type: string;
   readonly unit: string | undefined;
+  /** The panel's value-to-text mappings (`fieldConfig.defaults.mappings` of type `value`), by value. */
+  readonly valueMappings?: Readonly<Record<string, ValueMapping>>;
   readonly queries: readonly { readonly expr: string; readonly legend: string; readonly instant: boolean }[];
 }
 
@@ -33,7 +36,7 @@ interface GrafanaPanel {
   title?: unknown;
   targets?: GrafanaTarget[];
   panels?: GrafanaPanel[];
-  fieldConfig?: { defaults?: { unit?: unknown } };
+  fieldConfig?: { defaults?: { unit?: unknown; mappings?: unknown } };
 }
 
 interface GrafanaVariable {
@@ -68,6 +71,22 @@ export function substitute(expr: string, variables: readonly GrafanaVariable[], 
     .replace(/\$\{(\w+)(?::[^}]*)?\}/g, replace)
     .replace(/\[\[(\w+)\]\]/g, replace)
     .replace(/\$(\w+)/g, replace);
+}
+
+/** A panel's value mappings by value; undefined when it has none. */
+export function valueMappingsOf(mappings: unknown): Record<string, ValueMapping> | undefined {
+  if (!Array.isArray(mappings)) return undefined;
+  const out: Record<string, ValueMapping> = {};
+  for (const m of mappings as { type?: unknown; options?: unknown }[]) {
+    if (m.type !== "value" || typeof m.options !== "object" || m.options === null) continue;
+    for (const [value, o] of Object.entries(m.options as Record<string, { text?: unknown; color?: unknown }>)) {
+      out[value] = {
+        text: typeof o.text === "string" ? o.text : value,
+        color: typeof o.color === "string" ? o.color : "",
+      };
+    }
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }
 
 /** Every panel with queries in every dashboard of `dir`, in dashboard order. */
@@ -106,6 +125,7 @@ export function readPanels(dir: string, known: VariableValues): PagePanel[] {
           }));
         if (queries.length === 0) continue;
         const unit = panel.fieldConfig?.defaults?.unit;
+        const valueMappings = valueMappingsOf(panel.fieldConfig?.defaults?.mappings);
         out.push({
           id: `${file.replace(/\.json$/, "")}-${out.length}`,
           dashboard: title,
@@ -113,6 +133,7 @@ export function readPanels(dir: string, known: VariableValues): PagePanel[] {
           title: typeof panel.title === "string" ? panel.title : `panel ${String(panel.id ?? out.length)}`,
           type,
           unit: typeof unit === "string" ? unit : undefined,
+          ...(valueMappings === undefined ? {} : { valueMappings }),
           queries,
         });
         visit(panel.panels ?? []);

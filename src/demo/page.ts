@@ -9,6 +9,10 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readPanels, type PagePanel } from "./dashboards.js";
 import { repoRoot } from "./options.js";
+import { timelineSeries } from "./timeline.js";
+
+/** The page's copy of the timeline drawing rule: the very function, as a script. */
+export const timelineScript = `const timelineSeries = ${timelineSeries.toString()};\n`;
 
 export interface PageStatus {
   readonly scaler: string;
@@ -64,6 +68,10 @@ export async function startPage(opts: {
     const asset = assets[url.pathname];
     if (asset !== undefined) {
       res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "no-store" }).end(readFileSync(asset.file));
+      return;
+    }
+    if (url.pathname === "/assets/timeline.js") {
+      res.writeHead(200, { "Content-Type": "text/javascript", "Cache-Control": "no-store" }).end(timelineScript);
       return;
     }
     if (url.pathname === "/api/panels") {

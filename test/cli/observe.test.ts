@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { memoryIo as memoryIoOf } from "../support/memory-io.js";
 import { PrometheusHarness, freeLoopbackPort } from "../../src/harness/prometheus.js";
 import { advanceCounters, CaptureServer } from "../support/capture-server.js";
 
@@ -58,21 +58,12 @@ status:
 `;
 
 const files: Record<string, string> = { "scaler.yaml": scalerYaml, "target.yaml": targetYaml };
-
-function memoryIo(): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readFile: (path: string) => {
-      const text = files[path];
-      if (text === undefined) throw new Error("no such file");
-      return text;
-    },
-  };
-  return io;
-}
+const memoryIo = (): ReturnType<typeof memoryIoOf> =>
+  memoryIoOf((path) => {
+    const text = files[path];
+    if (text === undefined) throw new Error("no such file");
+    return text;
+  });
 
 let server: CaptureServer;
 let prometheus: PrometheusHarness;

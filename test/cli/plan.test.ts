@@ -3,6 +3,7 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { runPlan } from "../../src/cli/plan.js";
 import type { CliIo } from "../../src/cli/io.js";
+import { decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import type { ScalerStatus } from "../../src/core/api/scaler.js";
 import { echo } from "../core/planner/fixtures.js";
 import { Timeline } from "./plan-timeline.js";
@@ -64,6 +65,37 @@ describe("mds-scaler plan", () => {
     const run = io(input);
     expect(runPlan(["-f", "-"], run)).toBe(0);
     expect(doc).toContain(run.out());
+  });
+
+  it("a specification-shaped document, without any extension field, gets the specification's answer", () => {
+    const input = readFileSync(new URL("../../docs/examples/plan-spec-shaped.yaml", import.meta.url), "utf8");
+    const doc = parse(input) as {
+      scaler: { status: ScalerStatus & Record<string, unknown> };
+      target: { metadata: { annotations: Record<string, string> } };
+    };
+    // The example carries no extension (docs/reference.md, Extensions).
+    expect(doc.scaler.status).not.toHaveProperty("lastPassTime");
+    expect(doc.scaler.status).not.toHaveProperty("predictors");
+    const decision = JSON.parse(doc.target.metadata.annotations[decisionAnnotation] as string) as object;
+    expect(Object.keys(decision).sort()).toEqual(["decisionID", "term", "vector"]);
+
+    const run = io(input);
+    expect(runPlan(["-f", "-", "-o", "json"], run)).toBe(0);
+    const out = JSON.parse(run.out()) as {
+      status: ScalerStatus;
+      commit: { vector: Record<string, number> } | null;
+    };
+    const roles = Object.fromEntries(
+      (out.status.roles ?? []).map((r) => [r.name, [r.rawRecommendedReplicas, r.constrainedReplicas, r.reason]]),
+    );
+    expect(roles).toEqual({
+      chat: [3, 5, "ScaleDownStabilization"], // the window's highest is 5; the 7 is older than the window
+      rerank: [2, 6, "ScaleDownLimit"], // the window wanted 2 throughout; the Pods policy removes 4
+      summarize: [6, 4, "ScaleUpStabilization"], // the 60 s window's lowest is 4
+      embed: [12, 6, "ScaleUpLimit"], // max(4, 100% of 2) = 4 more
+      extract: [4, 4, "WithinTolerance"], // 34 / 4 / 8 = 1.06, inside 0.1
+    });
+    expect(out.commit?.vector).toEqual({ chat: 5, rerank: 6, summarize: 4, embed: 6, extract: 4 });
   });
 
   it("prints commit: null when nothing is written", () => {

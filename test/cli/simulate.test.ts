@@ -4,29 +4,15 @@
  * the flag or field, and the HTML report rendered in headless Chromium with
  * every chart found.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/simulate.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { renderedDom } from "../support/chromium.js";
+import { memoryIo } from "../support/memory-io.js";
 import { reportCharts } from "../../src/sim/quality/report.js";
 import { tracesDir } from "../sim/quality/fixtures.js";
-
-const run = promisify(execFile);
-
-function memoryIo(): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readFile: (path: string) => readFileSync(path, "utf8"),
-  };
-  return io;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "mds-simulate-"));
 const conv = readFileSync(join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv"), "utf8");
@@ -109,8 +95,37 @@ describe("mds-scaler simulate", () => {
     const hours = (role: string) => Number(new RegExp(`GPU-hours ${role}\\s+(\\d+\\.\\d+)`).exec(io.out)?.[1]);
     expect(hours("prefill")).toBeGreaterThan(0);
     expect(hours("decode")).toBeGreaterThan(0);
-    const total = Number(/GPU-hours\s+(\d+\.\d+)\n/.exec(io.out)?.[1]);
+    const total = Number(/GPU-hours\s+(\d+\.\d+) \(/.exec(io.out)?.[1]);
     expect(hours("prefill") + hours("decode")).toBeCloseTo(total, 2);
+  });
+
+  it("reads the preset, GPUs per replica and routing from the fleet file; GPU-hours count the GPUs", () => {
+    const fleetOf = (name: string, text: string): string => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const summary = (fleet: string) => {
+      const io = memoryIo();
+      expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--fleet", fleet], io), io.err).toBe(0);
+      const m = /GPU-hours\s+(\d+\.\d+) \((\d+\.\d+) replica-hours × (\d+) GPUs\)/.exec(io.out);
+      expect(m, io.out).not.toBeNull();
+      return { gpuHours: Number(m?.[1]), replicaHours: Number(m?.[2]), gpus: Number(m?.[3]) };
+    };
+    const seventy = summary(fleetOf("70b.yaml", "preset: llama-3.1-70b-4xh100\n"));
+    expect(seventy.gpus).toBe(4);
+    expect(seventy.gpuHours).toBeCloseTo(4 * seventy.replicaHours, 2);
+    const eight = summary(fleetOf("8b.yaml", "preset: llama-3.1-8b-1xh100\nrouting: leastOutstandingRequests\n"));
+    expect(eight.gpus).toBe(1);
+    expect(eight.gpuHours).toBeCloseTo(eight.replicaHours, 3);
+    const eightOnTwo = summary(fleetOf("8b-2.yaml", "preset: llama-3.1-8b-1xh100\ngpusPerReplica: 2\n"));
+    expect(eightOnTwo.gpus).toBe(2);
+    expect(eightOnTwo.gpuHours).toBeCloseTo(2 * eightOnTwo.replicaHours, 2);
+    const io = memoryIo();
+    const bad = fleetOf("bad-preset.yaml", "preset: llama-3.1-8b-1xa100\nrouting: random\n");
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--fleet", bad], io)).toBe(1);
+    expect(io.err).toMatch(/bad-preset\.yaml: preset: /);
+    expect(io.err).toMatch(/bad-preset\.yaml: routing: /);
   });
 
   it("-o json carries per-request TTFT and ITL for every arrival", () => {
@@ -176,23 +191,7 @@ describe("mds-scaler simulate", () => {
     expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--report", report], memoryIo())).toBe(0);
     const html = readFileSync(report, "utf8");
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
-    const { stdout } = await run(
-      "chromium",
-      [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        `--user-data-dir=${mkdtempSync(join(tmpdir(), "mds-chromium-"))}`,
-        "--virtual-time-budget=5000",
-        "--dump-dom",
-        `file://${report}`,
-      ],
-      { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    const stdout = await renderedDom(report);
     for (const chart of reportCharts) {
       const section = new RegExp(`<section data-chart="${chart}" data-rendered="true">[\\s\\S]*?</section>`).exec(
         stdout,

@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { readPanels, substitute } from "../../src/demo/dashboards.js";
 import { attainment } from "../../src/demo/observer.js";
 import { parseDemoArgs } from "../../src/demo/options.js";
+import { timelineScript } from "../../src/demo/page.js";
 import { nonDefaultScalerSettings } from "../../src/demo/settings.js";
+import { timelineSeries, type DrawnSeries } from "../../src/demo/timeline.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const known = { values: { scaler: "code-assistant" }, rateInterval: "5s", interval: "5s" };
@@ -44,6 +46,67 @@ describe("the dashboards' queries on the demo page", () => {
     );
     // An unknown name is left alone, so a broken query shows as an error instead of matching everything.
     expect(substitute("rate(x[$unknown])", variables, known)).toBe("rate(x[$unknown])");
+  });
+});
+
+describe("state timelines on the demo page, drawn with each panel's value mappings", () => {
+  const panels = readPanels(join(root, "dashboards"), known);
+  const panic = panels.find((p) => p.title === "Panic mode");
+  const reason = panels.find((p) => p.title === "Reason per role");
+  const palette = ["#1f77b4", "#d62728"];
+  const lanes = (drawn: readonly DrawnSeries[], colour: string): number =>
+    drawn.filter((d) => d.colour === colour).reduce((n, d) => n + d.ys.filter((y) => y !== null).length, 0);
+
+  it("reads the Panic mode panel's mappings from the dashboard, and none where a panel has none", () => {
+    expect(panic?.type).toBe("state-timeline");
+    expect(panic?.valueMappings).toEqual({
+      "0": { text: "Stable", color: "green" },
+      "1": { text: "Panic", color: "orange" },
+    });
+    expect(reason?.type).toBe("state-timeline");
+    expect(reason?.valueMappings).toBeUndefined();
+  });
+
+  it("draws a run that stayed at 0 as Stable in a thin neutral line, with no Panic bar", () => {
+    const drawn = timelineSeries([{ label: "llm/server", values: [0, 0, 0, null, 0] }], panic?.valueMappings, palette);
+    expect(drawn).toEqual([
+      { label: "llm/server: Stable", lane: 1, colour: "#b4bac1", width: 3, ys: [1, 1, 1, null, 1] },
+    ]);
+  });
+
+  it("draws Panic in the mapping's orange only where the value is 1, one lane per role", () => {
+    const drawn = timelineSeries(
+      [
+        { label: "llm/prefill", values: [0, 1, 1, 0] },
+        { label: "llm/decode", values: [0, 0, 0, 0] },
+      ],
+      panic?.valueMappings,
+      palette,
+    );
+    expect(drawn.map((d) => [d.label, d.lane, d.width])).toEqual([
+      ["llm/prefill: Stable", 1, 3],
+      ["llm/prefill: Panic", 1, 8],
+      ["llm/decode: Stable", 2, 3],
+    ]);
+    expect(drawn[1]?.ys).toEqual([null, 1, 1, null]);
+    expect(lanes(drawn, "#ff9830")).toBe(2);
+  });
+
+  it("draws a panel without mappings as before: a bar wherever its series has a point", () => {
+    const drawn = timelineSeries(
+      [{ label: "llm/server: TokenThroughput", values: [1, null, 1] }],
+      reason?.valueMappings,
+      palette,
+    );
+    expect(drawn).toEqual([
+      { label: "llm/server: TokenThroughput", lane: 1, colour: "#1f77b4", width: 8, ys: [1, null, 1] },
+    ]);
+  });
+
+  it("serves the page the very same function", () => {
+    const served = new Function(`${timelineScript}; return timelineSeries;`)() as typeof timelineSeries;
+    const input = [{ label: "a", values: [0, 1, null] }];
+    expect(served(input, panic?.valueMappings, palette)).toEqual(timelineSeries(input, panic?.valueMappings, palette));
   });
 });
 

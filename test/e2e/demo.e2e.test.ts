@@ -10,20 +10,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { chromiumFlags } from "../support/chromium.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const chromium = process.env["CHROMIUM_BIN"] ?? "/usr/bin/chromium";
 /** Where the screenshot is kept for people to look at. */
 const screenshotPath = process.env["MDS_DEMO_SCREENSHOT"] ?? join(tmpdir(), "mds-scaler-demo.png");
-const chromiumFlags = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 /** Processes whose environment carries `marker`: everything the demo started inherits it. */
 function processesMarked(marker: string): number[] {

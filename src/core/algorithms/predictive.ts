@@ -24,9 +24,20 @@ import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, Ro
 /** Consolidation leaves the remaining replicas at most this fraction of their capacity. */
 export const consolidationLoadFraction = 0.8;
 
+/**
+ * When the filter last updated: `lastUpdateTime`, an extension of the specification (docs/reference.md,
+ * Extensions). Without it, the newest demand sample's time: every update records one at its own time.
+ */
+export function filterUpdatedAtMs(entry: PredictorStatus): number | undefined {
+  if (entry.lastUpdateTime !== undefined) return parseTimestampMs(entry.lastUpdateTime);
+  const stamps = (entry.history ?? []).map((sample) => parseTimestampMs(sample.timestamp) ?? -Infinity);
+  const newestMs = Math.max(-Infinity, ...stamps);
+  return newestMs === -Infinity ? undefined : newestMs;
+}
+
 /** The filter state stored in a predictor entry, or undefined when it holds none (or is corrupt). */
 export function readTrendState(entry: PredictorStatus | undefined): TrendFilterState | undefined {
-  if (entry === undefined || entry.sampleCount < 1 || entry.lastUpdateTime === undefined) return undefined;
+  if (entry === undefined || entry.sampleCount < 1) return undefined;
   const values = [
     entry.level,
     entry.trend,
@@ -35,7 +46,7 @@ export function readTrendState(entry: PredictorStatus | undefined): TrendFilterS
     entry.covariance.p10,
     entry.covariance.p11,
   ].map(decodeNumber);
-  const updatedAtMs = parseTimestampMs(entry.lastUpdateTime);
+  const updatedAtMs = filterUpdatedAtMs(entry);
   const [level, trend, p00, p01, p10, p11] = values;
   if (
     level === undefined ||

@@ -70,11 +70,35 @@ export function historyGapSeconds(intervalSeconds: number): number {
 }
 
 /**
+ * When the latest planning pass ran, as far as the status proves it.
+ * `lastPassTime` (`lastPassMs`) where present: every pass stamps it, also a pass
+ * that records no sample. Without it (a status written by another implementation
+ * of the specification, by a version before the field, or restored from a backup)
+ * the newest recommendation sample at or before now in any role's history: the
+ * pass that recorded it ran then. No sample is later than the pass that
+ * recorded it, so this finds every gap `lastPassTime` would; it is weaker the
+ * other way (a pass that held for signals recorded nothing), so it errs towards
+ * a gap, i.e. towards holding for the windows, never towards moving early. A
+ * sample stamped after now proves nothing (clock skew, replayed input).
+ */
+export function provenLastPassMs(
+  lastPassMs: number | undefined,
+  histories: Iterable<readonly HistorySample[]>,
+  nowMs: number,
+): number | undefined {
+  if (lastPassMs !== undefined) return lastPassMs;
+  let newestMs = -Infinity;
+  for (const history of histories)
+    for (const s of history) if (s.timestampMs <= nowMs) newestMs = Math.max(newestMs, s.timestampMs);
+  return newestMs === -Infinity ? undefined : newestMs;
+}
+
+/**
  * The history a pass may build on. After a gap (no planning pass ran for
  * longer than `gapSeconds`: a restart, a leader change, a suspension, a
  * period bound to another scaler) the samples before it say nothing about the
  * time in between, so the history starts again and each window must be spanned
- * anew. A status without `lastPassTime` cannot prove continuity: it starts over
+ * anew. A status that proves no pass (`provenLastPassMs` undefined) starts over
  * as well. Passes that hold (signals Missing or Stale) still ran: no gap.
  */
 export function continuousHistory(

@@ -14,6 +14,7 @@ import {
   continuousHistory,
   historyGapSeconds,
   historyHorizonSeconds,
+  provenLastPassMs,
   recordHistory,
   scaleDownStep,
   scaleUpStep,
@@ -77,8 +78,9 @@ interface HistoryRule {
 }
 
 function historyRule(pass: Pass): HistoryRule {
+  const histories = [...pass.previousRoles.values()].map((r) => historyFromStatus(r.stabilizationHistory));
   return {
-    lastPassMs: parseOptionalTimestampMs(pass.base.lastPassTime),
+    lastPassMs: provenLastPassMs(parseOptionalTimestampMs(pass.base.lastPassTime), histories, pass.nowMs),
     gapSeconds: historyGapSeconds(pass.spec.sampling.intervalSeconds),
     horizonSeconds: historyHorizonSeconds(pass.spec),
     windows: {

@@ -238,6 +238,8 @@ export class EngineRank {
   private readonly inflight = new Map<number, ActiveRequest>();
   private readonly prefixCache: PrefixCache;
   private kvUsedTokens = 0;
+  /** See `outstandingTokens()`; kept as requests move so routing reads it in constant time. */
+  private owedTokens = 0;
   /** Called once per finished request; the quality simulator reads per-request latency from it. */
   onFinish: ((finished: FinishedRequest) => void) | undefined;
 
@@ -248,6 +250,24 @@ export class EngineRank {
 
   outstanding(): number {
     return this.waiting.length + this.running.length + this.prealloc.length + this.transferring.length;
+  }
+
+  /**
+   * Tokens this rank still owes its requests: prompt tokens not yet prefilled
+   * (a waiting request's whole prompt, before its prefix-cache lookup) plus
+   * output tokens this rank has still to emit (a prefill replica emits only the
+   * first; a decode replica every one after it). A request handed off or
+   * finished owes nothing. What a token-aware router balances.
+   */
+  outstandingTokens(): number {
+    // Fractional prefill steps leave rounding residue; an empty rank owes exactly nothing.
+    if (this.outstanding() === 0) this.owedTokens = 0;
+    return this.owedTokens;
+  }
+
+  /** Output tokens this rank emits for a request it prefills. */
+  private emittedHere(request: SimRequest): number {
+    return this.spec.serving === "prefill" ? 1 : request.outputTokens;
   }
 
   /**
@@ -286,10 +306,12 @@ export class EngineRank {
   }
 
   enqueue(request: SimRequest): void {
+    this.owedTokens += request.promptTokens + this.emittedHere(request);
     this.waiting.push({ request, cachedTokens: 0, prefillRemaining: 0, generated: 0, decodeCredit: 0, kvTokens: 0 });
   }
 
   acceptHandoff(handoff: Handoff): void {
+    this.owedTokens += Math.max(0, handoff.request.outputTokens - 1);
     this.prealloc.push({
       request: handoff.request,
       cachedTokens: 0,
@@ -382,6 +404,7 @@ export class EngineRank {
         kvTokens: need,
       };
       this.kvUsedTokens += need;
+      this.owedTokens -= cached;
       this.counters.prefixCacheQueries += next.request.promptTokens;
       this.counters.prefixCacheHits += cached;
       this.running.push(admitted);
@@ -402,12 +425,14 @@ export class EngineRank {
       if (r.scheduledSeconds === undefined) this.onScheduled(r, nowSeconds + spent / rate);
       const take = Math.min(budget, r.prefillRemaining);
       r.prefillRemaining -= take;
+      this.owedTokens -= take;
       budget -= take;
       spent += take;
       if (r.prefillRemaining > 1e-9) {
         i++;
         continue;
       }
+      this.owedTokens -= r.prefillRemaining;
       r.prefillRemaining = 0;
       const doneSeconds = nowSeconds + spent / rate;
       this.onPrefillDone(r, doneSeconds);
@@ -443,6 +468,7 @@ export class EngineRank {
     const stream = r.request.streaming === true ? c.byStreaming.streaming : c.byStreaming.nonStreaming;
     r.firstTokenSeconds = doneSeconds;
     r.generated = 1;
+    this.owedTokens -= 1;
     this.prefixCache.insert(r.request.prefixBlocks ?? []);
     c.effectiveInputTokens += r.request.promptTokens - r.cachedTokens;
     c.effectiveDeviceHitTokens += r.cachedTokens;
@@ -487,6 +513,7 @@ export class EngineRank {
       while (r.decodeCredit >= 1 && r.generated < r.request.outputTokens) {
         r.decodeCredit -= 1;
         r.generated += 1;
+        this.owedTokens -= 1;
         r.kvTokens += 1;
         this.kvUsedTokens += 1;
         r.stepTokens = (r.stepTokens ?? 0) + 1;
@@ -581,6 +608,40 @@ export class EngineReplica {
 
   outstanding(): number {
     return this.ranks.reduce((n, r) => n + r.outstanding(), 0);
+  }
+
+  /** Tokens owed over every rank (`EngineRank.outstandingTokens`). */
+  outstandingTokens(): number {
+    let n = 0;
+    for (const r of this.ranks) n += r.outstandingTokens();
+    return n;
+  }
+
+  /** Where `advanceTo` has brought the replica; undefined before its first call. */
+  get clockSeconds(): number | undefined {
+    return this.clock;
+  }
+
+  private clock: number | undefined;
+
+  /**
+   * Advances the replica from its own clock to `atSeconds` in one step of
+   * that length (the first call only sets the clock). A caller that advances
+   * each replica to an arrival's time before enqueuing it admits the request
+   * when it arrives, not at the next step boundary.
+   */
+  advanceTo(atSeconds: number): {
+    fromSeconds: number;
+    handoffs: Handoff[];
+    transferred: { id: number; fromPod: string }[];
+  } {
+    const fromSeconds = this.clock ?? atSeconds;
+    if (atSeconds <= fromSeconds) {
+      this.clock = fromSeconds;
+      return { fromSeconds, handoffs: [], transferred: [] };
+    }
+    this.clock = atSeconds;
+    return { fromSeconds, ...this.step(fromSeconds, atSeconds - fromSeconds) };
   }
 
   private pickRank(): EngineRank {

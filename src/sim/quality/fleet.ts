@@ -3,13 +3,19 @@
  * (src/sim/engines), one Server role or a Prefill and a Decode role, plus what
  * a cluster adds: a cold start per new replica drawn from a distribution, a
  * retirement drain, an optional quota that leaves replicas pending, a router
- * that sends each request to the ready replica with the fewest outstanding
- * requests, and for disaggregated roles the prefill/decode handoff: the
- * prompt's KV crosses the prefill replica's link (KV bytes / link bandwidth,
- * one transfer at a time per link) before a decode replica takes the request.
+ * that sends each request to the ready replica owing the fewest tokens (or
+ * holding the fewest requests), and for disaggregated roles the prefill/decode
+ * handoff: the prompt's KV crosses the prefill replica's link (KV bytes / link
+ * bandwidth, one transfer at a time per link) before a decode replica takes
+ * the request. Replicas are a named preset (model on hardware) whose GPUs per
+ * replica GPU-hours count.
+ *
+ * Time: the engines advance in steps of at most `dtSeconds`; the replica a
+ * request (or a KV handoff) goes to first runs to its arrival instant, so the
+ * request is admitted when it arrives, not at the next step. The router reads
+ * loads as of the step's start plus what it has sent since.
  */
 import {
-  defaultCapacity,
   EngineReplica,
   type EngineCapacity,
   type FinishedRequest,
@@ -19,6 +25,7 @@ import {
   type SimRequest,
 } from "../engines/model.js";
 import { SeededRandom } from "../engines/random.js";
+import { defaultPresetName, replicaPreset, type ReplicaPreset } from "./presets.js";
 import type { TraceRequest } from "./traces.js";
 
 export type FleetRoleKind = "Server" | "Prefill" | "Decode";
@@ -49,15 +56,27 @@ export interface KvLink {
 }
 
 /**
- * Llama-3.1-8B in bf16 (32 layers × 8 KV heads × 128 dims × K and V × 2 bytes
- * = 128 KiB per token) over one 100 Gb/s RDMA link at 80 % of line rate
- * (10 GB/s): a 1,155-token prompt moves in 15 ms, an 85k-token one in 1.1 s.
+ * One 100 Gb/s RDMA link per replica at 80 % of line rate (10 GB/s); the KV
+ * bytes per token are the preset model's.
  */
-export const defaultKvLink: KvLink = { bytesPerToken: 131_072, linkBytesPerSecond: 10e9 };
+export const defaultLinkBytesPerSecond = 10e9;
+
+/**
+ * How the router picks a ready replica: the fewest tokens owed
+ * (`EngineReplica.outstandingTokens`: prompt tokens not yet prefilled plus
+ * output tokens still to emit), as a token-aware router does, or the fewest
+ * requests in flight. Ties go to the replica created first.
+ */
+export const routingRules = ["leastOutstandingTokens", "leastOutstandingRequests"] as const;
+export type RoutingRule = (typeof routingRules)[number];
 
 export interface FleetOptions {
   readonly seed: number;
+  /** The replica preset (`presets.ts`); `capacity` and `gpusPerReplica` override its figures. */
+  readonly preset?: string;
   readonly capacity?: Partial<EngineCapacity>;
+  readonly gpusPerReplica?: number;
+  readonly routing?: RoutingRule;
   /** Cold start of a new replica, drawn uniformly in [min, max] seconds. */
   readonly coldStartSeconds?: { readonly min: number; readonly max: number };
   /** Most replicas the cluster admits at once over every role (started, ready or draining); more stay pending. */
@@ -124,6 +143,9 @@ export class QualityFleet {
   readonly replicas: FleetReplica[] = [];
   readonly records: RequestRecord[] = [];
   readonly capacity: EngineCapacity;
+  readonly preset: ReplicaPreset;
+  readonly gpusPerReplica: number;
+  readonly routing: RoutingRule;
   readonly roles: readonly FleetRole[];
   readonly kvLink: KvLink;
   /** The role arrivals go to (Prefill, or the Server role), and the role handoffs go to. */
@@ -141,6 +163,8 @@ export class QualityFleet {
   private readonly landedAtSeconds = new Map<number, number>();
   /** Requests delivered to a decode replica and not finished yet. */
   private readonly handedOff = new Set<number>();
+  /** The router's view of replicas' loads in the current step (`leastLoaded`). */
+  private readonly routerView = new Map<FleetReplica, number>();
   /** Start of the step the engines are taking. */
   private stepSeconds = 0;
   private readonly byName = new Map<string, FleetReplica>();
@@ -153,11 +177,21 @@ export class QualityFleet {
   maxBacklog = 0;
 
   constructor(private readonly options: FleetOptions) {
-    this.capacity = { ...defaultCapacity, ...options.capacity };
+    this.preset = replicaPreset(options.preset ?? defaultPresetName);
+    this.capacity = { ...this.preset.capacity, ...options.capacity };
+    this.gpusPerReplica = options.gpusPerReplica ?? this.preset.gpusPerReplica;
+    if (!Number.isInteger(this.gpusPerReplica) || this.gpusPerReplica < 1)
+      throw new Error(`fleet.gpusPerReplica: a whole number of at least 1, got ${JSON.stringify(this.gpusPerReplica)}`);
+    this.routing = options.routing ?? "leastOutstandingTokens";
+    if (!routingRules.includes(this.routing))
+      throw new Error(`fleet.routing: one of ${routingRules.join(", ")}, got ${JSON.stringify(this.routing)}`);
     this.coldStartRng = new SeededRandom(options.seed ^ 0x2545f491);
     this.roles = options.roles ?? serverRoles;
     checkRoles(this.roles);
-    this.kvLink = options.kvLink ?? defaultKvLink;
+    this.kvLink = options.kvLink ?? {
+      bytesPerToken: this.preset.kvBytesPerToken,
+      linkBytesPerSecond: defaultLinkBytesPerSecond,
+    };
     if (!(this.kvLink.bytesPerToken > 0) || !(this.kvLink.linkBytesPerSecond > 0))
       throw new Error(
         `fleet.kvLink: bytesPerToken and linkBytesPerSecond must be positive, got ${JSON.stringify(this.kvLink)}`,
@@ -348,7 +382,7 @@ export class QualityFleet {
     }
   }
 
-  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted, KV lands. */
+  /** Lifecycle at `nowSeconds`: cold starts finish, drained replicas stop, pending ones get admitted. */
   advance(nowSeconds: number): void {
     for (const r of this.replicas) {
       if (r.phase === "Starting" && (r.readyAtSeconds ?? Infinity) <= nowSeconds) r.phase = "Ready";
@@ -359,19 +393,29 @@ export class QualityFleet {
       }
     }
     this.admit(nowSeconds);
-    this.flushGateway();
-    this.deliverKv(nowSeconds);
+    this.flushGateway(nowSeconds);
   }
 
   private ready(role: string): FleetReplica[] {
     return this.replicas.filter((r) => r.phase === "Ready" && r.role === role);
   }
 
+  /** A replica's load by the routing rule, read from its engine. */
+  private loadOf(r: FleetReplica): number {
+    return this.routing === "leastOutstandingTokens" ? r.engine.outstandingTokens() : r.engine.outstanding();
+  }
+
+  /**
+   * The ready replica the routing rule picks, by the router's view: each
+   * replica's load at the start of the current step (engines are all at the
+   * step's start then) plus what the router has sent it since (`dispatch`).
+   */
   private leastLoaded(ready: readonly FleetReplica[]): FleetReplica | undefined {
     let best: FleetReplica | undefined;
     let bestLoad = Infinity;
     for (const r of ready) {
-      const load = r.engine.outstanding();
+      let load = this.routerView.get(r);
+      if (load === undefined) this.routerView.set(r, (load = this.loadOf(r)));
       if (load < bestLoad) {
         best = r;
         bestLoad = load;
@@ -380,18 +424,43 @@ export class QualityFleet {
     return best;
   }
 
-  private route(request: SimRequest, ready: readonly FleetReplica[]): boolean {
+  /** Brings each replica's engine to `atSeconds`; prefilled requests go on their link, landed KV is released. */
+  private advanceEngines(replicas: readonly FleetReplica[], atSeconds: number): void {
+    for (const r of replicas) {
+      // A request that finishes in the step its KV lands reads the step's start (see `finish`).
+      this.stepSeconds = Math.min(r.engine.clockSeconds ?? atSeconds, atSeconds);
+      const out = r.engine.advanceTo(atSeconds);
+      for (const h of out.handoffs) this.sendKv(h);
+      for (const t of out.transferred) this.landed(t.id, t.fromPod, out.fromSeconds);
+    }
+  }
+
+  /**
+   * Hands work to `replica` at `atSeconds`: its engine first runs to that
+   * instant, so the work is admitted then; the router's view of the replica
+   * grows by the load the work adds.
+   */
+  private dispatch(replica: FleetReplica, atSeconds: number, hand: (engine: EngineReplica) => void): void {
+    this.advanceEngines([replica], atSeconds);
+    const before = this.loadOf(replica);
+    hand(replica.engine);
+    this.routerView.set(replica, (this.routerView.get(replica) ?? before) + this.loadOf(replica) - before);
+  }
+
+  private route(request: SimRequest, ready: readonly FleetReplica[], atSeconds: number): boolean {
     const best = this.leastLoaded(ready);
     if (best === undefined) return false;
-    best.engine.enqueue(request);
+    this.dispatch(best, atSeconds, (engine) => engine.enqueue(request));
     return true;
   }
 
-  private flushGateway(): void {
+  private flushGateway(nowSeconds: number): void {
     if (this.gateway.length === 0) return;
     const ready = this.ready(this.entryRole);
     if (ready.length === 0) return;
-    for (const request of this.gateway.splice(0)) this.route(request, ready);
+    // Called at a step boundary, where every engine is: the router reads their loads afresh.
+    this.routerView.clear();
+    for (const request of this.gateway.splice(0)) this.route(request, ready, nowSeconds);
   }
 
   /** A prefill replica finished a prompt: its KV goes on that replica's link, behind earlier transfers. */
@@ -404,21 +473,28 @@ export class QualityFleet {
     this.inTransit.push({ handoff, arrivesAtSeconds: arrives });
   }
 
-  /** KV that has crossed its link goes to the least-loaded ready decode replica, in arrival order. */
-  private deliverKv(nowSeconds: number): void {
+  /**
+   * KV that has crossed its link before `untilSeconds` goes to a ready decode
+   * replica (by the routing rule) in the order it landed, each at its landing
+   * time (or `fromSeconds`, when it waited for a decode replica).
+   */
+  private deliverKv(fromSeconds: number, untilSeconds: number): void {
     if (this.inTransit.length === 0 || this.decodeRole === undefined) return;
     const ready = this.ready(this.decodeRole);
     if (ready.length === 0) return;
+    const due: KvInTransit[] = [];
     let kept = 0;
     for (const t of this.inTransit) {
-      if (t.arrivesAtSeconds > nowSeconds) {
-        this.inTransit[kept++] = t;
-        continue;
-      }
-      (this.leastLoaded(ready) as FleetReplica).engine.acceptHandoff(t.handoff);
-      this.handedOff.add(t.handoff.request.id);
+      if (t.arrivesAtSeconds < untilSeconds) due.push(t);
+      else this.inTransit[kept++] = t;
     }
     this.inTransit.length = kept;
+    due.sort((a, b) => a.arrivesAtSeconds - b.arrivesAtSeconds);
+    for (const t of due) {
+      const best = this.leastLoaded(ready) as FleetReplica;
+      this.dispatch(best, Math.max(fromSeconds, t.arrivesAtSeconds), (engine) => engine.acceptHandoff(t.handoff));
+      this.handedOff.add(t.handoff.request.id);
+    }
   }
 
   /** The decode replica holds the KV: the prefill replica frees it, and the user sees the first token. */
@@ -428,8 +504,8 @@ export class QualityFleet {
     this.heldKv.set(fromPod, (this.heldKv.get(fromPod) ?? 1) - 1);
   }
 
-  /** A request arrives: it gets an id, a record, and a replica (or waits at the gateway). */
-  arrive(request: TraceRequest): void {
+  /** A request arrives: it gets an id, a record, and a replica at its arrival time (or waits at the gateway). */
+  private arrive(request: TraceRequest, atSeconds: number): void {
     const id = this.records.length;
     this.records.push({
       id,
@@ -447,18 +523,29 @@ export class QualityFleet {
         ? {}
         : { prefixBlocks: request.prefixBlocks, blockTokens: request.blockTokens ?? 512 }),
     };
-    if (this.gateway.length > 0 || !this.route(sim, this.ready(this.entryRole))) this.gateway.push(sim);
+    if (this.gateway.length > 0 || !this.route(sim, this.ready(this.entryRole), atSeconds)) this.gateway.push(sim);
   }
 
-  /** Advances every serving replica by `dtSeconds`; prefilled requests go on their link. */
-  step(nowSeconds: number, dtSeconds: number): void {
-    this.stepSeconds = nowSeconds;
-    for (const r of this.replicas) {
-      if (r.phase !== "Ready" && r.phase !== "Draining") continue;
-      const out = r.engine.step(nowSeconds, dtSeconds);
-      for (const h of out.handoffs) this.sendKv(h);
-      for (const t of out.transferred) this.landed(t.id, t.fromPod, nowSeconds);
-    }
+  /**
+   * Serves [nowSeconds, nowSeconds + dtSeconds): each of `arrivals` (in
+   * arrival order, inside the interval) is routed and admitted at its arrival
+   * time, then the entry role runs to the interval's end, KV that lands inside
+   * it is delivered at its landing time, and every serving replica ends at the
+   * end. Only the replica a request or a KV handoff goes to runs to that
+   * instant, so the cost grows with arrivals, not with arrivals × replicas.
+   */
+  step(nowSeconds: number, dtSeconds: number, arrivals: readonly TraceRequest[] = []): void {
+    const endSeconds = nowSeconds + dtSeconds;
+    this.routerView.clear();
+    for (const a of arrivals) this.arrive(a, Math.max(nowSeconds, a.arrivalSeconds));
+    const serving = this.replicas.filter((r) => r.phase === "Ready" || r.phase === "Draining");
+    // Every handoff of the interval is known once the entry role (draining replicas too) has run to its end.
+    this.advanceEngines(
+      serving.filter((r) => r.role === this.entryRole),
+      endSeconds,
+    );
+    this.deliverKv(nowSeconds, endSeconds);
+    this.advanceEngines(serving, endSeconds);
   }
 
   /** Records the backlog (waiting requests at the gateway, on links and on replicas) for `maxBacklog`. */
@@ -476,6 +563,11 @@ export class QualityFleet {
     let n = this.gateway.length + this.inTransit.length;
     for (const r of this.replicas) if (r.phase === "Ready" || r.phase === "Draining") n += r.engine.outstanding();
     return n;
+  }
+
+  /** GPU-seconds charged in [0, untilSeconds], of every role or one: replica-seconds × GPUs per replica. */
+  gpuSeconds(untilSeconds: number, role?: string): number {
+    return this.replicaSeconds(untilSeconds, role) * this.gpusPerReplica;
   }
 
   /** Replica-seconds charged in [0, untilSeconds], of every role or one. */

@@ -5,7 +5,8 @@
  * run plus each family's frontier and its cheapest point at 99 % attainment.
  */
 import type { AlgorithmType } from "../../core/api/scaler.js";
-import { defaultCapacity, type EngineCapacity } from "../engines/model.js";
+import type { EngineCapacity } from "../engines/model.js";
+import { defaultPresetName, replicaPresets } from "./presets.js";
 import { fluidNeed, oracleSchedule, plateauEdges, schedulePolicy } from "./oracle.js";
 import { hpaPolicy } from "./policies/hpa.js";
 import { knativePolicy } from "./policies/knative.js";
@@ -173,7 +174,8 @@ function spread(center: number, points: number): number[] {
 
 export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const start = performance.now();
-  const capacity = options.capacity ?? defaultCapacity;
+  // The benchmark's replica: the default preset (docs/quality.md, "Replica presets").
+  const capacity = options.capacity ?? replicaPresets[defaultPresetName].capacity;
   const runOptions: RunOptions = { ...options.run, seed: options.seed, fleet: { ...options.run?.fleet, capacity } };
   const rows: Row[] = [];
   const run = (policy: Policy): Row => {

@@ -10,16 +10,16 @@ import type { RunResult, SloTargets } from "./run.js";
 
 const require = createRequire(import.meta.url);
 
-function asset(path: string): string {
+export function asset(path: string): string {
   return readFileSync(require.resolve(`uplot/dist/${path}`), "utf8");
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON safe inside a `<script>` element. */
-function scriptJson(value: unknown): string {
+export function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, "\\u003c");
 }
 

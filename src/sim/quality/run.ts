@@ -6,6 +6,8 @@
  * engines keep running (at most `tailSeconds`) so late requests can finish.
  */
 import { QualityFleet, serverRoles, type FleetOptions, type FleetRole, type RequestRecord } from "./fleet.js";
+import type { RoleMinutes } from "../../core/calibrate/minute.js";
+import { MinuteRecorder, minuteSeconds } from "./minutes.js";
 import { ScrapeHistory, scrapeOf } from "./observations.js";
 import type { Policy, PolicyContext } from "./policy.js";
 import type { Trace } from "./traces.js";
@@ -22,7 +24,7 @@ export interface RunOptions {
   readonly seed: number;
   readonly fleet?: Omit<FleetOptions, "seed" | "initialReplicas">;
   readonly slo?: SloTargets;
-  /** Engine step; arrivals wait up to one step for admission. */
+  /** Longest engine step; the fleet splits it at every arrival and KV landing, so admission does not wait for it. */
   readonly stepSeconds?: number;
   readonly scrapeIntervalSeconds?: number;
   readonly tailSeconds?: number;
@@ -55,7 +57,10 @@ export interface RunResult {
   /** Arrivals not finished when the tail ended (counted as missing the SLO). */
   readonly unfinished: number;
   readonly attainment: Attainment;
+  /** Replica-hours × GPUs per replica. */
   readonly gpuHours: number;
+  readonly replicaHours: number;
+  readonly gpusPerReplica: number;
   /** GPU-hours per role (one entry for an aggregated fleet). */
   readonly gpuHoursByRole: Readonly<Record<string, number>>;
   readonly scaleEvents: number;
@@ -68,6 +73,8 @@ export interface RunResult {
   /** The policy's own account of the run (mds-scaler: its reasons by share of passes). */
   readonly notes?: string;
   readonly series: readonly SeriesPoint[];
+  /** Per role, every simulated minute as `mds-scaler calibrate` reads it. */
+  readonly minutes: readonly RoleMinutes[];
   readonly records: readonly RequestRecord[];
 }
 
@@ -129,6 +136,8 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   const ticksPerDecision = Math.max(1, Math.round(policy.intervalSeconds / dt));
   const ticksPerSecond = Math.max(1, Math.round(1 / dt));
   const ticksPerSeries = Math.max(1, Math.round(seriesEvery / dt));
+  const ticksPerMinute = Math.max(1, Math.round(minuteSeconds / dt));
+  const minutes = new MinuteRecorder(fleet, scrapeEvery);
   const series: { atSeconds: number; arrivals: number; desired: number; ready: number }[] = [];
   let next = 0;
   let arrivalsInPoint = 0;
@@ -136,11 +145,6 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
   for (let tick = 0; ; tick++) {
     const now = tick * dt;
     fleet.advance(now);
-    while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now) {
-      fleet.arrive(requests[next] as Trace["requests"][number]);
-      next++;
-      arrivalsInPoint++;
-    }
     if (now >= span && next >= requests.length && (fleet.outstanding() === 0 || now >= span + tail)) break;
     if (tick % ticksPerScrape === 0) {
       for (const r of fleet.replicas) {
@@ -150,12 +154,17 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
         history.add(scrapeOf(now, r.engine.totals()));
       }
     }
+    // After the scrape of the same tick, as Prometheus would hold it at the minute's end.
+    if (tick > 0 && tick % ticksPerMinute === 0 && now <= span) minutes.record(fleet, scrapes, epochMs, now);
     if (tick % ticksPerSecond === 0) fleet.sampleBacklog();
     if (now < span) {
       if (policy.sample !== undefined && tick % ticksPerSecond === 0) policy.sample(ctx(now));
       if (tick > 0 && tick % ticksPerDecision === 0) policy.decide(ctx(now));
     }
-    fleet.step(now, dt);
+    const first = next;
+    while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now + dt) next++;
+    arrivalsInPoint += next - first;
+    fleet.step(now, dt, first === next ? [] : requests.slice(first, next));
     const live = fleet.admitted();
     if (live > maxReplicas) maxReplicas = live;
     if (tick % ticksPerSeries === 0 && now < span) {
@@ -215,8 +224,10 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     completed,
     unfinished: records.length - completed,
     attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
-    gpuHours: fleet.replicaSeconds(span) / 3600,
-    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.replicaSeconds(span, r.name) / 3600])),
+    gpuHours: fleet.gpuSeconds(span) / 3600,
+    replicaHours: fleet.replicaSeconds(span) / 3600,
+    gpusPerReplica: fleet.gpusPerReplica,
+    gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.gpuSeconds(span, r.name) / 3600])),
     scaleEvents: fleet.scaleEvents,
     maxBacklog: fleet.maxBacklog,
     maxReplicas,
@@ -225,6 +236,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
     ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
     series: points,
+    minutes: minutes.result(),
     records,
   };
 }

@@ -7,9 +7,9 @@
  * commits).
  */
 import type { EngineCapacity } from "../engines/model.js";
-import { defaultCapacity } from "../engines/model.js";
 import { disaggregatedRoles } from "./fleet.js";
 import { sloTtftMilliseconds } from "./matrix.js";
+import { defaultPresetName, replicaPresets } from "./presets.js";
 import { fluidNeed } from "./oracle.js";
 import { mdsPolicy } from "./policies/mds.js";
 import { staticVectorPolicy } from "./policies/static.js";
@@ -72,7 +72,8 @@ function counted(make: (onPass: OnPass) => Policy): {
 
 export function runScenarios(trace: Trace, options: ScenarioOptions): ScenarioResult {
   const start = performance.now();
-  const capacity = options.capacity ?? defaultCapacity;
+  // The benchmark's replica: the default preset (docs/quality.md, "Replica presets").
+  const capacity = options.capacity ?? replicaPresets[defaultPresetName].capacity;
   const rows: ScenarioRow[] = [];
   const sloTtft = sloTtftMilliseconds(trace, capacity);
   const readings = options.latencyGuardReadings ?? [defaultLatencyGuardReading];

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readTrendState, writeTrendState } from "../../../src/core/algorithms/predictive.js";
+import { filterUpdatedAtMs, readTrendState, writeTrendState } from "../../../src/core/algorithms/predictive.js";
 import { decodeNumber, encodeNumber, nextHistory } from "../../../src/core/algorithms/predictor-state.js";
 import { parseQuantity } from "../../../src/core/api/quantity.js";
 import { PredictorStatusSchema } from "../../../src/core/api/scaler.js";
@@ -71,7 +71,11 @@ describe("filter state in status", () => {
 
   it.each([
     { name: "no filter observations (a TokenThroughput entry)", patch: { sampleCount: 0 } },
-    { name: "no update time", patch: { lastUpdateTime: undefined } },
+    { name: "no update time and no demand history", patch: { lastUpdateTime: undefined } },
+    {
+      name: "no update time and only unreadable demand stamps",
+      patch: { lastUpdateTime: undefined, history: [{ timestamp: "soon", tokensPerSecond: "1" }] },
+    },
     { name: "an unreadable level", patch: { level: "lots" } },
     { name: "a non-positive level variance", patch: { covariance: { p00: "0", p01: "0", p10: "0", p11: "1" } } },
     { name: "an unreadable time", patch: { lastUpdateTime: "yesterday" } },
@@ -79,6 +83,28 @@ describe("filter state in status", () => {
     const entry = { ...writeTrendState("prefill", state, []), ...patch };
     if (entry.lastUpdateTime === undefined) delete entry.lastUpdateTime;
     expect(readTrendState(entry as Parameters<typeof readTrendState>[0])).toBeUndefined();
+  });
+});
+
+describe("filter state without lastUpdateTime (an extension of the specification)", () => {
+  const at = (seconds: number) => new Date(t0Ms + seconds * 1000).toISOString();
+  const state = { level: 100, trend: 1, p00: 2, p01: 0, p10: 0, p11: 1, sampleCount: 7, updatedAtMs: t0Ms };
+  const history = [
+    { timestamp: at(-15), tokensPerSecond: "90" },
+    { timestamp: "garbage", tokensPerSecond: "95" },
+    { timestamp: at(0), tokensPerSecond: "100" },
+    { timestamp: at(-30), tokensPerSecond: "80" },
+  ];
+
+  it("the newest readable demand sample is the update time, whatever the order", () => {
+    const { lastUpdateTime: _dropped, ...bare } = writeTrendState("prefill", state, history);
+    expect(filterUpdatedAtMs(bare)).toBe(t0Ms);
+    expect(readTrendState(bare)).toEqual(state);
+  });
+
+  it("lastUpdateTime wins where present", () => {
+    const entry = writeTrendState("prefill", { ...state, updatedAtMs: t0Ms - 60_000 }, history);
+    expect(filterUpdatedAtMs(entry)).toBe(t0Ms - 60_000);
   });
 });
 

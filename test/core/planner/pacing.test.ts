@@ -7,6 +7,7 @@ import {
   historyHorizonSeconds,
   historySpans,
   maxHistorySamples,
+  provenLastPassMs,
   recordHistory,
   scaleDownStep,
   scaleUpStep,
@@ -283,6 +284,37 @@ describe("the gap rule", () => {
     { why: "a pass stamped after now (clock skew) is no gap", lastPassMs: t0 + 5_000, kept: 2 },
   ])("$why", ({ lastPassMs, kept }) => {
     expect(continuousHistory(samples, lastPassMs, t0, 60)).toHaveLength(kept);
+  });
+});
+
+describe("the last pass a status proves", () => {
+  const at = (s: number, replicas = 2): HistorySample => ({ timestampMs: t0 + s * 1000, replicas });
+  it("lastPassTime wins where present, even over a newer sample", () => {
+    expect(provenLastPassMs(t0 - 120_000, [[at(-15)]], t0)).toBe(t0 - 120_000);
+  });
+
+  it.each([
+    { why: "the newest sample of one role", histories: [[at(-300), at(-30), at(-15)]], want: t0 - 15_000 },
+    {
+      why: "the newest sample of any role",
+      histories: [[at(-300), at(-45)], [at(-200), at(-15)], []],
+      want: t0 - 15_000,
+    },
+    { why: "whatever the order of the samples", histories: [[at(-15), at(-300)]], want: t0 - 15_000 },
+    { why: "a sample stamped exactly now", histories: [[at(-300), at(0)]], want: t0 },
+    { why: "a sample stamped after now proves nothing", histories: [[at(-90), at(5)]], want: t0 - 90_000 },
+    { why: "only samples after now: no pass proven", histories: [[at(5)]], want: undefined },
+    { why: "no history at all: no pass proven", histories: [[], []], want: undefined },
+    { why: "no role at all: no pass proven", histories: [], want: undefined },
+  ])("without lastPassTime: $why", ({ histories, want }) => {
+    expect(provenLastPassMs(undefined, histories, t0)).toBe(want);
+  });
+
+  it("with the gap rule: a newest sample older than the gap drops the history, a recent one keeps it", () => {
+    const stale = [at(-400, 4), at(-61, 4)];
+    expect(continuousHistory(stale, provenLastPassMs(undefined, [stale], t0), t0, 60)).toEqual([]);
+    const recent = [at(-400, 4), at(-60, 4)];
+    expect(continuousHistory(recent, provenLastPassMs(undefined, [recent], t0), t0, 60)).toEqual(recent);
   });
 });
 

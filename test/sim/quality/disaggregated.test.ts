@@ -7,10 +7,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
-import { defaultKvLink, disaggregatedRoles, type QualityFleet } from "../../../src/sim/quality/fleet.js";
+import { disaggregatedRoles, type QualityFleet } from "../../../src/sim/quality/fleet.js";
 import { mdsPolicy } from "../../../src/sim/quality/policies/mds.js";
 import { staticVectorPolicy } from "../../../src/sim/quality/policies/static.js";
 import type { Policy } from "../../../src/sim/quality/policy.js";
+import { defaultPresetName, replicaPresets } from "../../../src/sim/quality/presets.js";
 import { runPolicy, type RunOptions, type RunResult } from "../../../src/sim/quality/run.js";
 import { disaggregatedScaler, roleNeeds } from "../../../src/sim/quality/scalers.js";
 import { overlay } from "../../../src/sim/quality/traces.js";
@@ -109,7 +110,7 @@ describe("disaggregated quality fleet", () => {
   });
 
   it("TTFT includes the KV transfer: every request's first token comes after its prefill and its transfer", () => {
-    const slowLink = { bytesPerToken: defaultKvLink.bytesPerToken, linkBytesPerSecond: 1e9 };
+    const slowLink = { bytesPerToken: replicaPresets[defaultPresetName].kvBytesPerToken, linkBytesPerSecond: 1e9 };
     const fast = runPolicy(trace, staticVectorPolicy({ prefill: 6, decode: 6 }), pd);
     const slow = runPolicy(trace, staticVectorPolicy({ prefill: 6, decode: 6 }), {
       ...pd,
@@ -122,7 +123,8 @@ describe("disaggregated quality fleet", () => {
         prefill + transfer - 1e-9,
       );
     }
-    // The mean prompt's 151 MB take 0.15 s on a 1 GB/s link and 15 ms at the default 10 GB/s.
+    // The mean prompt's 378 MB (Llama-3.1-70B, 320 KiB per token) take 0.38 s on a 1 GB/s link and
+    // 38 ms at the default 10 GB/s.
     expect(median(ttftSeconds(slow)) - median(ttftSeconds(fast))).toBeGreaterThan(0.1);
   });
 

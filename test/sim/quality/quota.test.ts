@@ -53,7 +53,8 @@ describe("quota in the quality simulator", () => {
 
     // The quota held: never more than three replicas admitted, and pending replicas cost nothing.
     expect(result.maxReplicas).toBeLessThanOrEqual(quotaReplicas);
-    expect(result.gpuHours).toBeLessThanOrEqual((quotaReplicas * conv.spanSeconds) / 3600 + 1e-9);
+    expect(result.replicaHours).toBeLessThanOrEqual((quotaReplicas * conv.spanSeconds) / 3600 + 1e-9);
+    expect(result.gpuHours).toBeCloseTo(result.replicaHours * result.gpusPerReplica, 9);
 
     // The planner grew past the quota, the added replicas waited, and after the pending timeout
     // it restored the cohort's baseline in one ResourceExhausted write.

@@ -1,0 +1,285 @@
+/**
+ * `mds-scaler calibrate`: the token throughput per ready replica at which a
+ * scaler's latency targets held, per role, from a period of its engine series
+ * in Prometheus or from `simulate -o json` runs (docs/calibrate.md). Prints the
+ * evidence by load band and the figure, or a scaler with the figures written in.
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { PrometheusClient } from "../adapters/prometheus/client.js";
+import {
+  parsePrometheusSettings,
+  prometheusSettingFlags,
+  prometheusSignalConfigOf,
+  type PrometheusSettingName,
+} from "../app/config.js";
+import { formatProblem } from "../core/api/problem.js";
+import { validateScaler } from "../core/api/validation.js";
+import type { ScalerSpec } from "../core/api/scaler.js";
+import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
+import { renderCalibrationReport } from "./calibrate/report.js";
+import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
+import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
+import { exitCodes, type CliIo, type Command } from "./io.js";
+import { loadObjects, scalerAndTarget } from "./observe.js";
+import { parseYamlDocuments } from "./yaml-documents.js";
+
+interface Flag {
+  readonly name: string;
+  readonly short?: string;
+  readonly value: string;
+  readonly multiple?: boolean;
+  readonly default?: string;
+  readonly help: string;
+}
+
+/** calibrate's own flags; the Prometheus flags are the controller's (src/app/config.ts), appended below. */
+const ownFlags: readonly Flag[] = [
+  {
+    name: "from-simulation",
+    value: "FILE",
+    multiple: true,
+    help: "a `simulate -o json` run; repeat to pool runs (say, static fleets of several sizes)",
+  },
+  {
+    name: "filename",
+    short: "f",
+    value: "FILE",
+    help: "the ModelDeploymentScaler: its targets judge the minutes and the scaler output is this file with the figures written in (with --from-simulation: default the run's scaler)",
+  },
+  { name: "scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
+  {
+    name: "target",
+    short: "t",
+    value: "FILE",
+    help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
+  },
+  { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  { name: "start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
+  { name: "end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
+  { name: "last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
+  {
+    name: "output",
+    short: "o",
+    value: "FORMAT",
+    default: "table",
+    help: "table, json, or scaler (the scaler with the calibrated targets)",
+  },
+  { name: "write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
+  { name: "report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
+  { name: "help", short: "h", value: "", help: "this help" },
+];
+
+const promFlags = prometheusSettingFlags();
+const flags: readonly Flag[] = [
+  ...ownFlags,
+  ...promFlags.map((p) => ({
+    name: p.flag.slice(2),
+    value: "VALUE",
+    help: `${p.help} (the controller's flag)`,
+    ...(p.default === undefined ? {} : { default: p.default }),
+  })),
+];
+
+export const calibrateUsage = `usage: mds-scaler calibrate --from-simulation run.json [--from-simulation run2.json ...] [-f scaler.yaml] [flags]
+       mds-scaler calibrate --prometheus-url URL (-f scaler.yaml | --scaler NS/NAME) [--target md.yaml] (--last 15m | --start T [--end T]) [flags]
+
+${flags
+  .map((f) => {
+    const name = `${f.short === undefined ? "    " : `-${f.short}, `}--${f.name}${f.value === "" ? "" : ` ${f.value}`}`;
+    return `  ${name.padEnd(36)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
+  })
+  .join("\n")}
+`;
+
+/** Longest period read from Prometheus: one sampling pass per minute. */
+const maxMinutes = 24 * 60;
+
+function parseTime(flag: string, text: string): number {
+  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Date.parse(text) / 1000;
+  if (!Number.isFinite(seconds))
+    throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not RFC 3339 or Unix seconds`);
+  return seconds;
+}
+
+function parseDuration(text: string): number {
+  const m = /^(\d+)(s|m|h)$/.exec(text);
+  if (m === null) throw new UsageError(`--last: ${JSON.stringify(text)} is not a duration such as 900s, 15m or 2h`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
+}
+
+class UsageError extends Error {}
+
+type Values = Record<string, string | string[] | boolean | undefined>;
+
+function readYaml(io: CliIo, path: string, what: string): unknown {
+  const values = parseYamlDocuments(io.readFile(path), path);
+  if (typeof values === "string") throw new Error(values);
+  if (values.length !== 1) throw new Error(`${path}: expected one ${what}, found ${values.length} documents`);
+  return values[0];
+}
+
+function specOf(document: unknown, where: string): ScalerSpec {
+  const v = validateScaler(document);
+  if (!v.ok) throw new Error(`${where}: ${v.problems.map(formatProblem).join("\n")}`);
+  return v.value.spec;
+}
+
+/** The answer, the scaler document the figures are written into, and its validated spec. */
+interface Calibrated {
+  readonly result: CalibrationResult;
+  readonly document: unknown;
+  readonly spec: ScalerSpec;
+}
+
+function fromSimulation(values: Values, io: CliIo): Calibrated {
+  const paths = values["from-simulation"] as string[];
+  const sim = minutesFromSimulations(paths.map((path) => ({ path, text: io.readFile(path) })));
+  const file = values["filename"] as string | undefined;
+  const document = file === undefined ? sim.scaler : readYaml(io, file, "ModelDeploymentScaler");
+  const spec = specOf(document, file === undefined ? `--from-simulation ${paths[0]}: scaler` : `-f ${file}`);
+  return { result: calibrate(`simulated runs ${sim.runs.join("; ")}`, spec, sim.roles, []), document, spec };
+}
+
+async function fromPrometheus(values: Values, io: CliIo, nowMs: number): Promise<Calibrated> {
+  const raw: Partial<Record<PrometheusSettingName, string>> = {};
+  for (const p of promFlags) {
+    const v = values[p.flag.slice(2)];
+    if (typeof v === "string") raw[p.name] = v;
+  }
+  if (raw.prometheusUrl === undefined) throw new UsageError("give --prometheus-url (or --from-simulation)");
+  const settings = parsePrometheusSettings(raw);
+  const file = values["filename"] as string | undefined;
+  const scalerRef = values["scaler"] as string | undefined;
+  if ((file === undefined) === (scalerRef === undefined))
+    throw new UsageError("give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>");
+  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
+  if (scalerRef !== undefined && !ref)
+    throw new UsageError(`--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`);
+  const end = values["end"] === undefined ? nowMs / 1000 : parseTime("end", values["end"] as string);
+  const last = values["last"] as string | undefined;
+  const startText = values["start"] as string | undefined;
+  if ((last === undefined) === (startText === undefined))
+    throw new UsageError("give the period with exactly one of --start and --last");
+  const start = last !== undefined ? end - parseDuration(last) : parseTime("start", startText as string);
+  if (!(end > start))
+    throw new UsageError(
+      `--start ${JSON.stringify(startText)} is not before --end (${new Date(end * 1000).toISOString()})`,
+    );
+  if ((end - start) / 60 > maxMinutes)
+    throw new UsageError(
+      `the period is ${((end - start) / 3600).toFixed(1)} h; at most ${maxMinutes / 60} h (one sampling pass per minute)`,
+    );
+  const target = values["target"] as string | undefined;
+  const kubeconfig = values["kubeconfig"] as string | undefined;
+  const objects = await loadObjects(
+    {
+      scaler: file !== undefined ? { file } : { namespace: ref?.[1] ?? "", name: ref?.[3] ?? "" },
+      ...(target === undefined ? {} : { target }),
+      ...(kubeconfig === undefined ? {} : { kubeconfig }),
+      timeoutMs: settings.prometheusTimeoutMs,
+    },
+    io,
+  );
+  const { target: md, spec, namespace } = scalerAndTarget(objects.scaler, objects.target);
+  const minutes = await minutesFromPrometheus({
+    client: new PrometheusClient({ endpoint: settings.prometheusUrl, timeoutMs: settings.prometheusTimeoutMs }),
+    config: prometheusSignalConfigOf(settings),
+    namespace,
+    deployment: spec.targetRef.name,
+    // Encode roles serve no tokens of their own: they follow a ratio and have no per-replica target.
+    roles: md.spec.roles
+      .filter((r) => r.kind !== "Encode" && spec.roles.some((s) => s.name === r.name))
+      .map((r) => ({ name: r.name, kind: r.kind })),
+    samplingIntervalSeconds: spec.sampling.intervalSeconds,
+    startUnixSeconds: start,
+    endUnixSeconds: end,
+  });
+  const period = `${new Date(start * 1000).toISOString()} to ${new Date(end * 1000).toISOString()}`;
+  const source = `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${period}`;
+  return { result: calibrate(source, spec, minutes.roles, minutes.warnings), document: objects.scaler, spec };
+}
+
+export async function runCalibrate(
+  args: readonly string[],
+  io: CliIo,
+  nowMs: () => number = Date.now,
+): Promise<number> {
+  let values: Values;
+  try {
+    values = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(
+        flags.map((f) => [
+          f.name,
+          {
+            type: f.value === "" ? ("boolean" as const) : ("string" as const),
+            ...(f.short === undefined ? {} : { short: f.short }),
+            ...(f.multiple === true ? { multiple: true } : {}),
+          },
+        ]),
+      ),
+      strict: true,
+      allowPositionals: false,
+    }).values as Values;
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n${calibrateUsage}`);
+    return exitCodes.usage;
+  }
+  if (values["help"] === true) {
+    io.stdout(calibrateUsage);
+    return exitCodes.ok;
+  }
+  const output = (values["output"] as string | undefined) ?? "table";
+  if (!["table", "json", "scaler"].includes(output)) {
+    io.stderr(`-o: ${JSON.stringify(output)} is not one of table, json, scaler\n`);
+    return exitCodes.usage;
+  }
+  let answer: Calibrated;
+  try {
+    if (values["from-simulation"] !== undefined && values["prometheus-url"] !== undefined)
+      throw new UsageError("give either --from-simulation or --prometheus-url, not both");
+    answer =
+      values["from-simulation"] !== undefined ? fromSimulation(values, io) : await fromPrometheus(values, io, nowMs());
+  } catch (error) {
+    io.stderr(
+      `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
+    );
+    return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
+  }
+  const { result, document, spec } = answer;
+  const report = values["report"] as string | undefined;
+  if (report !== undefined) writeFileSync(report, renderCalibrationReport(result));
+  const writeScaler = values["write-scaler"] as string | undefined;
+  let snippet: string | undefined;
+  if (output === "scaler" || writeScaler !== undefined) {
+    try {
+      snippet = scalerSnippet(result, document, spec);
+    } catch (error) {
+      if (output !== "scaler") io.stdout(table(result));
+      io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
+      return exitCodes.invalid;
+    }
+    if (writeScaler !== undefined) writeFileSync(writeScaler, snippet);
+  }
+  if (output === "json") {
+    const printable = JSON.parse(JSON.stringify(result, (_k, v: unknown) => (v === Infinity ? "+Inf" : v))) as unknown;
+    io.stdout(`${JSON.stringify(printable, null, 2)}\n`);
+  } else if (output === "scaler") io.stdout(snippet ?? "");
+  else {
+    const paste = algorithmSnippet(result, spec);
+    io.stdout(
+      paste === undefined
+        ? table(result)
+        : `${table(result)}\nunder the scaler's spec: (the whole file: -o scaler or --write-scaler FILE)\n${paste.replace(/^/gm, "  ").trimEnd()}\n`,
+    );
+  }
+  return exitCodes.ok;
+}
+
+export const calibrateCommand: Command = {
+  summary:
+    "measure per role the token throughput per ready replica at which the latency targets held; print the figures",
+  usage: calibrateUsage,
+  run: (args, io) => runCalibrate(args, io),
+};

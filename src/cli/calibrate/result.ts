@@ -1,0 +1,176 @@
+/**
+ * The whole answer of `mds-scaler calibrate`: per role the banding (the pure
+ * rule in src/core/calibrate/bands.ts), the minutes skipped and why, and what
+ * it can print: a table, JSON, or the scaler with the calibrated targets.
+ */
+import { stringify } from "yaml";
+import {
+  calibrateRole,
+  minMinutesPerBand,
+  requiredShare,
+  type LatencyTargets,
+  type RoleCalibration,
+} from "../../core/calibrate/bands.js";
+import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
+import type { RoleKind } from "../../core/api/model-deployment.js";
+import { quantityValue } from "../../core/api/quantity.js";
+import type { ScalerSpec } from "../../core/api/scaler.js";
+
+export interface CalibrationResult {
+  /** Where the minutes came from, in words. */
+  readonly source: string;
+  readonly targets: LatencyTargets;
+  readonly rules: { readonly minuteSeconds: 60; readonly minMinutesPerBand: number; readonly requiredShare: number };
+  readonly roles: readonly (RoleCalibration & {
+    readonly role: string;
+    readonly skipped: Readonly<Partial<Record<SkipReason, number>>>;
+    readonly points: readonly CalibrationMinute[];
+  })[];
+  readonly warnings: readonly string[];
+}
+
+/** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
+function tokenThroughputOf(spec: ScalerSpec): { ttftTargetMilliseconds: string; itlTargetMilliseconds: string } {
+  const a = spec.algorithm;
+  const tt = a.type === "Predictive" ? a.predictive?.tokenThroughput : a.tokenThroughput;
+  if (tt === undefined)
+    throw new Error(
+      `spec.algorithm: calibrate writes TokenThroughput's per-replica targets; this scaler is ${a.type}, which has none`,
+    );
+  return tt;
+}
+
+export function latencyTargetsOf(spec: ScalerSpec): LatencyTargets {
+  const tt = tokenThroughputOf(spec);
+  return {
+    ttftMilliseconds: quantityValue(tt.ttftTargetMilliseconds),
+    itlMilliseconds: quantityValue(tt.itlTargetMilliseconds),
+  };
+}
+
+export function calibrate(
+  source: string,
+  spec: ScalerSpec,
+  roles: readonly RoleMinutes[],
+  warnings: readonly string[],
+): CalibrationResult {
+  const targets = latencyTargetsOf(spec);
+  return {
+    source,
+    targets,
+    rules: { minuteSeconds: 60, minMinutesPerBand, requiredShare },
+    roles: roles.map((r) => ({
+      role: r.role,
+      skipped: r.skipped,
+      ...calibrateRole(r.kind, r.minutes, targets),
+      points: r.minutes,
+    })),
+    warnings,
+  };
+}
+
+const fmt = (v: number | undefined): string =>
+  v === undefined ? "-" : Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");
+
+export function table(result: CalibrationResult): string {
+  const t = result.targets;
+  const lines = [
+    `calibrate: ${result.source}`,
+    `targets: p95 TTFT and p95 queue time ≤ ${fmt(t.ttftMilliseconds)} ms, p95 ITL ≤ ${fmt(t.itlMilliseconds)} ms; a band of at least ${minMinutesPerBand} one-minute figures holds when ≥ ${100 * requiredShare} % of them kept every target of the role's kind`,
+    ...result.warnings.map((w) => `warning: ${w}`),
+  ];
+  for (const r of result.roles) {
+    const skipped = Object.entries(r.skipped).map(([why, n]) => `${n} ${why}`);
+    const queue =
+      r.queueTime === "read"
+        ? "queue time read"
+        : r.queueTime === "absent"
+          ? "no queue-time series: judged by TTFT alone"
+          : "queue time not judged (Decode)";
+    lines.push(
+      "",
+      `ROLE ${r.role} (${r.kind}): ${r.minutes} minutes of evidence${skipped.length > 0 ? ` (skipped: ${skipped.join(", ")})` : ""}; ${queue}`,
+    );
+    const header = [
+      "tok/s per replica",
+      "minutes",
+      "within targets",
+      "p95 TTFT ms",
+      "p95 queue ms",
+      "p95 ITL ms",
+      "band",
+    ];
+    const rows = r.bands.map((b) => [
+      `${fmt(b.fromTokensPerSecond)}–${fmt(b.toTokensPerSecond)}`,
+      String(b.minutes),
+      `${(100 * b.shareWithinTargets).toFixed(1)} %`,
+      fmt(b.ttftP95Milliseconds),
+      fmt(b.queueP95Milliseconds),
+      fmt(b.itlP95Milliseconds),
+      b.verdict,
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
+    for (const row of [header, ...rows])
+      lines.push(`  ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")}`.trimEnd());
+    const a = r.answer;
+    lines.push(
+      a.kind === "calibrated"
+        ? `  answer: ${fmt(a.tokensPerSecondPerReplica)} tok/s per ready replica: ${a.why}`
+        : `  answer: ${a.kind}: ${a.why}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+const targetField: Readonly<Record<RoleKind, string | undefined>> = {
+  Server: "serverTargetTokensPerSecond",
+  Prefill: "prefillTargetTokensPerSecond",
+  Decode: "decodeTargetTokensPerSecond",
+  Encode: undefined,
+};
+
+/** Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback block). */
+function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
+  const block = (
+    spec.algorithm.type === "Predictive"
+      ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
+      : (algorithm["tokenThroughput"] ??= {})
+  ) as Record<string, unknown>;
+  for (const r of result.roles) {
+    const field = targetField[r.kind];
+    if (field !== undefined && r.answer.kind === "calibrated") block[field] = fmt(r.answer.tokensPerSecondPerReplica);
+  }
+}
+
+/** The YAML to paste under a scaler's `spec:` for the roles that have a figure; undefined when none has. */
+export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): string | undefined {
+  if (!result.roles.some((r) => r.answer.kind === "calibrated")) return undefined;
+  const algorithm: Record<string, unknown> = {};
+  writeTargets(result, spec, algorithm);
+  return stringify({ algorithm }, { lineWidth: 0 });
+}
+
+/**
+ * The scaler document with every calibrated role's per-replica target written
+ * in; an error naming the role when any role has no figure, so a script never
+ * writes half an answer.
+ */
+export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
+  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated");
+  if (missing.length > 0)
+    throw new Error(
+      missing.map((r) => `role ${r.role}: no calibrated figure (${r.answer.kind}: ${r.answer.why})`).join("\n"),
+    );
+  const doc = structuredClone(scalerDocument) as { spec?: { algorithm?: Record<string, unknown> } };
+  const algorithm = (doc.spec ??= {}).algorithm ?? {};
+  doc.spec.algorithm = algorithm;
+  writeTargets(result, spec, algorithm);
+  const header = result.roles
+    .map((r) =>
+      r.answer.kind === "calibrated"
+        ? `# ${r.role}: ${fmt(r.answer.tokensPerSecondPerReplica)} tok/s per ready replica, ${r.answer.why}`
+        : "",
+    )
+    .join("\n");
+  return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(doc, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,176 @@
+/**
+ * `mds-scaler calibrate --from-simulation` on real simulator runs of the first
+ * 15 minutes of the Azure conversation trace served by static fleets: one
+ * replica is loaded past what it can serve in part of the slice, two are not,
+ * four never come near it. The scriptable steps of docs/calibrate.md, in process.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { runCalibrate } from "../../src/cli/calibrate.js";
+import { memoryIo } from "../support/memory-io.js";
+import { runSimulate } from "../../src/cli/simulate.js";
+import { validateScaler } from "../../src/core/api/validation.js";
+import { tracesDir } from "../sim/quality/fixtures.js";
+
+const dir = mkdtempSync(join(tmpdir(), "mds-calibrate-"));
+const trace = join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+
+/** A static fleet: the scaler's bounds pin the replicas. */
+function staticScaler(replicas: number): string {
+  const path = join(dir, `static-${replicas}.yaml`);
+  writeFileSync(
+    path,
+    `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: {name: llm, namespace: default}
+spec:
+  targetRef: {name: llm}
+  mode: Active
+  roles: [{name: server, minReplicas: ${replicas}, maxReplicas: ${replicas}}]
+  algorithm:
+    tokenThroughput: {serverTargetTokensPerSecond: "7500", ttftTargetMilliseconds: "1500"}
+`,
+  );
+  return path;
+}
+
+/** The run of a static fleet on the first 15 minutes, as `simulate -o json` writes it. */
+function simulate(replicas: number): string {
+  const io = memoryIo();
+  expect(
+    runSimulate(["--trace", trace, "--scaler", staticScaler(replicas), "--duration", "900", "-o", "json"], io),
+  ).toBe(0);
+  const path = join(dir, `run-${replicas}.json`);
+  writeFileSync(path, io.out);
+  return path;
+}
+
+interface JsonRole {
+  role: string;
+  minutes: number;
+  points: { tokensPerSecondPerReplica: number; ttftP95Milliseconds: number }[];
+  bands: { fromTokensPerSecond: number; toTokensPerSecond: number; verdict: string }[];
+  answer: { kind: string; tokensPerSecondPerReplica?: number; why: string };
+}
+
+const runs: Record<number, string> = {};
+beforeAll(() => {
+  for (const n of [1, 2, 4]) runs[n] = simulate(n);
+}, 180_000);
+
+describe("calibrate --from-simulation", () => {
+  it("writes per-minute figures into simulate's JSON: every minute of the slice, for the one role", () => {
+    const run = JSON.parse(readFileSync(runs[2] as string, "utf8")) as {
+      minutes: { role: string; kind: string; minutes: { endSeconds: number; readyReplicas: number }[] }[];
+      scaler: { spec: { roles: { minReplicas: number }[] } };
+    };
+    expect(run.minutes.map((r) => [r.role, r.kind])).toEqual([["server", "Server"]]);
+    expect(run.minutes[0]?.minutes.map((m) => m.endSeconds)).toEqual(
+      Array.from({ length: 15 }, (_, i) => 60 * (i + 1)),
+    );
+    expect(run.minutes[0]?.minutes.every((m) => m.readyReplicas === 2)).toBe(true);
+    expect(run.scaler.spec.roles[0]?.minReplicas).toBe(2);
+  });
+
+  it("gives a figure below what a replica carries when one fleet was loaded past it", async () => {
+    const io = memoryIo();
+    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-o", "json"];
+    expect(await runCalibrate(args, io)).toBe(0);
+    const role = (JSON.parse(io.out) as { roles: JsonRole[] }).roles[0] as JsonRole;
+    expect(role.minutes).toBe(30);
+    expect(role.answer.kind).toBe("calibrated");
+    const figure = role.answer.tokensPerSecondPerReplica as number;
+    // What one replica reached while overloaded: the most it carries on this trace.
+    const carried = Math.max(...role.points.map((p) => p.tokensPerSecondPerReplica));
+    const firstBroke = role.bands.find((b) => b.verdict === "broke");
+    expect(firstBroke).toBeDefined();
+    expect(figure).toBeLessThan(firstBroke?.fromTokensPerSecond as number);
+    expect(figure).toBeLessThan(0.8 * carried);
+    // Every minute at or below the figure kept the TTFT target.
+    const below = role.points.filter((q) => q.tokensPerSecondPerReplica <= figure);
+    expect(below.length).toBeGreaterThan(5);
+    for (const p of below) expect(p.ttftP95Milliseconds).toBeLessThanOrEqual(1500);
+  });
+
+  it("writes the user's scaler with the figure, the same on stdout and in --write-scaler", async () => {
+    const user = join(dir, "user.yaml");
+    writeFileSync(
+      user,
+      readFileSync(staticScaler(1), "utf8").replace(
+        "minReplicas: 1, maxReplicas: 1",
+        "minReplicas: 1, maxReplicas: 16",
+      ),
+    );
+    const written = join(dir, "calibrated.yaml");
+    const io = memoryIo();
+    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    expect(await runCalibrate([...args, "-o", "scaler", "--write-scaler", written], io)).toBe(0);
+    expect(readFileSync(written, "utf8")).toBe(io.out);
+    const scaler = validateScaler(parse(io.out));
+    expect(scaler.ok).toBe(true);
+    const doc = parse(io.out) as {
+      spec: { roles: { maxReplicas: number }[]; algorithm: { tokenThroughput: Record<string, string> } };
+    };
+    expect(doc.spec.roles[0]?.maxReplicas).toBe(16);
+    const figure = Number(doc.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"]);
+    expect(figure).toBeGreaterThan(0);
+    expect(figure).toBeLessThan(7500);
+    expect(doc.spec.algorithm.tokenThroughput["ttftTargetMilliseconds"]).toBe("1500");
+  });
+
+  it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {
+    const table = memoryIo();
+    expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);
+    expect(table.out).toMatch(/answer: not enough evidence: every judged band held/);
+    expect(table.out).toMatch(/no queue-time series: judged by TTFT alone/);
+    expect(table.out).not.toMatch(/algorithm:/);
+    const scaler = memoryIo();
+    expect(await runCalibrate(["--from-simulation", runs[4] as string, "-o", "scaler"], scaler)).toBe(1);
+    expect(scaler.out).toBe("");
+    expect(scaler.err).toMatch(/role server: no calibrated figure \(not enough evidence/);
+  });
+
+  it("names the flag and the value on bad input", async () => {
+    const notRun = join(dir, "not-a-run.json");
+    writeFileSync(notRun, JSON.stringify({ trace: "t", policy: "p", scaler: {} }));
+    const cases: [string[], RegExp, number][] = [
+      [
+        ["--from-simulation", notRun],
+        /--from-simulation .*not-a-run\.json: not a `mds-scaler simulate -o json` run.*minutes/,
+        1,
+      ],
+      [
+        ["--from-simulation", runs[4] as string, "--prometheus-url", "http://127.0.0.1:1"],
+        /either --from-simulation or --prometheus-url/,
+        2,
+      ],
+      [["--from-simulation", runs[4] as string, "-o", "csv"], /-o: "csv" is not one of table, json, scaler/, 2],
+      [["--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml"], /exactly one of --start and --last/, 2],
+      [
+        ["--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml", "--last", "15 minutes"],
+        /--last: "15 minutes" is not a duration/,
+        2,
+      ],
+      [
+        ["--prometheus-url", "not a url", "-f", "x.yaml", "--last", "15m"],
+        /--prometheus-url = "not a url": must be an http\(s\) URL/,
+        1,
+      ],
+      [
+        ["--label-role", "app.role", "--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml", "--last", "15m"],
+        /--label-role = "app.role": must be a Prometheus label name/,
+        1,
+      ],
+      [["--bogus"], /Unknown option '--bogus'/, 2],
+      [[], /give --prometheus-url \(or --from-simulation\)/, 2],
+    ];
+    for (const [args, message, code] of cases) {
+      const io = memoryIo();
+      expect(await runCalibrate(args, io), args.join(" ")).toBe(code);
+      expect(io.err, args.join(" ")).toMatch(message);
+    }
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * `mds-scaler calibrate` against a real Prometheus (Debian's 2.42) serving
+ * TSDB blocks that promtool built from constructed vLLM series whose answer is
+ * known: deployment `chat` carries 1000, 2000, then 3000 tokens/s per replica
+ * for ten minutes each, with TTFT and queue time within a 1500 ms target up to
+ * 2000 and at 2.5 s at 3000; deployment `quiet` carries 500 throughout and
+ * exports no queue time. The page `--report` writes renders in headless Chromium.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCalibrate } from "../../src/cli/calibrate.js";
+import { PrometheusHarness } from "../../src/harness/prometheus.js";
+import { renderedDom } from "../support/chromium.js";
+import { memoryIo } from "../support/memory-io.js";
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), "mds-calibrate-prom-"));
+const scrapeSeconds = 15;
+const minutes = 30;
+/** A whole minute three hours ago: inside retention, before the head block. */
+const t0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3 * 3600;
+const ttftBounds = [0.1, 0.25, 0.5, 1, 2.5, 5, Infinity];
+const itlBounds = [0.01, 0.025, 0.05, 0.1, Infinity];
+const queueBounds = [0.05, 0.25, 1, 2.5, 5, Infinity];
+
+interface Deployment {
+  readonly name: string;
+  /** Tokens/s per pod (cache-missed prompt + generation) in minute k (1-based). */
+  readonly load: (minute: number) => number;
+  /** Where this minute's TTFT and queue-time observations fall (seconds, a bucket bound). */
+  readonly latency: (minute: number) => { ttft: number; queue: number };
+  readonly queueSeries: boolean;
+}
+
+const deployments: readonly Deployment[] = [
+  {
+    name: "chat",
+    load: (k) => (k <= 10 ? 1000 : k <= 20 ? 2000 : 3000),
+    latency: (k) => (k <= 20 ? { ttft: 0.25, queue: 0.05 } : { ttft: 2.5, queue: 2.5 }),
+    queueSeries: true,
+  },
+  { name: "quiet", load: () => 500, latency: () => ({ ttft: 0.25, queue: 0.05 }), queueSeries: false },
+];
+
+/** Scrape after scrape, every series in time order, as promtool wants it. */
+function openMetrics(): string {
+  const lines: string[] = [];
+  const state = new Map<string, number>();
+  const add = (key: string, by: number): number => {
+    const v = (state.get(key) ?? 0) + by;
+    state.set(key, v);
+    return v;
+  };
+  for (let s = 0; s <= (minutes + 1) * (60 / scrapeSeconds); s++) {
+    const ts = t0 - 60 + s * scrapeSeconds;
+    // The interval (ts − 15, ts] belongs to the minute holding ts.
+    const minute = Math.max(1, Math.ceil((ts - t0) / 60));
+    for (const d of deployments) {
+      for (const pod of [`${d.name}-0`, `${d.name}-1`]) {
+        const labels = `namespace="serving",pod="${pod}",app_kubernetes_io_instance="${d.name}",app_kubernetes_io_component="server",instance="${pod}:8000",model_name="m"`;
+        const first = s === 0;
+        const load = first ? 0 : d.load(minute) * scrapeSeconds;
+        // prompt 1000 per 1000 of load, of which 200 are cache hits, plus 200 generated: 800 + 200 = 1000.
+        const counter = (name: string, share: number): void => {
+          lines.push(`vllm:${name}{${labels}} ${add(`${pod}/${name}`, share * load)} ${ts}`);
+        };
+        counter("prompt_tokens_total", 1);
+        counter("prefix_cache_hits_total", 0.2);
+        counter("generation_tokens_total", 0.2);
+        const observations = first ? 0 : 2;
+        const { ttft, queue } = d.latency(minute);
+        const histogram = (name: string, bounds: readonly number[], at: number): void => {
+          for (const le of bounds) {
+            const v = add(`${pod}/${name}/${le}`, le >= at ? observations : 0);
+            lines.push(`vllm:${name}_bucket{${labels},le="${le === Infinity ? "+Inf" : String(le)}"} ${v} ${ts}`);
+          }
+          lines.push(`vllm:${name}_count{${labels}} ${add(`${pod}/${name}/count`, observations)} ${ts}`);
+          lines.push(`vllm:${name}_sum{${labels}} ${add(`${pod}/${name}/sum`, observations * at)} ${ts}`);
+        };
+        histogram("time_to_first_token_seconds", ttftBounds, ttft);
+        histogram("inter_token_latency_seconds", itlBounds, 0.025);
+        if (d.queueSeries) histogram("request_queue_time_seconds", queueBounds, queue);
+        lines.push(`vllm:num_requests_running{${labels}} 4 ${ts}`);
+        lines.push(`vllm:num_requests_waiting{${labels}} 0 ${ts}`);
+        lines.push(`vllm:kv_cache_usage_perc{${labels}} 0.3 ${ts}`);
+      }
+    }
+  }
+  return `${lines.join("\n")}\n# EOF\n`;
+}
+
+function files(deployment: string, serverTarget: string): { scaler: string; target: string } {
+  const scaler = join(dir, `${deployment}-scaler.yaml`);
+  writeFileSync(
+    scaler,
+    `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: {name: ${deployment}, namespace: serving}
+spec:
+  targetRef: {name: ${deployment}}
+  mode: Active
+  roles: [{name: server, maxReplicas: 8}]
+  algorithm:
+    tokenThroughput: {serverTargetTokensPerSecond: "${serverTarget}", ttftTargetMilliseconds: "1500", itlTargetMilliseconds: "50"}
+`,
+  );
+  const target = join(dir, `${deployment}-target.yaml`);
+  writeFileSync(
+    target,
+    `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeployment
+metadata: {name: ${deployment}, namespace: serving, uid: u-${deployment}, generation: 1, resourceVersion: "1"}
+spec:
+  roles: [{name: server, kind: Server, replicas: 2}]
+status:
+  roles: [{name: server, desired: 2, ready: 2, quotaReserved: 2}]
+`,
+  );
+  return { scaler, target };
+}
+
+let prometheus: PrometheusHarness;
+
+beforeAll(async () => {
+  const text = join(dir, "series.om");
+  writeFileSync(text, openMetrics());
+  const storage = join(dir, "tsdb");
+  await run("promtool", ["tsdb", "create-blocks-from", "openmetrics", text, storage], { maxBuffer: 16 * 2 ** 20 });
+  prometheus = await PrometheusHarness.start({ storagePath: storage });
+}, 120_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+});
+
+interface JsonRole {
+  minutes: number;
+  queueTime: string;
+  skipped: Record<string, number>;
+  bands: { fromTokensPerSecond: number; minutes: number; verdict: string; broken: Record<string, number> }[];
+  answer: { kind: string; tokensPerSecondPerReplica?: number; heldUpToTokensPerSecondPerReplica?: number };
+}
+
+async function calibrateJson(deployment: string, extra: readonly string[] = []): Promise<JsonRole> {
+  const { scaler, target } = files(deployment, "1000");
+  const io = memoryIo();
+  const period = ["--start", String(t0), "--end", String(t0 + 60 * minutes)];
+  const code = await runCalibrate(
+    ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, ...period, "-o", "json", ...extra],
+    io,
+  );
+  expect(code, io.err).toBe(0);
+  return (JSON.parse(io.out) as { roles: JsonRole[] }).roles[0] as JsonRole;
+}
+
+describe("calibrate against a real Prometheus", () => {
+  it("finds the band where the targets broke and gives the load below it", async () => {
+    const report = join(dir, "report.html");
+    const role = await calibrateJson("chat", ["--report", report]);
+    expect(role.minutes).toBe(minutes);
+    expect(role.skipped).toEqual({});
+    expect(role.queueTime).toBe("read");
+    expect(role.bands.map((b) => [b.fromTokensPerSecond, b.minutes, b.verdict])).toEqual([
+      [1000, 10, "held"],
+      [2000, 10, "held"],
+      [3000, 10, "broke"],
+    ]);
+    expect(role.bands[2]?.broken).toEqual({ ttft: 10, queue: 10 });
+    expect(role.answer.kind).toBe("calibrated");
+    // 2000 tok/s per replica, rounded down to three figures (Prometheus' float arithmetic may land a hair under).
+    expect(role.answer.tokensPerSecondPerReplica).toBeGreaterThanOrEqual(1990);
+    expect(role.answer.tokensPerSecondPerReplica).toBeLessThanOrEqual(2000);
+
+    const html = readFileSync(report, "utf8");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+    const stdout = await renderedDom(report);
+    expect(stdout).toMatch(/<section data-chart="server" data-rendered="true">[\s\S]*?<canvas/);
+  }, 120_000);
+
+  it("says not enough evidence, judged by TTFT alone, where the replicas never came near their limit", async () => {
+    const role = await calibrateJson("quiet");
+    expect(role.minutes).toBe(minutes);
+    expect(role.queueTime).toBe("absent");
+    expect(role.bands.map((b) => [b.fromTokensPerSecond, b.verdict])).toEqual([[500, "held"]]);
+    expect(role.answer.kind).toBe("not enough evidence");
+    expect(role.answer.heldUpToTokensPerSecondPerReplica).toBeGreaterThanOrEqual(495);
+  });
+
+  it("prints the table and writes the scaler with the figure", async () => {
+    const { scaler, target } = files("chat", "1000");
+    const out = join(dir, "calibrated.yaml");
+    const io = memoryIo();
+    const args = ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, "--start", String(t0)];
+    expect(await runCalibrate([...args, "--end", String(t0 + 60 * minutes), "--write-scaler", out], io)).toBe(0);
+    expect(io.out).toMatch(/ROLE server \(Server\): 30 minutes of evidence; queue time read/);
+    expect(io.out).toMatch(/3000–3500\s+10\s+0\.0 %\s+2500\s+2500\s+25\s+broke/);
+    expect(io.out).toMatch(
+      /spec:.*\n {2}algorithm:\n {4}tokenThroughput:\n {6}serverTargetTokensPerSecond: "(199\d|2000)"\n$/,
+    );
+    expect(readFileSync(out, "utf8")).toMatch(/serverTargetTokensPerSecond: "(199\d|2000)"/);
+  });
+});
