@@ -10,12 +10,18 @@
  *   npm run bench:quality                # the quick matrix (3 sweep points per baseline)
  *   npm run bench:quality -- --full      # 5 sweep points per baseline
  *   npm run bench:quality -- --only azure-code,azure-conv --native
+ *   npm run bench:quality -- --latency-guard-reading both   # each token-algorithm row read literally and on queueing
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import { benchScaleCopies, rowsBeatingOracle, runMatrix } from "../src/sim/quality/matrix.js";
 import { runScenarios } from "../src/sim/quality/scenarios.js";
 import { formatMatrix, formatScenarios } from "../src/sim/quality/table.js";
 import { splitTraining, trainingSeconds } from "../src/sim/quality/user-figures.js";
+import {
+  defaultLatencyGuardReading,
+  isLatencyGuardReading,
+  type LatencyGuardReading,
+} from "../src/core/algorithms/ttft-reading.js";
 
 const scaleCopies = benchScaleCopies;
 
@@ -24,6 +30,20 @@ const full = args.includes("--full");
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1]?.split(",") : undefined;
 const nativeOnly = args.includes("--native");
 const scaledOnly = args.includes("--scaled");
+const readingArg = args.includes("--latency-guard-reading")
+  ? args[args.indexOf("--latency-guard-reading") + 1]
+  : defaultLatencyGuardReading;
+const latencyGuardReadings: readonly LatencyGuardReading[] =
+  readingArg === "both"
+    ? ["literal", "queueing"]
+    : readingArg !== undefined && isLatencyGuardReading(readingArg)
+      ? [readingArg]
+      : fail(`--latency-guard-reading must be queueing, literal or both, got ${JSON.stringify(readingArg)}`);
+
+function fail(message: string): never {
+  process.stderr.write(`bench:quality: ${message}\n`);
+  process.exit(2);
+}
 const seed = 1;
 const traces = (Object.keys(scaleCopies) as TraceName[]).filter((t) => only === undefined || only.includes(t));
 const started = performance.now();
@@ -39,6 +59,7 @@ for (const name of traces) {
       seed,
       training,
       sweepPoints: full ? 5 : 3,
+      latencyGuardReadings,
       onRow: (row) => process.stderr.write(`  ${name} x${copies}: ${row.policy} (${row.wallSeconds.toFixed(1)} s)\n`),
     });
     process.stdout.write(`${formatMatrix(result, `${name}, ${label}, after the first ${trainingSeconds / 60} min`)}\n`);
@@ -58,6 +79,7 @@ if (traces.includes("azure-conv") && !nativeOnly) {
   const trace = overlay(loadTrace("azure-conv", { seed }), copies, seed);
   const result = runScenarios(trace, {
     seed,
+    latencyGuardReadings,
     onRow: (row) =>
       process.stderr.write(`  scenarios x${copies}: ${row.run.policy} (${row.run.wallSeconds.toFixed(1)} s)\n`),
   });

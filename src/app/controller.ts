@@ -9,6 +9,7 @@
  * whether or not the status was written, and a restart reads them back from
  * the object's status.
  */
+import type { LatencyGuardReading } from "../core/algorithms/ttft-reading.js";
 import { ModelDeploymentSchema, type LeaderToken, type ModelDeployment } from "../core/api/model-deployment.js";
 import {
   ScalerSchema,
@@ -60,6 +61,8 @@ export interface ControllerDeps {
   readonly random?: () => number;
   /** The current leadership's token, stamped on every decision (absent without leader election). */
   readonly leaderToken?: () => LeaderToken | undefined;
+  /** How the latency guard reads TTFT (`--latency-guard-reading`); `literal` when absent. */
+  readonly latencyGuardReading?: LatencyGuardReading;
 }
 
 interface Memory {
@@ -332,6 +335,7 @@ export class Controller {
         target,
         observations,
         nowMs,
+        latencyGuardReading: this.deps.latencyGuardReading,
       });
       const written = await this.performWrites(scaler, memory, result, target);
       if (written.kind === "Done") {

@@ -7,6 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
+import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 
 interface Setting {
   readonly flag: `--${string}`;
@@ -225,6 +226,12 @@ export const settings = {
     env: "MDS_WEBHOOK_MAX_QUEUED",
     help: "Admission reviews waiting, unread, for a slot; beyond this, or after 2 s of waiting, a review is refused with HTTP 429.",
     schema: positiveInt(0, 4096).default(64),
+  },
+  latencyGuardReading: {
+    flag: "--latency-guard-reading",
+    env: "MDS_LATENCY_GUARD_READING",
+    help: "How the latency guard reads TTFT: literal (as the specification words it) or queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where no pod exports queue time).",
+    schema: z.enum(latencyGuardReadings).default(defaultLatencyGuardReading),
   },
   logLevel: {
     flag: "--log-level",

@@ -29,6 +29,7 @@ import { fieldsRead } from "../core/algorithms/reads.js";
 import { samplingWindowsOf } from "../core/algorithms/windows.js";
 import { explainSignalState } from "../core/signals/explain.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
+import { mergeHistograms, p95Milliseconds } from "../core/signals/histogram.js";
 import type { HistogramWindow, PodSample, PodWindowRates, RoleObservation } from "../core/signals/types.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
@@ -120,15 +121,21 @@ function readOne(path: string, io: CliIo, what: string): unknown {
   return values[0];
 }
 
-/** A histogram delta as printed: its count, sum and the bucket boundaries it has. */
+/** A histogram delta as printed: its count, sum, the bucket boundaries it has and this pod's own p95. */
 function histogramView(h: HistogramWindow | undefined): Record<string, unknown> | undefined {
   if (h === undefined) return undefined;
-  return { count: h.count, sumSeconds: h.sum, buckets: h.buckets.length };
+  const p95 = p95Milliseconds(mergeHistograms([h]));
+  return { count: h.count, sumSeconds: h.sum, buckets: h.buckets.length, ...(p95 === undefined ? {} : { p95Ms: p95 }) };
 }
 
 function windowView(rates: PodWindowRates): Record<string, unknown> {
-  const { ttftSeconds, itlSeconds, ...rest } = rates;
-  return { ...rest, ttftSeconds: histogramView(ttftSeconds), itlSeconds: histogramView(itlSeconds) };
+  const { ttftSeconds, itlSeconds, queueTimeSeconds, ...rest } = rates;
+  return {
+    ...rest,
+    ttftSeconds: histogramView(ttftSeconds),
+    itlSeconds: histogramView(itlSeconds),
+    queueTimeSeconds: histogramView(queueTimeSeconds),
+  };
 }
 
 function podView(pod: PodSample, nowMs: number, staleAfter: number): Record<string, unknown> {
@@ -270,6 +277,9 @@ const observationRows: readonly (readonly [keyof RoleObservation, string])[] = [
   ["ttftBracket", "TTFT p95 bracket ms"],
   ["itlMilliseconds", "ITL p95 ms (bucket boundary)"],
   ["itlBracket", "ITL p95 bracket ms"],
+  ["queueTimeMilliseconds", "queue time p95 ms (bucket boundary)"],
+  ["queueTimeBracket", "queue time p95 bracket ms"],
+  ["queueTimeExport", "pods exporting queue time"],
 ];
 
 function table(report: ObserveReport): string {

@@ -37,7 +37,19 @@ export const ObservationInputSchema = z.strictObject({
   kvCacheUsage: measured.optional(),
   ttftMilliseconds: measured.optional(),
   itlMilliseconds: measured.optional(),
+  /** p95 queue time; given, every sampled replica exports it, absent, none does. */
+  queueTimeMilliseconds: measured.optional(),
 });
+
+/** The observation `plan` hands the core: queue time, when given, is exported by every sampled replica. */
+function observationOf(input: z.output<typeof ObservationInputSchema>): RoleObservation {
+  // Validated: every reading present is a finite number, absent ones are left out.
+  const observation = input as RoleObservation;
+  const sampled = observation.sampledReplicas;
+  if (sampled === 0) return observation;
+  const pods = observation.queueTimeMilliseconds === undefined ? 0 : sampled;
+  return { ...observation, queueTimeExport: { pods, of: sampled } };
+}
 
 /** The envelope around the scaler and target, which have their own validation. */
 const EnvelopeSchema = z.looseObject({
@@ -96,8 +108,7 @@ export function readPlanInput(doc: unknown, algorithm?: Algorithm): PlanFileResu
     target = parsed.value;
   }
   const observations: Record<string, RoleObservation> = {};
-  for (const [role, obs] of Object.entries(envelope.data.observations ?? {}))
-    observations[role] = obs as RoleObservation;
+  for (const [role, obs] of Object.entries(envelope.data.observations ?? {})) observations[role] = observationOf(obs);
   // DefaultedScaler omits `spec` from a loose object type, which widens the other fields.
   const { metadata, status } = scaler.value as unknown as Pick<Scaler, "metadata" | "status">;
   const spec = scaler.value.spec;

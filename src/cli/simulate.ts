@@ -12,6 +12,12 @@ import { validateScaler } from "../core/api/validation.js";
 import { routingRules } from "../sim/quality/fleet.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
 import { replicaPresetNames } from "../sim/quality/presets.js";
+import {
+  defaultLatencyGuardReading,
+  isLatencyGuardReading,
+  latencyGuardReadings,
+  type LatencyGuardReading,
+} from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
@@ -37,6 +43,9 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --from SECONDS      replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero:
                       what a training slice of --duration SECONDS leaves out
   --report FILE       write a self-contained HTML page with the run's charts
+  --latency-guard-reading literal|queueing
+                      how the latency guard reads TTFT: as the specification words it (literal, the
+                      default), or counting a breach only when waiting is a material part of it (queueing)
   -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
                       and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
 `;
@@ -82,6 +91,7 @@ interface SimulateArgs {
   fromSeconds?: number;
   report?: string;
   output: "table" | "json";
+  latencyGuardReading: LatencyGuardReading;
 }
 
 const valueFlags = new Set([
@@ -94,12 +104,19 @@ const valueFlags = new Set([
   "--duration",
   "--from",
   "--report",
+  "--latency-guard-reading",
   "-o",
   "--output",
 ]);
 
 function parseArgs(args: readonly string[]): SimulateArgs | string {
-  const out: SimulateArgs = { speedup: 1, copies: 1, seed: 1, output: "table" };
+  const out: SimulateArgs = {
+    speedup: 1,
+    copies: 1,
+    seed: 1,
+    output: "table",
+    latencyGuardReading: defaultLatencyGuardReading,
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "-h" || arg === "--help") return "";
@@ -126,6 +143,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
         break;
       case "--report":
         out.report = value;
+        break;
+      case "--latency-guard-reading":
+        if (!isLatencyGuardReading(value)) {
+          return `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(value)}`;
+        }
+        out.latencyGuardReading = value;
         break;
       case "--duration":
       case "--from": {
@@ -250,7 +273,11 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
   }
   let result: RunResult;
   try {
-    const policy = mdsPolicy({ spec, initialReplicas: fleet.initialReplicas ?? 1 });
+    const policy = mdsPolicy({
+      spec,
+      initialReplicas: fleet.initialReplicas ?? 1,
+      latencyGuardReading: parsed.latencyGuardReading,
+    });
     result = runPolicy(trace, policy, {
       seed: parsed.seed,
       fleet: {

@@ -148,6 +148,8 @@ describe("mds-scaler observe", () => {
     expect(table.out).toMatch(/ROLE prefill \(Prefill\): Fresh, 1 of 1 ready replicas sampled/);
     expect(table.out).toMatch(/series: prefillBootstrapQueue\s+sglang:num_prefill_prealloc_queue_reqs \(1 pod\)/);
     expect(table.out).toMatch(/POD chat-decode-0 \(sglang\)/);
+    // These captures carry no queue-time histogram: the role says no pod exports it (the guard reads TTFT literally).
+    expect(table.out).toMatch(/pods exporting queue time\s+\{"pods":0,"of":1\}/);
     const yaml = memoryIo();
     expect(await runCli([...base(prometheus.url), "-o", "yaml"], yaml), yaml.err).toBe(0);
     const parsed = parse(yaml.out) as { roles: { role: string; signalState: string }[] };

@@ -45,6 +45,24 @@ describe("mds-scaler simulate", () => {
     expect(events).toBeGreaterThan(0);
   });
 
+  it("--latency-guard-reading literal reads TTFT as the specification words it, and the run differs", () => {
+    // A 500 ms TTFT target: the slice's prompts alone breach it, without waiting behind others.
+    const strict = join(dir, "strict-scaler.yaml");
+    writeFileSync(
+      strict,
+      readFileSync(scalerPath, "utf8").replace('ttftTargetMilliseconds: "1500"', 'ttftTargetMilliseconds: "500"'),
+    );
+    const run = (reading: string) => {
+      const io = memoryIo();
+      expect(
+        runSimulate(["--trace", slicePath, "--scaler", strict, "--latency-guard-reading", reading], io),
+        io.err,
+      ).toBe(0);
+      return Number(/GPU-hours\s+(\d+\.\d+)/.exec(io.out)?.[1]);
+    };
+    expect(run("literal")).toBeGreaterThan(run("queueing"));
+  });
+
   it("runs the documented example scaler and fleet", () => {
     const example = (name: string) => new URL(`../../docs/examples/${name}`, import.meta.url).pathname;
     const io = memoryIo();
@@ -169,6 +187,11 @@ describe("mds-scaler simulate", () => {
         2,
       ],
       [["--trace", "nope", "--scaler", scalerPath], /"nope" is neither a trace name/, 1],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--latency-guard-reading", "strict"],
+        /--latency-guard-reading must be queueing or literal, got "strict"/,
+        2,
+      ],
       [
         ["--trace", slicePath, "--scaler", scalerPath, "--fleet", badFleet],
         /coldStartSeconds: max must be at least min/,

@@ -53,7 +53,12 @@ function bracket(lowerMs: number, upperMs: number, atLower: number, atUpper: num
 // SGLang live capture, is_streaming summed: TTFT ≤2 s 20505 + 10046, ≤4 s 21584 + 10285 of 22474 + 10663.
 const sglangTtftBracket = bracket(2000, 4000, 20505 + 10046, 21584 + 10285, 22474 + 10663);
 const sglangItlBracket = bracket(20, 25, 11856448, 12113315, 12492997);
-const fresh = { readyReplicas: 1, sampledReplicas: 1 } as const;
+/**
+ * One fresh pod, fully sampled. No capture here includes a queue-time histogram (the vLLM ones are cut
+ * before it, the SGLang ones predate or leave out `queue_time_seconds`), so queue time reads as not
+ * exported: 0 of 1 pods. The prometheus-source test reads it from the engine simulator.
+ */
+const fresh = { readyReplicas: 1, sampledReplicas: 1, queueTimeExport: { pods: 0, of: 1 } } as const;
 const sglangTtftP95Ms = 4000; // is_streaming false+true: ≤2 s 30551, ≤4 s 31869 ≥ 0.95 × 33137
 const sglangItlP95Ms = 25; // ≤0.02 s 11856448 < 0.95 × 12492997 = 11868347.15 ≤ 12113315 (≤0.025 s)
 const sglangLiveGeneration = 3263152 + 10828064;
@@ -222,9 +227,11 @@ const cases: readonly Case[] = [
     key: "sglang-fresh-derived",
     file: `${derived}sglang-2026-fresh-pod-from-live-excerpt.prom`,
     kind: "Server",
-    // No tokenizer series, the seeded counter present: the absent-counter rule reads zeros.
+    // No tokenizer series, the seeded counter present: the absent-counter rule reads zeros,
+    // queue time (a first-use scheduler histogram) included: exported, no observation yet.
     expected: () => ({
       ...fresh,
+      queueTimeExport: { pods: 1, of: 1 },
       signalState: "Idle",
       runningRequests: 0,
       waitingRequests: 0,

@@ -202,7 +202,7 @@ afterAll(async () => {
 });
 
 describe("Prometheus faults cost only what they touch", () => {
-  it("a timed-out TTFT query leaves gauges, rates and ITL known, coverage incomplete and growth possible", async () => {
+  it("a timed-out TTFT query (queue time with it) leaves gauges, rates and ITL known, coverage incomplete and growth possible", async () => {
     const address = silentStore.address();
     const port = typeof address === "object" && address ? address.port : 0;
     await prometheus.setRemoteRead([
@@ -231,6 +231,8 @@ describe("Prometheus faults cost only what they touch", () => {
           if (!truth) throw new Error(`no ground truth for ${pod.pod}`);
           expect(pod.windows.stable.established, `${pod.pod} established`).toBe(true);
           expect(pod.windows.stable.ttftSeconds, `${pod.pod} TTFT is unknown`).toBeUndefined();
+          // Queue time rides in the TTFT query: unknown with it, never a zero.
+          expect(pod.windows.stable.queueTimeSeconds, `${pod.pod} queue time is unknown`).toBeUndefined();
           expect(pod.windows.stable.itlSeconds, `${pod.pod} ITL is known`).toBeDefined();
           expect(pod.runningRequests, `${pod.pod} running`).toBeDefined();
           if (role === "prefill")
@@ -245,6 +247,7 @@ describe("Prometheus faults cost only what they touch", () => {
       expect(prefill).toMatchObject({ signalState: "Fresh", sampledReplicas: 0, readyReplicas: 2 });
       expect(prefill.promptTokensPerSecond).toBeGreaterThan(0);
       expect(prefill.ttftMilliseconds).toBeUndefined();
+      expect(prefill.queueTimeMilliseconds).toBeUndefined();
       const decode = observe(pass, small, "decode");
       expect(decode).toMatchObject({ signalState: "Fresh", sampledReplicas: 2 });
       expect(decode.itlMilliseconds).toBeDefined();

@@ -7,8 +7,8 @@
  * request's worth of tokens against a 10 s window plus Prometheus'
  * extrapolation); gauges and KV usage exactly equal to what the simulator
  * served in the scrape Prometheus holds (matched by its timestamp); the p95
- * latency bucket equal to the one computed from the simulator's own
- * histogram delta over the window.
+ * latency buckets (TTFT, ITL, queue time) equal to the ones computed from the
+ * simulator's own histogram deltas over the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
@@ -189,6 +189,7 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
   const atSeconds = atUnixMs / 1000;
   const truthTtft: { upperBound: number; count: number }[][] = [];
   const truthItl: { upperBound: number; count: number }[][] = [];
+  const truthQueue: { upperBound: number; count: number }[][] = [];
   for (const pod of roleSamples.pods) {
     checkGauges(pod);
     const truth = fleet.truthRates(namespace, pod.pod, atSeconds - stableWindowSeconds, atSeconds);
@@ -213,6 +214,12 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
     }
     truthTtft.push(truth.ttftBuckets.map((b) => ({ ...b })));
     truthItl.push(truth.itlBuckets.map((b) => ({ ...b })));
+    truthQueue.push(truth.queueTimeBuckets.map((b) => ({ ...b })));
+    // Queue time rides in the TTFT query. Every pod that takes arrivals exports it; an SGLang decode
+    // pod schedules no prefill, and its first-use histogram does not exist.
+    if (pod.engine === "vllm" || !pod.pod.includes("decode")) {
+      expect(w.queueTimeSeconds, `${pod.pod} queue time`).toBeDefined();
+    }
   }
   const observedTtft = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.ttftSeconds)));
   const observedItl = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.itlSeconds)));
@@ -220,6 +227,8 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
     sumBuckets(xs.map((buckets) => ({ buckets, count: 0, sum: 0 })));
   expect(observedTtft, "p95 TTFT bucket").toBe(p95Bucket(flat(truthTtft)));
   expect(observedItl, "p95 ITL bucket").toBe(p95Bucket(flat(truthItl)));
+  const observedQueue = p95Bucket(sumBuckets(roleSamples.pods.map((p) => p.windows.stable.queueTimeSeconds)));
+  expect(observedQueue, "p95 queue-time bucket").toBe(p95Bucket(flat(truthQueue)));
 }
 
 function checkGauges(pod: PodSample): void {
@@ -276,6 +285,10 @@ describe("PromQL source against a real Prometheus", () => {
     // The loads were chosen so queues and batches are not trivially zero.
     const sglangWaiting = role(pass, "chat-sglang", "server").pods.reduce((n, p) => n + (p.waitingRequests ?? 0), 0);
     expect(sglangWaiting).toBeGreaterThan(0);
+    // ... and the queue builds queue time: SGLang's scheduler histogram (one series per DP rank,
+    // repeated on a second TP rank) is read once per rank.
+    const sglangQueue = role(pass, "chat-sglang", "server").pods.map((p) => p.windows.stable.queueTimeSeconds?.count);
+    for (const count of sglangQueue) expect(count).toBeGreaterThan(0);
     const panic = role(pass, "chat-vllm", "server").pods[0]?.windows.panic;
     expect(panic?.established).toBe(true);
     expect(panic?.generationTokensPerSecond).toBeGreaterThan(0);

@@ -3,7 +3,7 @@
  * source on the same series: a real Prometheus scrapes a simulated vLLM role;
  * the source's four queries give one observation, the builder (fed the raw
  * samples that Prometheus holds for the same pods) gives the other. Gauges,
- * coverage and the p95 bucket must agree exactly; token rates within 2 %
+ * coverage and the p95 buckets (TTFT, ITL, queue time) must agree exactly; token rates within 2 %
  * (measured: 1e-8) once the series are older than the window. Prometheus'
  * extrapolation differs only where a series starts inside the window
  * (docs/quality.md, The scaler in the loop).
@@ -46,11 +46,19 @@ async function rawScrapes(atUnixMs: number, windowSeconds: number): Promise<Map<
     "inter_token_latency_seconds_bucket",
     "inter_token_latency_seconds_count",
     "inter_token_latency_seconds_sum",
+    "request_queue_time_seconds_bucket",
+    "request_queue_time_seconds_count",
+    "request_queue_time_seconds_sum",
   ];
   const expr = `{__name__=~"vllm:(${names.join("|")})", namespace="${namespace}"}[${windowSeconds}s]`;
   const url = `${prometheus.url}/api/v1/query?query=${encodeURIComponent(expr)}&time=${atUnixMs / 1000}`;
   const body = (await (await fetch(url)).json()) as { data: { result: MatrixSeries[] } };
-  type Acc = { values: Map<string, number>; ttft: Map<number, number>; itl: Map<number, number> };
+  type Acc = {
+    values: Map<string, number>;
+    ttft: Map<number, number>;
+    itl: Map<number, number>;
+    queue: Map<number, number>;
+  };
   const byPod = new Map<string, Map<number, Acc>>();
   for (const series of body.data.result) {
     const pod = series.metric["pod"] as string;
@@ -59,11 +67,16 @@ async function rawScrapes(atUnixMs: number, windowSeconds: number): Promise<Map<
     if (times === undefined) byPod.set(pod, (times = new Map()));
     for (const [t, v] of series.values) {
       let acc = times.get(t);
-      if (acc === undefined) times.set(t, (acc = { values: new Map(), ttft: new Map(), itl: new Map() }));
+      if (acc === undefined)
+        times.set(t, (acc = { values: new Map(), ttft: new Map(), itl: new Map(), queue: new Map() }));
       const value = Number(v);
       if (name.endsWith("_bucket")) {
         const le = series.metric["le"] === "+Inf" ? Infinity : Number(series.metric["le"]);
-        const into = name.startsWith("time_to_first") ? acc.ttft : acc.itl;
+        const into = name.startsWith("time_to_first")
+          ? acc.ttft
+          : name.startsWith("request_queue")
+            ? acc.queue
+            : acc.itl;
         into.set(le, (into.get(le) ?? 0) + value);
       } else acc.values.set(name, (acc.values.get(name) ?? 0) + value);
     }
@@ -89,6 +102,9 @@ async function rawScrapes(atUnixMs: number, windowSeconds: number): Promise<Map<
         itl: buckets(acc.itl),
         itlCount: get("inter_token_latency_seconds_count"),
         itlSum: get("inter_token_latency_seconds_sum"),
+        queueTime: buckets(acc.queue),
+        queueTimeCount: get("request_queue_time_seconds_count"),
+        queueTimeSum: get("request_queue_time_seconds_sum"),
       };
       history.add(scrape);
     }
@@ -188,6 +204,11 @@ describe("quality observation builder vs the Prometheus source", () => {
     expect(fromBuilder.kvCacheUsage).toBeCloseTo(fromSource.kvCacheUsage ?? NaN, 9);
     expect(fromBuilder.ttftMilliseconds).toBe(fromSource.ttftMilliseconds);
     expect(fromBuilder.itlMilliseconds).toBe(fromSource.itlMilliseconds);
+    // Queue time rides in the TTFT query; every pod exports it, and both read the same p95 bucket.
+    expect(fromSource.queueTimeExport).toEqual({ pods: 2, of: 2 });
+    expect(fromBuilder.queueTimeExport).toEqual(fromSource.queueTimeExport);
+    expect(fromSource.queueTimeMilliseconds).toBeGreaterThan(0);
+    expect(fromBuilder.queueTimeMilliseconds).toBe(fromSource.queueTimeMilliseconds);
     if (process.env["MDS_TEST_VERBOSE"]) console.info({ fromSource, fromBuilder });
     for (const field of ["promptTokensPerSecond", "generationTokensPerSecond"] as const) {
       const truth = fromSource[field] ?? NaN;

@@ -3,7 +3,7 @@
  *
  * A pass issues four queries whatever the number of scalers or windows:
  * gauges (instant), counters (rates, resets and sample counts per window),
- * TTFT and ITL (histogram deltas per window). Each query is a union of parts;
+ * TTFT with queue time, and ITL (histogram deltas per window). Each query is a union of parts;
  * every part is tagged with `mds_signal` (`<engine>/<signal>`) and, for
  * windowed parts, `mds_window_seconds`, so the results split in memory by
  * namespace, deployment, role and pod. Object names only ever enter a query
@@ -308,7 +308,9 @@ export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_
  * Histogram deltas (buckets by `le`, count, sum) for every window. ITL reads
  * `inter_token_latency_seconds`, and per pod falls back to the older
  * `time_per_output_token_seconds` (vLLM before 0.11, older SGLang) with the
- * same window; the part is labelled with the series it read.
+ * same window; the part is labelled with the series it read. The TTFT query
+ * also carries queue time (`queueTimeParts`), so the guard reads both of the
+ * same pods and window from one answer.
  */
 export function histogramQuery(
   ctx: QueryContext,
@@ -336,8 +338,32 @@ export function histogramQuery(
         tag(part("_sum", g), `${engine}/sum`, w),
       );
     }
+    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel));
   }
   return union(parts);
+}
+
+/**
+ * Queue-time histogram deltas of one window, tagged `<engine>/queue/<bucket|count|sum>`:
+ * vLLM `request_queue_time_seconds` (per engine, summed like TTFT), SGLang
+ * `queue_time_seconds`, a scheduler series, so ranks are filtered as for the
+ * scheduler gauges (`sglangScheduler`).
+ */
+function queueTimeParts(b: Builder, w: number, sel: TargetSelection): string[] {
+  const g = b.group;
+  const range = `[${w}s]`;
+  const vllm = (suffix: string, by: string): string =>
+    `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, sel)}${range}))`;
+  const sglang = (suffix: string, by: readonly string[]): string =>
+    `sum by (${[g, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, sel, (s) => `increase(${s}${range})`, by)})`;
+  return [
+    tag(vllm("_bucket", `${g}, le`), "vllm/queue/bucket", w),
+    tag(vllm("_count", g), "vllm/queue/count", w),
+    tag(vllm("_sum", g), "vllm/queue/sum", w),
+    tag(sglang("_bucket", ["le"]), "sglang/queue/bucket", w),
+    tag(sglang("_count", []), "sglang/queue/count", w),
+    tag(sglang("_sum", []), "sglang/queue/sum", w),
+  ];
 }
 
 export function buildSamplingQueries(

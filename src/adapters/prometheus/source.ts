@@ -70,6 +70,7 @@ interface WindowAcc {
   instances?: number;
   ttft: HistogramAcc;
   itl: HistogramAcc;
+  queue: HistogramAcc;
 }
 
 interface HistogramAcc {
@@ -222,7 +223,13 @@ export class PrometheusSignalSource {
       if (!win)
         acc.windows.set(
           w,
-          (win = { rates: new Map(), present: new Set(), ttft: { buckets: new Map() }, itl: { buckets: new Map() } }),
+          (win = {
+            rates: new Map(),
+            present: new Set(),
+            ttft: { buckets: new Map() },
+            itl: { buckets: new Map() },
+            queue: { buckets: new Map() },
+          }),
         );
       return win;
     };
@@ -265,18 +272,21 @@ export class PrometheusSignalSource {
           else win.rates.set(`${engineTag}/${signal}`, s.value);
           continue;
         }
-        const h = name === "ttft" ? win.ttft : win.itl;
+        // Queue-time parts ride in the TTFT answer, tagged `<engine>/queue/<part>`.
+        const queue = signal === "queue";
+        const h = queue ? win.queue : name === "ttft" ? win.ttft : win.itl;
+        const part = queue ? counter : signal;
         const engine = newestTarget(acc)?.engine;
         if (engineTag !== engine && engine !== undefined) continue;
         if (name === "itl" && s.labels[seriesLabel] !== undefined)
           win.itlSeries = `${engineTag}:${s.labels[seriesLabel]}`;
-        if (signal === "bucket") {
+        if (part === "bucket") {
           // `le="1.0"` (Prometheus 2) and `le="1"` (Prometheus 3) are one bucket: a window
           // spanning an upgrade holds both series, each with part of the increase.
           const le = parseLe(s.labels["le"]);
           if (le !== undefined) h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
-        } else if (signal === "count") h.count = s.value;
-        else if (signal === "sum") h.sum = s.value;
+        } else if (part === "count") h.count = s.value;
+        else if (part === "sum") h.sum = s.value;
       }
     }
     return pods;
@@ -415,6 +425,7 @@ function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindo
   for (const [k, v] of entries) if (v !== undefined) rates[k] = v;
   const ttft = toHistogram(win.ttft);
   const itl = toHistogram(win.itl);
+  const queueTime = toHistogram(win.queue);
   const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
   const present = [...win.present].filter((c) => c.startsWith(`${engine}/`)).map((c) => c.slice(engine.length + 1));
   return {
@@ -423,6 +434,7 @@ function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindo
     ...(cacheSeries !== undefined ? { cacheSeries } : {}),
     ...(ttft ? { ttftSeconds: ttft } : {}),
     ...(itl ? { itlSeconds: itl, ...(win.itlSeries !== undefined ? { itlSeries: win.itlSeries } : {}) } : {}),
+    ...(queueTime ? { queueTimeSeconds: queueTime } : {}),
     ...(engine === "sglang"
       ? {
           counterPresence: {

@@ -31,6 +31,7 @@ export function buildLoop(
       logger,
       nowMs: ctx.nowMs,
       namespace: config.watchNamespace,
+      latencyGuardReading: config.latencyGuardReading,
       ...(elector === undefined ? {} : { leaderToken: () => elector.leaderToken() }),
     });
   let controller = makeController();

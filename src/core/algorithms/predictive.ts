@@ -174,7 +174,7 @@ function forecastRole(
   role: AlgorithmRoleInput,
   targetPerReplica: number,
 ): RoleForecast {
-  const fallback = tokenThroughputOutcome(params.tokenThroughput, role, targetPerReplica);
+  const fallback = tokenThroughputOutcome(params.tokenThroughput, role, targetPerReplica, input.latencyGuardReading);
   const capacityPerReplica = forecastCapacityPerReplica(role.kind, params) ?? targetPerReplica;
   const previous = input.predictors.find((entry) => entry.name === role.name);
   const noise = noiseModel(params);
@@ -189,7 +189,13 @@ function forecastRole(
   const history = nextHistory(previous?.history, input.nowMs, params.tokenThroughput.stableWindowSeconds, demand);
   const predictor = state === undefined ? undefined : writeTrendState(role.name, state, history);
   const result = (decision: Decision, forecast?: number): RoleForecast => ({
-    recommendation: toRecommendation(role.name, decision, fallback.panic, demandFigures(fallback, forecast)),
+    recommendation: toRecommendation(
+      role.name,
+      decision,
+      fallback.panic,
+      demandFigures(fallback, forecast),
+      fallback.latencyGuard,
+    ),
     ...(predictor === undefined ? {} : { predictor }),
   });
 

@@ -20,6 +20,7 @@ import {
 } from "./decision.js";
 import { nextHistory } from "./predictor-state.js";
 import { algorithmReasons } from "./reasons.js";
+import { defaultLatencyGuardReading, ttftReading, type LatencyGuardReading, type TtftReading } from "./ttft-reading.js";
 import type {
   Algorithm,
   AlgorithmInput,
@@ -38,10 +39,12 @@ export function tokenThroughputParams(params: TokenThroughputParams | undefined)
 }
 
 export interface LatencyReading {
-  /** The largest latency / target among the latencies the kind is guarded on and that were measured. */
+  /** The largest latency / target among the latencies the kind is guarded on, measured and counted. */
   readonly relativeBreach?: number;
   /** A guarded latency is absent while the role has work. */
   readonly missing: boolean;
+  /** How TTFT was read, for a kind guarded on it with a measured TTFT (`ttft-reading.ts`). */
+  readonly ttft?: TtftReading;
 }
 
 /**
@@ -61,20 +64,25 @@ function guardedMilliseconds(reported: number | undefined, bracket: LatencyBrack
 /**
  * The latency guard's reading: TTFT for Prefill, ITL for Decode, both for a
  * Server role (the larger relative breach counts). An Idle role finishes no
- * requests, so its absent latency is not a missing signal.
+ * requests, so its absent latency is not a missing signal. TTFT is read as
+ * `ttftReading` says: on queueing (selectable) a measured TTFT whose breach is
+ * compute, not waiting, neither holds nor grows.
  * Example (Server): TTFT 600 ms / 500 ms = 1.2 and ITL 40 ms / 50 ms = 0.8 → 1.2.
  */
 export function latencyReading(
   kind: RoleKind,
   observation: RoleObservation,
   params: TokenThroughputParams,
+  guardReading: LatencyGuardReading = defaultLatencyGuardReading,
 ): LatencyReading {
   const guarded: { value: number | undefined; target: number }[] = [];
+  let ttft: TtftReading | undefined;
   if (kind === "Prefill" || kind === "Server") {
-    guarded.push({
-      value: guardedMilliseconds(observation.ttftMilliseconds, observation.ttftBracket),
-      target: quantityValue(params.ttftTargetMilliseconds),
-    });
+    const target = quantityValue(params.ttftTargetMilliseconds);
+    const value = guardedMilliseconds(observation.ttftMilliseconds, observation.ttftBracket);
+    if (value !== undefined) ttft = ttftReading(observation, target, guardReading);
+    // A TTFT that does not count is measured, so not missing, and breaches nothing.
+    guarded.push({ value: ttft?.counts === false ? 0 : value, target });
   }
   if (kind === "Decode" || kind === "Server") {
     guarded.push({
@@ -84,7 +92,11 @@ export function latencyReading(
   }
   const ratios = guarded.flatMap(({ value, target }) => (value === undefined ? [] : [value / target]));
   const missing = observation.signalState !== "Idle" && ratios.length < guarded.length;
-  return { ...(ratios.length === 0 ? {} : { relativeBreach: Math.max(...ratios) }), missing };
+  return {
+    ...(ratios.length === 0 ? {} : { relativeBreach: Math.max(...ratios) }),
+    missing,
+    ...(ttft === undefined ? {} : { ttft }),
+  };
 }
 
 /** Everything TokenThroughput concluded about one role; Predictive builds on it. */
@@ -93,6 +105,8 @@ export interface TokenThroughputOutcome {
   readonly panic: boolean;
   /** Latency above 1.2 × target. */
   readonly latencyScaleUp: boolean;
+  /** Which reading of TTFT the guard applied and why (`ttft-reading.ts`), when TTFT was measured. */
+  readonly latencyGuard?: string;
   readonly stableTokensPerSecond?: number;
   readonly panicTokensPerSecond?: number;
   readonly capacityPerReplicaTokensPerSecond: number;
@@ -137,6 +151,7 @@ export function tokenThroughputOutcome(
   params: TokenThroughputParams,
   role: AlgorithmRoleInput,
   capacityPerReplica: number,
+  guardReading: LatencyGuardReading = defaultLatencyGuardReading,
 ): TokenThroughputOutcome {
   const { observation, currentReplicas, kind } = role;
   const stable = roleDemandTokensPerSecond(kind, observation, "stable");
@@ -164,10 +179,16 @@ export function tokenThroughputOutcome(
         holdReason: algorithmReasons.panic,
       }
     : { replicas: throughputReplicas, reason: algorithmReasons.tokenThroughput };
-  const latency = latencyReading(kind, observation, params);
+  const latency = latencyReading(kind, observation, params, guardReading);
   decision = applyLatencyGuard(decision, latency, currentReplicas);
   decision = guardUnknownSignal(decision, observation, currentReplicas);
-  return { decision, panic, latencyScaleUp: (latency.relativeBreach ?? 0) > latencyScaleUpFactor, ...base };
+  return {
+    decision,
+    panic,
+    latencyScaleUp: (latency.relativeBreach ?? 0) > latencyScaleUpFactor,
+    ...(latency.ttft === undefined ? {} : { latencyGuard: latency.ttft.message }),
+    ...base,
+  };
 }
 
 /** The demand figures a recommendation reports. */
@@ -186,6 +207,7 @@ export function toRecommendation(
   decision: Decision,
   panic: boolean,
   demand: DemandFigures,
+  latencyGuard?: string,
 ): RoleRecommendation {
   return {
     role,
@@ -195,6 +217,7 @@ export function toRecommendation(
     ...(decision.holdReason === undefined ? {} : { scaleDownHold: { reason: decision.holdReason } }),
     panic,
     demand,
+    ...(latencyGuard === undefined ? {} : { latencyGuard }),
   };
 }
 
@@ -233,8 +256,11 @@ function recommend(input: AlgorithmInput): AlgorithmResult {
   for (const role of input.roles) {
     const capacity = tokenTargetPerReplica(role.kind, params);
     if (capacity === undefined) continue;
-    const outcome = tokenThroughputOutcome(params, role, capacity);
-    driven.set(role.name, toRecommendation(role.name, outcome.decision, outcome.panic, demandFigures(outcome)));
+    const outcome = tokenThroughputOutcome(params, role, capacity, input.latencyGuardReading);
+    driven.set(
+      role.name,
+      toRecommendation(role.name, outcome.decision, outcome.panic, demandFigures(outcome), outcome.latencyGuard),
+    );
     const usable = role.observation.signalState === "Fresh" || role.observation.signalState === "Idle";
     const previous = input.predictors.find((entry) => entry.name === role.name);
     const entry = historyEntry(

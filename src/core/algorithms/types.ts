@@ -9,6 +9,7 @@ import type { RoleKind } from "../api/model-deployment.js";
 import type { AlgorithmType, PredictorStatus, ScalerSpec } from "../api/scaler.js";
 import type { PodField } from "../signals/pod-fields.js";
 import type { RoleObservation } from "../signals/types.js";
+import type { LatencyGuardReading } from "./ttft-reading.js";
 
 export interface AlgorithmRoleInput {
   readonly name: string;
@@ -27,6 +28,8 @@ export interface AlgorithmInput {
   readonly predictors: readonly PredictorStatus[];
   /** Time of this pass, Unix milliseconds. */
   readonly nowMs: number;
+  /** How the latency guard reads TTFT (`ttft-reading.ts`); `literal` when absent. */
+  readonly latencyGuardReading?: LatencyGuardReading | undefined;
 }
 
 /** Demand figures behind a recommendation, exported as metrics and shown on dashboards. */
@@ -49,6 +52,8 @@ export interface RoleRecommendation {
   readonly scaleDownHold?: { readonly reason: string };
   readonly panic?: boolean;
   readonly demand?: DemandFigures;
+  /** Which reading of TTFT the latency guard applied and why; shown in the role's status. */
+  readonly latencyGuard?: string;
 }
 
 export interface AlgorithmResult {

@@ -34,6 +34,18 @@ export const extensions: readonly Extension[] = [
       "filter starts again: `PredictorWarmingUp` with the TokenThroughput result for `minPoints` passes.",
   },
   {
+    field: "status.roles[].queueTimeMilliseconds",
+    why:
+      "Shows the p95 time requests waited in the engines' queues, the figure the latency guard on queueing " +
+      "reads (design call 14), beside the specification's TTFT and ITL.",
+    without: "Nothing reads it back: each pass writes it from that pass's observation.",
+  },
+  {
+    field: "status.roles[].latencyGuard",
+    why: "Says which reading of the latency guard applied to the role this pass (`literal` or `queueing`) and why.",
+    without: "Nothing reads it back: each pass writes it from that pass's decision.",
+  },
+  {
     field: "annotation `scaler-decision`: `leader`",
     why:
       "Fences the replica counts against a deposed controller replica: admission refuses a commit from a " +

@@ -378,6 +378,16 @@ export const RoleStatusSchema = z.object({
   kvCacheUsage: z.string().optional().describe("Mean reported cache fraction."),
   ttftMilliseconds: z.string().optional(),
   itlMilliseconds: z.string().optional(),
+  queueTimeMilliseconds: z
+    .string()
+    .optional()
+    .describe("p95 time requests waited in the engines' queues before they were scheduled, when exported."),
+  latencyGuard: z
+    .string()
+    .optional()
+    .describe(
+      "How the latency guard read TTFT this pass: `queueing` (a breach counts only when waiting is a material part of it) or `literal`, and why.",
+    ),
   rawRecommendedReplicas: z.number().int().min(0).optional().describe("Algorithm result."),
   constrainedReplicas: z.number().int().min(0).optional().describe("Result after bounds, ratios, pacing and guards."),
   reason: z.string().optional().describe("Algorithm or constraint explanation."),

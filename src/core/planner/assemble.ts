@@ -46,6 +46,7 @@ function roleStatus(a: Assembly, role: TargetRole): RoleStatus {
   return {
     ...observedRoleStatus(role.name, role.replicas, p.observation, a.pass.roleStatuses.get(role.name)),
     ...(p.recommendation === undefined ? {} : { rawRecommendedReplicas: p.recommendation.replicas }),
+    ...(p.recommendation?.latencyGuard === undefined ? {} : { latencyGuard: p.recommendation.latencyGuard }),
     constrainedReplicas: value,
     reason: roleReason(a, p, value),
     ...(lastScaleUpTime === undefined ? {} : { lastScaleUpTime }),

@@ -33,7 +33,13 @@ export function recommend(pass: Pass): Recommendations {
           })),
           predictors,
         }
-      : algorithm.recommend({ spec: pass.spec, roles: algorithmRoles, predictors, nowMs: pass.nowMs });
+      : algorithm.recommend({
+          spec: pass.spec,
+          roles: algorithmRoles,
+          predictors,
+          nowMs: pass.nowMs,
+          latencyGuardReading: pass.input.latencyGuardReading,
+        });
   return { byRole: new Map(result.roles.map((r) => [r.role, r] as const)), predictors: result.predictors };
 }
 

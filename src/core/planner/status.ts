@@ -47,6 +47,7 @@ export function observedRoleStatus(
     ...quantityField("kvCacheUsage", observation.kvCacheUsage),
     ...quantityField("ttftMilliseconds", observation.ttftMilliseconds),
     ...quantityField("itlMilliseconds", observation.itlMilliseconds),
+    ...quantityField("queueTimeMilliseconds", observation.queueTimeMilliseconds),
   };
 }
 

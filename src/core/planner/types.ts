@@ -7,6 +7,7 @@ import type { BindingPayload, commitReasons, DecisionPayload, ModelDeployment } 
 import type { BindingWrite } from "../binding/binding.js";
 import type { ReplicaVector, ScalerSpec, ScalerStatus } from "../api/scaler.js";
 import type { Algorithm } from "../algorithms/types.js";
+import type { LatencyGuardReading } from "../algorithms/ttft-reading.js";
 import type { RoleObservation } from "../signals/types.js";
 
 /** Every constraint answers with the value it allows and why. */
@@ -48,6 +49,12 @@ export interface PlanInput {
   readonly bindingTerm?: number | undefined;
   /** Overrides the registry lookup (tests, simulations of new algorithms). */
   readonly algorithm?: Algorithm | undefined;
+  /**
+   * How the latency guard reads TTFT: `literal` (the default) as the specification words
+   * it, `queueing` counts a TTFT breach only when waiting is a material part of it
+   * (`src/core/algorithms/ttft-reading.ts`). The controller's `--latency-guard-reading`.
+   */
+  readonly latencyGuardReading?: LatencyGuardReading | undefined;
 }
 
 /** Why a commit is written. */

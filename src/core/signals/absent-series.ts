@@ -3,7 +3,7 @@
  * measured zero rather than unknown.
  *
  * Some engines create a series on first use (SGLang's tokenizer counters and
- * its TTFT and ITL histograms appear with the first request), so on a fresh
+ * its TTFT, ITL and queue-time histograms appear with the first request), so on a fresh
  * pod with an established window an absent series can mean "nothing happened
  * yet". The absent-counter rule (`absent-counter.ts`) decides from the
  * window's `counterPresence` when the engine's other series say so; everywhere
@@ -18,8 +18,14 @@ import { absentCounterReading } from "./absent-counter.js";
 import type { PodSample, PodWindowRates } from "./types.js";
 
 /** The fields whose series an engine may create on first use; gauges exist from start-up. */
-export type FirstUseField = "promptTokens" | "generationTokens" | "ttft" | "itl";
-export const firstUseFields: readonly FirstUseField[] = ["promptTokens", "generationTokens", "ttft", "itl"];
+export type FirstUseField = "promptTokens" | "generationTokens" | "ttft" | "itl" | "queueTime";
+export const firstUseFields: readonly FirstUseField[] = [
+  "promptTokens",
+  "generationTokens",
+  "ttft",
+  "itl",
+  "queueTime",
+];
 
 /**
  * Whether a first-use series the pod does not report in `window` is a measured

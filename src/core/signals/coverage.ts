@@ -24,6 +24,8 @@ function zeroRates(field: FirstUseField, window: PodWindowRates): PodWindowRates
       return { ...window, ttftSeconds: noObservations };
     case "itl":
       return { ...window, itlSeconds: noObservations };
+    case "queueTime":
+      return { ...window, queueTimeSeconds: noObservations };
   }
 }
 

@@ -12,7 +12,7 @@ import type { RoleKind } from "../api/model-deployment.js";
 import { coversPod, withMeasuredZeros } from "./coverage.js";
 import { definedFields, meanDefined, sumDefined } from "./defined.js";
 import { mergeHistograms, p95Bracket, p95Milliseconds, type MergedHistogram } from "./histogram.js";
-import { podWaitingRequests, type PodField } from "./pod-fields.js";
+import { podHasField, podWaitingRequests, type PodField } from "./pod-fields.js";
 import { measured, promptDemandSeries, promptDemandTokensPerSecond } from "./prompt-demand.js";
 import type {
   LatencyBracket,
@@ -95,7 +95,7 @@ function windowRates(pods: readonly PodSample[], window: WindowName): WindowRate
   };
 }
 
-type LatencyField = "ttftSeconds" | "itlSeconds";
+type LatencyField = "ttftSeconds" | "itlSeconds" | "queueTimeSeconds";
 
 function windowHistogram(
   pods: readonly PodSample[],
@@ -124,6 +124,18 @@ function latency(pods: readonly PodSample[], field: LatencyField): { millisecond
     if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
   }
   return {};
+}
+
+/**
+ * Which pods that count for latency (fresh, established stable window) export a
+ * queue-time histogram: all of them makes a reading, none means the engines do
+ * not export it, some is partial and so unknown (the guard decides what each means).
+ */
+function queueTimeExport(pods: readonly PodSample[], kind: RoleKind): { pods: number; of: number } | undefined {
+  const counted = pods.filter((pod) => pod.windows.stable.established);
+  if (counted.length === 0) return undefined;
+  const exporting = counted.filter((pod) => podHasField(pod, "queueTime", kind, pod.windows.stable));
+  return { pods: exporting.length, of: counted.length };
 }
 
 /** A fresh pod as sampled, and with the absent fields the absent-counter rule reads as zero filled in. */
@@ -207,6 +219,7 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   const stable = windowRates(fresh, "stable");
   const ttft = latency(fresh, "ttftSeconds");
   const itl = latency(fresh, "itlSeconds");
+  const queueTime = latency(fresh, "queueTimeSeconds");
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,
@@ -223,6 +236,9 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
       itlMilliseconds: itl.milliseconds,
       ttftBracket: ttft.bracket,
       itlBracket: itl.bracket,
+      queueTimeMilliseconds: queueTime.milliseconds,
+      queueTimeBracket: queueTime.bracket,
+      queueTimeExport: queueTimeExport(fresh, kind),
       seriesUsed: seriesUsed(sampled),
     }),
   };

@@ -15,6 +15,7 @@ export const podFields = [
   "generationTokens",
   "ttft",
   "itl",
+  "queueTime",
 ] as const;
 export type PodField = (typeof podFields)[number];
 
@@ -26,6 +27,8 @@ export const familyOfField: Readonly<Record<PodField, SignalFamily>> = {
   generationTokens: "counters",
   ttft: "ttft",
   itl: "itl",
+  // The TTFT request carries queue time too: the guard reads both of the same pods and window.
+  queueTime: "ttft",
 };
 
 /**
@@ -72,5 +75,7 @@ export function podHasField(pod: PodSample, field: PodField, kind: RoleKind, win
       return usableHistogram(window.ttftSeconds);
     case "itl":
       return usableHistogram(window.itlSeconds);
+    case "queueTime":
+      return usableHistogram(window.queueTimeSeconds);
   }
 }

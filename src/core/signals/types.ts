@@ -59,6 +59,13 @@ export interface PodWindowRates {
   readonly ttftSeconds?: HistogramWindow;
   /** Inter-token latency histogram delta over the window. */
   readonly itlSeconds?: HistogramWindow;
+  /**
+   * Queue-time histogram delta over the window: how long requests waited in the
+   * engine's queue before they were scheduled (vLLM `request_queue_time_seconds`,
+   * observed when a request finishes; SGLang `queue_time_seconds`, observed when it
+   * is scheduled). Absent when the pod does not export it.
+   */
+  readonly queueTimeSeconds?: HistogramWindow;
 }
 
 /** Everything the adapter learned about one engine pod in one sampling pass. */
@@ -88,8 +95,8 @@ export interface PodSample {
 /**
  * The families of pod fields a source reads together, one request each:
  * `gauges` (running, waiting, transfer queue, KV usage), `counters` (token
- * rates and whether each window is established), `ttft` and `itl` (the
- * latency histograms). A request that failed or came back partial costs its
+ * rates and whether each window is established), `ttft` (the TTFT and
+ * queue-time histograms, one request) and `itl` (the ITL histogram). A request that failed or came back partial costs its
  * family and nothing else.
  */
 export const signalFamilies = ["gauges", "counters", "ttft", "itl"] as const;
@@ -136,6 +143,16 @@ export interface RoleObservation {
   /** Where the buckets place the TTFT and ITL p95 (the latency guard compares the estimate). */
   readonly ttftBracket?: LatencyBracket;
   readonly itlBracket?: LatencyBracket;
+  /** p95 queue time over the same pods and window as TTFT (status form: bucket boundary or mean). */
+  readonly queueTimeMilliseconds?: number;
+  readonly queueTimeBracket?: LatencyBracket;
+  /**
+   * How many of the pods that count for latency (fresh, established stable window)
+   * export a queue-time histogram, of how many: all of them is a reading, none is
+   * "not exported", some is a partial reading, which is unknown. Absent when no pod
+   * counts (nothing to say).
+   */
+  readonly queueTimeExport?: { readonly pods: number; readonly of: number };
   /**
    * Which series each signal was read from, with the number of pods per series
    * (`signal → series → pods`), so a fallback to an older engine's series is visible.

@@ -27,6 +27,15 @@ export const sglangE2eBucketsSeconds: readonly number[] = [
   0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
 ];
 
+/** vLLM `request_queue_time_seconds` uses the request-latency buckets of `e2e_request_latency_seconds`. */
+export const vllmQueueTimeBucketsSeconds: readonly number[] = vllmE2eBucketsSeconds;
+
+/** SGLang `queue_time_seconds` (2026 builds; older ones started 0, 0.1, 0.2, 0.5). */
+export const sglangQueueTimeBucketsSeconds: readonly number[] = [
+  0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400,
+  500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
+];
+
 /**
  * A cumulative-style histogram kept as per-bucket counts (the last slot is
  * `+Inf`), like prometheus_client keeps it before exposition.

@@ -169,6 +169,9 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
     r.counters.byStreaming.streaming.e2e,
     r.counters.byStreaming.nonStreaming.e2e,
   ]);
+  histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", (r) => [
+    r.counters.queueTime,
+  ]);
   return w.text();
 }
 
@@ -288,16 +291,12 @@ function renderSglang(replica: EngineReplica): string {
       sum((r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens),
     );
   }
-  const tokHistogram = (
-    name: string,
-    help: string,
-    series: { labels: Labels; hs: (r: EngineRank) => Histogram }[],
-  ): void => {
-    const used = series.filter(({ hs }) => replica.ranks.some((r) => hs(r).count > 0));
+  // A labelled child appears with its first observation, so a series with none is absent.
+  const histogram = (name: string, help: string, series: { labels: Labels; all: Histogram[] }[]): void => {
+    const used = series.filter(({ all }) => all.some((h) => h.count > 0));
     if (used.length === 0) return;
     w.family(name, "histogram", help);
-    for (const { labels, hs } of used) {
-      const all = replica.ranks.map(hs);
+    for (const { labels, all } of used) {
       const first = all[0];
       if (!first) continue;
       w.sample(
@@ -315,6 +314,23 @@ function renderSglang(replica: EngineReplica): string {
       w.sample(`${name}_count`, labels, count);
     }
   };
+  // Tokenizer histograms: one series per server, summed over its ranks.
+  const tokHistogram = (
+    name: string,
+    help: string,
+    series: { labels: Labels; hs: (r: EngineRank) => Histogram }[],
+  ): void =>
+    histogram(
+      name,
+      help,
+      series.map(({ labels, hs }) => ({ labels, all: replica.ranks.map(hs) })),
+    );
+  // Scheduler histogram: one series per rank that writes stats, observed when a request is scheduled.
+  histogram(
+    "sglang:queue_time_seconds",
+    "Histogram of queueing time in seconds.",
+    scheduler.filter(({ writes }) => writes).map(({ rank, labels }) => ({ labels, all: [rank.counters.queueTime] })),
+  );
   tokHistogram(
     "sglang:time_to_first_token_seconds",
     "Histogram of time to first token in seconds.",

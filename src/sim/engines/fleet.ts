@@ -324,6 +324,7 @@ export class EngineFleet {
       effectiveDeviceHitTokensPerSecond: rate((t) => t.effectiveDeviceHitTokens),
       ttftBuckets: delta(a.totals.ttftCumulative, b.totals.ttftCumulative),
       itlBuckets: delta(a.totals.itlCumulative, b.totals.itlCumulative),
+      queueTimeBuckets: delta(a.totals.queueTimeCumulative, b.totals.queueTimeCumulative),
     };
   }
 }
@@ -338,4 +339,5 @@ export interface TruthRates {
   readonly effectiveDeviceHitTokensPerSecond: number;
   readonly ttftBuckets: readonly { upperBound: number; count: number }[];
   readonly itlBuckets: readonly { upperBound: number; count: number }[];
+  readonly queueTimeBuckets: readonly { upperBound: number; count: number }[];
 }

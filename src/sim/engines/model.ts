@@ -12,9 +12,11 @@ import {
   Histogram,
   sglangE2eBucketsSeconds,
   sglangItlBucketsSeconds,
+  sglangQueueTimeBucketsSeconds,
   sglangTtftBucketsSeconds,
   vllmE2eBucketsSeconds,
   vllmItlBucketsSeconds,
+  vllmQueueTimeBucketsSeconds,
   vllmTtftBucketsSeconds,
 } from "./buckets.js";
 
@@ -111,6 +113,11 @@ export interface StreamCounters {
 export interface RankCounters {
   readonly byStreaming: { readonly streaming: StreamCounters; readonly nonStreaming: StreamCounters };
   readonly itl: Histogram;
+  /**
+   * Time from the request's arrival to the start of its prefill (its scheduling):
+   * vLLM observes it when the request finishes, SGLang when it is scheduled.
+   */
+  readonly queueTime: Histogram;
   prefixCacheQueries: number;
   prefixCacheHits: number;
   externalPrefixCacheQueries: number;
@@ -144,6 +151,8 @@ interface ActiveRequest {
   fromPod?: string;
   /** Sum of the inter-token gaps this request was served at (for per-request ITL). */
   itlSumSeconds?: number;
+  /** When its prefill started: the end of its queue time. */
+  scheduledSeconds?: number;
 }
 
 /** A finished request as the quality simulator records it (per-request TTFT and ITL). */
@@ -170,6 +179,7 @@ function rankCounters(engine: SimEngineKind): RankCounters {
   return {
     byStreaming: { streaming: streamCounters(engine), nonStreaming: streamCounters(engine) },
     itl: new Histogram(engine === "vllm" ? vllmItlBucketsSeconds : sglangItlBucketsSeconds),
+    queueTime: new Histogram(engine === "vllm" ? vllmQueueTimeBucketsSeconds : sglangQueueTimeBucketsSeconds),
     prefixCacheQueries: 0,
     prefixCacheHits: 0,
     externalPrefixCacheQueries: 0,
@@ -208,6 +218,11 @@ class PrefixCache {
       }
     }
   }
+}
+
+/** An arrival inside a step is admitted at the step's start: its queue time is then zero, not negative. */
+function queueSeconds(r: ActiveRequest, scheduledSeconds: number): number {
+  return Math.max(0, scheduledSeconds - r.request.arrivalSeconds);
 }
 
 /** One data-parallel rank: its own scheduler, batch and KV pool. */
@@ -407,6 +422,7 @@ export class EngineRank {
         i++;
         continue;
       }
+      if (r.scheduledSeconds === undefined) this.onScheduled(r, nowSeconds + spent / rate);
       const take = Math.min(budget, r.prefillRemaining);
       r.prefillRemaining -= take;
       this.owedTokens -= take;
@@ -435,6 +451,16 @@ export class EngineRank {
       i++;
     }
     return spent > 0;
+  }
+
+  /**
+   * The request's prefill starts: its queue time ends. Measured from its arrival
+   * (at the gateway, which is its arrival at the replica unless no replica was
+   * ready). SGLang observes it now, vLLM when the request finishes.
+   */
+  private onScheduled(r: ActiveRequest, atSeconds: number): void {
+    r.scheduledSeconds = atSeconds;
+    if (this.spec.engine === "sglang") this.counters.queueTime.observe(queueSeconds(r, atSeconds));
   }
 
   private onPrefillDone(r: ActiveRequest, doneSeconds: number): void {
@@ -526,6 +552,9 @@ export class EngineRank {
     }
     stream.requests += 1;
     stream.e2e.observe(endSeconds - r.request.arrivalSeconds);
+    if (this.spec.engine === "vllm" && r.scheduledSeconds !== undefined) {
+      c.queueTime.observe(queueSeconds(r, r.scheduledSeconds));
+    }
     if (reason === "stop") c.finishedStop += 1;
     else c.finishedLength += 1;
     if (this.onFinish !== undefined && this.spec.serving !== "prefill") {
@@ -560,6 +589,9 @@ export interface ReplicaTotals {
   readonly ttftSumSeconds: number;
   readonly itlCount: number;
   readonly itlSumSeconds: number;
+  readonly queueTimeCumulative: readonly { upperBound: number; count: number }[];
+  readonly queueTimeCount: number;
+  readonly queueTimeSumSeconds: number;
 }
 
 /** One simulated engine pod: its data-parallel ranks behind one metrics endpoint. */
@@ -670,6 +702,9 @@ export class EngineReplica {
     let ttftSumSeconds = 0;
     let itlCount = 0;
     let itlSumSeconds = 0;
+    const queueTime = new Map<number, number>();
+    let queueTimeCount = 0;
+    let queueTimeSumSeconds = 0;
     const addCumulative = (into: Map<number, number>, h: Histogram): void => {
       for (const b of h.cumulative()) into.set(b.upperBound, (into.get(b.upperBound) ?? 0) + b.count);
     };
@@ -686,6 +721,9 @@ export class EngineReplica {
       addCumulative(itl, c.itl);
       itlCount += c.itl.count;
       itlSumSeconds += c.itl.sum;
+      addCumulative(queueTime, c.queueTime);
+      queueTimeCount += c.queueTime.count;
+      queueTimeSumSeconds += c.queueTime.sum;
       prefixCacheQueries += c.prefixCacheQueries;
       prefixCacheHits += c.prefixCacheHits;
       effectiveInputTokens += c.effectiveInputTokens;
@@ -716,6 +754,9 @@ export class EngineReplica {
       ttftSumSeconds,
       itlCount,
       itlSumSeconds,
+      queueTimeCumulative: toList(queueTime),
+      queueTimeCount,
+      queueTimeSumSeconds,
     };
   }
 }

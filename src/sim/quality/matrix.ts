@@ -11,6 +11,7 @@ import { fluidNeed, oracleSchedule, plateauEdges, schedulePolicy } from "./oracl
 import { hpaPolicy } from "./policies/hpa.js";
 import { knativePolicy } from "./policies/knative.js";
 import { mdsPolicy } from "./policies/mds.js";
+import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { staticPolicy } from "./policies/static.js";
 import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
@@ -79,6 +80,24 @@ export interface MatrixOptions {
    * trace that `trace` does not include. Without it the matrix runs no calibrated row.
    */
   readonly training?: Trace;
+  /**
+   * The latency guard's readings each token-algorithm variant runs with, side by side
+   * (the default reading alone when absent). With more than one, each row's label names its reading.
+   */
+  readonly latencyGuardReadings?: readonly LatencyGuardReading[];
+}
+
+/**
+ * The token-algorithm variants, once per latency guard reading: the label unchanged with
+ * one reading, suffixed `; <reading> guard` inside its parentheses with more.
+ */
+export function perGuardReading(
+  label: string,
+  readings: readonly LatencyGuardReading[],
+  make: (reading: LatencyGuardReading, label: string) => Policy,
+): Policy[] {
+  if (readings.length <= 1) return [make(readings[0] ?? defaultLatencyGuardReading, label)];
+  return readings.map((reading) => make(reading, label.replace(/\)$/, `; ${reading} guard)`)));
 }
 
 function rowOf(r: RunResult): Row {
@@ -127,15 +146,28 @@ export function mdsVariants(
   initialReplicas: number,
   maxReplicas: number,
   sloTtftMilliseconds: number,
+  readings: readonly LatencyGuardReading[] = [defaultLatencyGuardReading],
 ): Policy[] {
   const figures = replicaFigures(trace, capacity);
   const out: Policy[] = [];
   for (const algorithm of ["Proportional", "TokenThroughput", "Predictive"] as AlgorithmType[]) {
     const spec = defaultScaler({ algorithm, figures, maxReplicas });
-    out.push(mdsPolicy({ spec, initialReplicas, label: `mds-scaler ${algorithm} (defaults)` }));
-    if (algorithm === "Proportional") continue;
+    if (algorithm === "Proportional") {
+      // Proportional has no latency guard: one row whatever the reading.
+      out.push(mdsPolicy({ spec, initialReplicas, label: `mds-scaler ${algorithm} (defaults)` }));
+      continue;
+    }
     const tuned = defaultScaler({ algorithm, figures, maxReplicas, ttftTargetMilliseconds: sloTtftMilliseconds });
-    out.push(mdsPolicy({ spec: tuned, initialReplicas, label: `mds-scaler ${algorithm} (ttft target = SLO)` }));
+    for (const [s, variant] of [
+      [spec, "defaults"],
+      [tuned, "ttft target = SLO"],
+    ] as const) {
+      out.push(
+        ...perGuardReading(`mds-scaler ${algorithm} (${variant})`, readings, (latencyGuardReading, label) =>
+          mdsPolicy({ spec: s, initialReplicas, label, latencyGuardReading }),
+        ),
+      );
+    }
   }
   return out;
 }
@@ -149,25 +181,25 @@ export function calibratedVariants(
   trace: Trace,
   capacity: EngineCapacity,
   initialReplicas: number,
+  readings: readonly LatencyGuardReading[] = [defaultLatencyGuardReading],
 ): Policy[] {
   const { maxReplicas } = figures;
   const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
   if (tokensPerSecondPerReplica === undefined) return [];
-  return (["TokenThroughput", "Predictive"] as const).map((algorithm) =>
-    mdsPolicy({
-      spec: defaultScaler({
-        algorithm,
-        // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
-        figures: replicaFigures(trace, capacity),
-        maxReplicas,
-        tokensPerSecondPerReplica,
-        ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
-        itlTargetMilliseconds: figures.itlTargetMilliseconds,
-      }),
-      initialReplicas,
-      label: calibratedLabel(algorithm),
-    }),
-  );
+  return (["TokenThroughput", "Predictive"] as const).flatMap((algorithm) => {
+    const spec = defaultScaler({
+      algorithm,
+      // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
+      figures: replicaFigures(trace, capacity),
+      maxReplicas,
+      tokensPerSecondPerReplica,
+      ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
+      itlTargetMilliseconds: figures.itlTargetMilliseconds,
+    });
+    return perGuardReading(calibratedLabel(algorithm), readings, (latencyGuardReading, label) =>
+      mdsPolicy({ spec, initialReplicas, label, latencyGuardReading }),
+    );
+  });
 }
 
 function spread(center: number, points: number): number[] {
@@ -284,13 +316,14 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     run(hpaPolicy({ targetPerReplica: target, initialReplicas, maxReplicas }));
   for (const target of spread(figures.queueDepthAtTarget, points))
     run(knativePolicy({ targetPerReplica: target, initialReplicas, maxReplicas }));
-  for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtftMilliseconds(trace, capacity)))
-    run(policy);
+  const readings = options.latencyGuardReadings;
+  const sloTtft = sloTtftMilliseconds(trace, capacity);
+  for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtft, readings)) run(policy);
   // The user's figures from the training slice alone, beside today's rows in the same run.
   const calibrated =
     options.training === undefined ? undefined : calibrateOnTraining(options.training, capacity, runOptions);
   if (calibrated !== undefined)
-    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas)) run(policy);
+    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas, readings)) run(policy);
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);

@@ -32,6 +32,10 @@ export interface Scrape {
   readonly itl: readonly { upperBound: number; count: number }[];
   readonly itlCount: number;
   readonly itlSum: number;
+  /** `vllm:request_queue_time_seconds`: observed when a request finishes (`src/sim/engines/model.ts`). */
+  readonly queueTime: readonly { upperBound: number; count: number }[];
+  readonly queueTimeCount: number;
+  readonly queueTimeSum: number;
 }
 
 export function scrapeOf(atSeconds: number, t: ReplicaTotals): Scrape {
@@ -49,6 +53,9 @@ export function scrapeOf(atSeconds: number, t: ReplicaTotals): Scrape {
     itl: t.itlCumulative,
     itlCount: t.itlCount,
     itlSum: t.itlSumSeconds,
+    queueTime: t.queueTimeCumulative,
+    queueTimeCount: t.queueTimeCount,
+    queueTimeSum: t.queueTimeSumSeconds,
   };
 }
 
@@ -100,6 +107,12 @@ export function windowRates(scrapes: readonly Scrape[]): PodWindowRates {
     prefixCacheHitTokensPerSecond: (last.prefixCacheHits - first.prefixCacheHits) / span,
     ttftSeconds: histogramDelta(first.ttft, last.ttft, last.ttftCount - first.ttftCount, last.ttftSum - first.ttftSum),
     itlSeconds: histogramDelta(first.itl, last.itl, last.itlCount - first.itlCount, last.itlSum - first.itlSum),
+    queueTimeSeconds: histogramDelta(
+      first.queueTime,
+      last.queueTime,
+      last.queueTimeCount - first.queueTimeCount,
+      last.queueTimeSum - first.queueTimeSum,
+    ),
   };
 }
 

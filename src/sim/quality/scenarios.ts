@@ -18,6 +18,7 @@ import { runPolicy, type RunOptions, type RunResult } from "./run.js";
 import { defaultScaler, disaggregatedScaler, replicaFigures, roleNeeds } from "./scalers.js";
 import type { Trace } from "./traces.js";
 import type { PlanResult } from "../../core/planner/types.js";
+import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 
 type OnPass = (result: PlanResult, nowSeconds: number) => void;
 
@@ -43,6 +44,8 @@ export interface ScenarioOptions {
   readonly seed: number;
   readonly capacity?: EngineCapacity;
   readonly onRow?: (row: ScenarioRow) => void;
+  /** The latency guard's readings each mds-scaler run uses, side by side (the default reading alone when absent). */
+  readonly latencyGuardReadings?: readonly LatencyGuardReading[];
 }
 
 /** Fluid prefill and decode replicas per oracle interval. */
@@ -73,6 +76,7 @@ export function runScenarios(trace: Trace, options: ScenarioOptions): ScenarioRe
   const capacity = options.capacity ?? replicaPresets[defaultPresetName].capacity;
   const rows: ScenarioRow[] = [];
   const sloTtft = sloTtftMilliseconds(trace, capacity);
+  const readings = options.latencyGuardReadings ?? [defaultLatencyGuardReading];
   const need = fluidNeed(trace, capacity);
   const peakNeed = Math.max(...need);
   const maxReplicas = Math.min(1024, Math.ceil(8 * peakNeed) + 4);
@@ -105,13 +109,21 @@ export function runScenarios(trace: Trace, options: ScenarioOptions): ScenarioRe
     const spec = defaultScaler({ algorithm, figures, maxReplicas, ttftTargetMilliseconds: sloTtft });
     const label = `mds-scaler ${algorithm} (ttft target = SLO)`;
     const unified: RunOptions = { seed: options.seed, fleet: { capacity } };
-    run("quota", (onPass) => mdsPolicy({ spec, initialReplicas, label: `${label}, no quota`, onPass }), unified);
-    run(
-      "quota",
-      (onPass) => mdsPolicy({ spec, initialReplicas, label: `${label}, quota ${quota}`, onPass }),
-      { seed: options.seed, fleet: { capacity, quotaReplicas: quota } },
-      quota,
-    );
+    const quotaRun: RunOptions = { seed: options.seed, fleet: { capacity, quotaReplicas: quota } };
+    for (const [suffix, runOptions, quotaReplicas] of [
+      ["no quota", unified, undefined],
+      [`quota ${quota}`, quotaRun, quota],
+    ] as const) {
+      for (const reading of readings) {
+        const named = readings.length > 1 ? `${label}, ${suffix}, ${reading} guard` : `${label}, ${suffix}`;
+        run(
+          "quota",
+          (onPass) => mdsPolicy({ spec, initialReplicas, label: named, onPass, latencyGuardReading: reading }),
+          runOptions,
+          quotaReplicas,
+        );
+      }
+    }
   }
 
   // Disaggregated: a Prefill and a Decode role; a user's ratio is the measured need ratio.
@@ -145,12 +157,21 @@ export function runScenarios(trace: Trace, options: ScenarioOptions): ScenarioRe
       maxReplicas: pdMax,
       ...(v.ttft === undefined ? {} : { ttftTargetMilliseconds: v.ttft }),
     });
-    run(
-      "disaggregated",
-      (onPass) =>
-        mdsPolicy({ spec, initialReplicas: initialPd, label: `mds-scaler ${v.algorithm} P/D (${v.label})`, onPass }),
-      pd,
-    );
+    for (const reading of readings) {
+      const named = readings.length > 1 ? `${v.label}; ${reading} guard` : v.label;
+      run(
+        "disaggregated",
+        (onPass) =>
+          mdsPolicy({
+            spec,
+            initialReplicas: initialPd,
+            label: `mds-scaler ${v.algorithm} P/D (${named})`,
+            onPass,
+            latencyGuardReading: reading,
+          }),
+        pd,
+      );
+    }
   }
   return {
     trace: trace.name,

@@ -113,7 +113,8 @@ export function formatMatrix(result: MatrixResult, title: string): string {
       .join(", ");
     out.push(line(rowCells({ ...row, policy: `**${row.policy}**` }, o)));
     out.push(line([`↳ frontier: ${position}; reasons: ${row.notes ?? ""}`, ...tableHeader.slice(1).map(() => "")]));
-    if (calibratedPolicies.includes(row.policy)) {
+    // With both guard readings a calibrated row's label ends "(calibrated; <reading> guard)".
+    if (calibratedPolicies.some((label) => row.policy.startsWith(label.slice(0, -1)))) {
       const verdict = goalVerdict(row, result);
       const text = `↳ goal: ${verdict.met ? "met" : "not met"} (${verdict.parts.join("; ")})`;
       out.push(line([text, ...tableHeader.slice(1).map(() => "")]));

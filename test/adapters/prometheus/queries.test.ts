@@ -150,6 +150,31 @@ describe("one pass, a fixed number of queries", () => {
   });
 });
 
+describe("queue time", () => {
+  const source = new PrometheusSignalSource(neverCalled, defaultPrometheusSignalConfig);
+
+  it("rides in the TTFT query, per window, for both engines: no query of its own", () => {
+    const { ttft, itl, counters, gauges } = source.queriesFor([scaler(1)]);
+    for (const w of ["60", "180"]) {
+      for (const part of ["vllm/queue/bucket", "vllm/queue/count", "vllm/queue/sum", "sglang/queue/bucket"]) {
+        expect(ttft).toContain(`"mds_signal", "${part}", "", ""), "mds_window_seconds", "${w}"`);
+      }
+    }
+    expect(ttft).toContain("increase(vllm:request_queue_time_seconds_bucket{");
+    expect(ttft).toContain("increase(sglang:queue_time_seconds_count{");
+    for (const other of [itl, counters, gauges]) expect(other).not.toContain("queue_time");
+  });
+
+  it("reads SGLang's scheduler histogram from rank zero or per data-parallel rank, buckets by le", () => {
+    const { ttft } = source.queriesFor([scaler(1)]);
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
+    expect(ttft).toContain(
+      `sum by (${group}, le) (max by (${group}, dp_rank, instance, le) (increase(sglang:queue_time_seconds_bucket{`,
+    );
+    expect(ttft).toMatch(/sglang:queue_time_seconds_bucket\{[^}]*tp_rank=~"0\|"/);
+  });
+});
+
 describe("joining a query's parts", () => {
   /** The deepest parenthesis nesting of a PromQL text whose parts have none of their own. */
   const depth = (text: string): number =>

@@ -24,6 +24,7 @@ describe("observedRoleStatus", () => {
         kvCacheUsage: 0.5,
         ttftMilliseconds: 120,
         itlMilliseconds: 15,
+        queueTimeMilliseconds: 30,
       }),
       undefined,
     );
@@ -39,6 +40,7 @@ describe("observedRoleStatus", () => {
       kvCacheUsage: "0.5",
       ttftMilliseconds: "120",
       itlMilliseconds: "15",
+      queueTimeMilliseconds: "30",
     });
   });
 

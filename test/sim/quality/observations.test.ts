@@ -26,6 +26,12 @@ function scrape(atSeconds: number, promptTokens: number, generationTokens: numbe
     itl: [{ upperBound: Infinity, count: 0 }],
     itlCount: 0,
     itlSum: 0,
+    queueTime: [
+      { upperBound: 0.3, count: atSeconds },
+      { upperBound: Infinity, count: atSeconds },
+    ],
+    queueTimeCount: atSeconds,
+    queueTimeSum: 0.01 * atSeconds,
   };
 }
 
@@ -39,6 +45,14 @@ describe("observation builder", () => {
     expect(rates.promptTokensPerSecond).toBe(200);
     expect(rates.generationTokensPerSecond).toBe(20);
     expect(rates.ttftSeconds?.count).toBe(60);
+    expect(rates.queueTimeSeconds).toEqual({
+      buckets: [
+        { upperBound: 0.3, count: 30 },
+        { upperBound: Infinity, count: 30 },
+      ],
+      count: 30,
+      sum: expect.closeTo(0.3, 9) as number,
+    });
   });
 
   it("builds the role observation through the core: windows, gauges, the p95 bucket", () => {
@@ -65,6 +79,8 @@ describe("observation builder", () => {
       generationTokensPerSecond: 30,
       panicPromptTokensPerSecond: 300,
       ttftMilliseconds: 500,
+      queueTimeMilliseconds: 300,
+      queueTimeExport: { pods: 1, of: 1 },
     });
     // A pod whose newest scrape is older than the staleness limit (60 s at a 15 s interval) is stale.
     expect(buildObservation({ ...input, nowSeconds: 300 }).signalState).toBe("Stale");

@@ -12,6 +12,7 @@ import type { ScalerSpec, ScalerStatus } from "../../../core/api/scaler.js";
 import { plan } from "../../../core/planner/plan.js";
 import type { PlanResult } from "../../../core/planner/types.js";
 import { fieldsRead } from "../../../core/algorithms/reads.js";
+import type { LatencyGuardReading } from "../../../core/algorithms/ttft-reading.js";
 import { buildObservation } from "../observations.js";
 import type { FleetRole, QualityFleet } from "../fleet.js";
 import type { RoleObservation } from "../../../core/signals/types.js";
@@ -25,6 +26,8 @@ export interface MdsOptions {
   readonly label?: string;
   /** Receives every pass's result (reports, tests). */
   readonly onPass?: (result: PlanResult, nowSeconds: number) => void;
+  /** How the latency guard reads TTFT (`literal` when absent), as the controller's `--latency-guard-reading`. */
+  readonly latencyGuardReading?: LatencyGuardReading;
 }
 
 /**
@@ -132,6 +135,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
         target: targetOf(ctx),
         observations,
         nowMs: ctx.epochMs + ctx.nowSeconds * 1000,
+        latencyGuardReading: options.latencyGuardReading,
       });
       status = result.status;
       passes++;
