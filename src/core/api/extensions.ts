@@ -34,6 +34,18 @@ export const extensions: readonly Extension[] = [
       "filter starts again: `PredictorWarmingUp` with the TokenThroughput result for `minPoints` passes.",
   },
   {
+    field: "status.roles[].queueTimeMilliseconds",
+    why:
+      "The p95 time requests waited in the engines' queues before they were scheduled, over the same pods and " +
+      "window as TTFT: the reading the latency guard on queueing compares (docs/prometheus-signals.md, Queue time).",
+    without: "Nothing reads it back: each pass observes it again. A status without it shows no queue time.",
+  },
+  {
+    field: "status.roles[].latencyGuard",
+    why: "Says how the latency guard read TTFT this pass, literally or on queueing (`--latency-guard-reading`), and why.",
+    without: "Nothing reads it back: each pass writes it again. A status without it says nothing about the reading.",
+  },
+  {
     field: "annotation `scaler-decision`: `leader`",
     why:
       "Fences the replica counts against a deposed controller replica: admission refuses a commit from a " +
