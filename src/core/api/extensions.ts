@@ -36,14 +36,14 @@ export const extensions: readonly Extension[] = [
   {
     field: "status.roles[].queueTimeMilliseconds",
     why:
-      "Shows the p95 time requests waited in the engines' queues, the figure the latency guard on queueing " +
-      "reads (design call 14), beside the specification's TTFT and ITL.",
-    without: "Nothing reads it back: each pass writes it from that pass's observation.",
+      "The p95 time requests waited in the engines' queues before they were scheduled, over the same pods and " +
+      "window as TTFT: the reading the latency guard on queueing compares (docs/prometheus-signals.md, Queue time).",
+    without: "Nothing reads it back: each pass observes it again. A status without it shows no queue time.",
   },
   {
     field: "status.roles[].latencyGuard",
-    why: "Says which reading of the latency guard applied to the role this pass (`literal` or `queueing`) and why.",
-    without: "Nothing reads it back: each pass writes it from that pass's decision.",
+    why: "Says how the latency guard read TTFT this pass, literally or on queueing (`--latency-guard-reading`), and why.",
+    without: "Nothing reads it back: each pass writes it again. A status without it says nothing about the reading.",
   },
   {
     field: "annotation `scaler-decision`: `leader`",
