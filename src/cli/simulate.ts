@@ -20,7 +20,7 @@ import {
 } from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
-import { loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
+import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
@@ -40,6 +40,8 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
   --seed N            seed of cold starts and ServeGen draws, default 1
   --duration SECONDS  replay only the first SECONDS of the (overlaid, sped-up) trace
+  --from SECONDS      replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero:
+                      what a training slice of --duration SECONDS leaves out
   --report FILE       write a self-contained HTML page with the run's charts
   --latency-guard-reading literal|queueing
                       how the latency guard reads TTFT: as the specification words it (literal, the
@@ -86,6 +88,7 @@ interface SimulateArgs {
   copies: number;
   seed: number;
   durationSeconds?: number;
+  fromSeconds?: number;
   report?: string;
   output: "table" | "json";
   latencyGuardReading: LatencyGuardReading;
@@ -99,6 +102,7 @@ const valueFlags = new Set([
   "--copies",
   "--seed",
   "--duration",
+  "--from",
   "--report",
   "--latency-guard-reading",
   "-o",
@@ -146,10 +150,12 @@ function parseArgs(args: readonly string[]): SimulateArgs | string {
         }
         out.latencyGuardReading = value;
         break;
-      case "--duration": {
+      case "--duration":
+      case "--from": {
         const n = positive(flag, false);
         if (typeof n === "string") return n;
-        out.durationSeconds = n;
+        if (flag === "--duration") out.durationSeconds = n;
+        else out.fromSeconds = n;
         break;
       }
       case "--speedup":
@@ -187,18 +193,6 @@ function speedUp(trace: Trace, speedup: number): Trace {
     requests: trace.requests.map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds / speedup })),
     spanSeconds: trace.spanSeconds / speedup,
     notes: [...trace.notes, `replayed ${speedup}x faster`],
-  };
-}
-
-/** The trace's first `seconds`: a training slice a later replay can leave out. */
-function firstSeconds(trace: Trace, seconds: number | undefined): Trace {
-  if (seconds === undefined || seconds >= trace.spanSeconds) return trace;
-  return {
-    ...trace,
-    name: `${trace.name}, first ${seconds} s`,
-    requests: trace.requests.filter((r) => r.arrivalSeconds < seconds),
-    spanSeconds: seconds,
-    notes: [...trace.notes, `first ${seconds} s only`],
   };
 }
 
@@ -263,12 +257,15 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       }
       fleet = f.data;
     }
+    const whole = speedUp(
+      overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
+      parsed.speedup,
+    );
+    if (parsed.fromSeconds !== undefined && !(parsed.fromSeconds < whole.spanSeconds))
+      throw new Error(`--from: ${parsed.fromSeconds} is not before the trace's end (${whole.spanSeconds} s)`);
     trace = firstSeconds(
-      speedUp(
-        overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
-        parsed.speedup,
-      ),
-      parsed.durationSeconds,
+      parsed.fromSeconds === undefined ? whole : fromSecond(whole, parsed.fromSeconds),
+      parsed.durationSeconds ?? Infinity,
     );
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -136,6 +136,25 @@ describe("mds-scaler simulate", () => {
     expect(out.requests.filter((r) => r.ttftSeconds !== null)).toHaveLength(out.completed);
   });
 
+  it("--duration and --from cut the trace in two parts that share no request", () => {
+    const requestsOf = (args: string[]): number[] => {
+      const io = memoryIo();
+      expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "-o", "json", ...args], io)).toBe(0);
+      return (JSON.parse(io.out) as { requests: { arrivalSeconds: number }[] }).requests.map((r) => r.arrivalSeconds);
+    };
+    const before = requestsOf(["--duration", "300"]);
+    const after = requestsOf(["--from", "300"]);
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(before.length + after.length).toBe(3000);
+    expect(Math.max(...before)).toBeLessThan(300);
+    // The replay after the cut starts at zero.
+    expect(Math.min(...after)).toBeLessThan(5);
+    const io = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--scaler", scalerPath, "--from", "99999"], io)).toBe(1);
+    expect(io.err).toMatch(/--from: 99999 is not before the trace's end/);
+  });
+
   it("names the flag or field of bad input", () => {
     const badFleet = join(dir, "fleet.yaml");
     writeFileSync(badFleet, "coldStartSeconds: {min: 100, max: 10}\n");

@@ -15,8 +15,11 @@ import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core
 import { staticPolicy } from "./policies/static.js";
 import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
-import { defaultScaler, replicaFigures } from "./scalers.js";
+import { defaultScaler, replicaFigures, targetUtilisation } from "./scalers.js";
 import type { Trace } from "./traces.js";
+import { calibrateOnTraining, sloTtftMilliseconds, userMaxReplicas, type CalibratedFigures } from "./user-figures.js";
+
+export { sloTtftMilliseconds };
 
 export const attainmentGoal = 0.99;
 
@@ -58,6 +61,10 @@ export interface MatrixResult {
   readonly rows: readonly Row[];
   readonly oracle: Row;
   readonly wallSeconds: number;
+  /** The figures of the calibrated rows, from the training slice; absent without one. */
+  readonly calibrated?: CalibratedFigures;
+  /** The figures of today's rows: 80 % of the fluid capacity at the evaluated trace's mean request, and its SLO p95. */
+  readonly ruleOfThumb: { readonly tokensPerSecondPerReplica: number; readonly ttftTargetMilliseconds: number };
 }
 
 export interface MatrixOptions {
@@ -68,6 +75,11 @@ export interface MatrixOptions {
   readonly run?: Omit<RunOptions, "seed">;
   /** Receives every finished run (progress output). */
   readonly onRow?: (row: Row) => void;
+  /**
+   * The training slice the calibrated rows' figures come from (user-figures.ts): a part of the
+   * trace that `trace` does not include. Without it the matrix runs no calibrated row.
+   */
+  readonly training?: Trace;
   /**
    * The latency guard's readings each token-algorithm variant runs with, side by side
    * (the default reading alone when absent). With more than one, each row's label names its reading.
@@ -160,11 +172,34 @@ export function mdsVariants(
   return out;
 }
 
-/** The p95 of the per-request TTFT targets, in ms: what a user writes as `ttftTargetMilliseconds` for this SLO. */
-export function sloTtftMilliseconds(trace: Trace, capacity: EngineCapacity, ttftBaseSeconds = 1): number {
-  const targets = trace.requests.map((r) => ttftBaseSeconds + r.promptTokens / capacity.prefillTokensPerSecond);
-  targets.sort((a, b) => a - b);
-  return Math.round(1000 * (targets[Math.floor(0.95 * (targets.length - 1))] ?? ttftBaseSeconds));
+/** The label of a calibrated row: the algorithm at the figures `calibrate` gives on the training slice. */
+export const calibratedLabel = (algorithm: AlgorithmType): string => `mds-scaler ${algorithm} (calibrated)`;
+
+/** TokenThroughput and Predictive at the calibrated figures and the SLO's targets; none when calibrate gave no figure. */
+export function calibratedVariants(
+  figures: CalibratedFigures,
+  trace: Trace,
+  capacity: EngineCapacity,
+  initialReplicas: number,
+  readings: readonly LatencyGuardReading[] = [defaultLatencyGuardReading],
+): Policy[] {
+  const { maxReplicas } = figures;
+  const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
+  if (tokensPerSecondPerReplica === undefined) return [];
+  return (["TokenThroughput", "Predictive"] as const).flatMap((algorithm) => {
+    const spec = defaultScaler({
+      algorithm,
+      // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
+      figures: replicaFigures(trace, capacity),
+      maxReplicas,
+      tokensPerSecondPerReplica,
+      ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
+      itlTargetMilliseconds: figures.itlTargetMilliseconds,
+    });
+    return perGuardReading(calibratedLabel(algorithm), readings, (latencyGuardReading, label) =>
+      mdsPolicy({ spec, initialReplicas, label, latencyGuardReading }),
+    );
+  });
 }
 
 function spread(center: number, points: number): number[] {
@@ -187,7 +222,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const need = fluidNeed(trace, capacity);
   const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
   const peakNeed = Math.max(...need);
-  const maxReplicas = Math.min(1024, Math.ceil(8 * peakNeed) + 4);
+  const maxReplicas = userMaxReplicas(peakNeed);
 
   // Oracle family: per rounding slack, a headroom search on a geometric grid, then bisection.
   const oracleRows: Row[] = [];
@@ -284,6 +319,11 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const readings = options.latencyGuardReadings;
   const sloTtft = sloTtftMilliseconds(trace, capacity);
   for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtft, readings)) run(policy);
+  // The user's figures from the training slice alone, beside today's rows in the same run.
+  const calibrated =
+    options.training === undefined ? undefined : calibrateOnTraining(options.training, capacity, runOptions);
+  if (calibrated !== undefined)
+    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas, readings)) run(policy);
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);
@@ -298,5 +338,10 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     rows,
     oracle,
     wallSeconds: (performance.now() - start) / 1000,
+    ...(calibrated === undefined ? {} : { calibrated }),
+    ruleOfThumb: {
+      tokensPerSecondPerReplica: Math.round(targetUtilisation * figures.tokensPerSecond),
+      ttftTargetMilliseconds: sloTtftMilliseconds(trace, capacity),
+    },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * The scaler a user would write for a simulated fleet: the shipped defaults
- * for everything except the per-replica figures the user must supply. Those
- * come from the trace's own request mix, as a user would measure them with a
- * load test (docs/quality.md, Method): 80 % of the replica's fluid token
- * capacity for the token algorithms, and the in-flight requests at that load
- * (Little's law) for Proportional on QueueDepth.
+ * for everything except the per-replica figures the user must supply
+ * (docs/quality.md, Method). Two ways of getting them: calibrated on a training
+ * slice (user-figures.ts, passed in), or the rule of thumb the benchmark used
+ * before, kept beside it: 80 % of the replica's fluid token capacity at the
+ * trace's mean request for the token algorithms, and the in-flight requests at
+ * that load (Little's law) for Proportional on QueueDepth.
  */
 import { defaultScalerSpec } from "../../core/api/defaulting.js";
 import type { AlgorithmType, ScalerSpec } from "../../core/api/scaler.js";
@@ -56,17 +57,29 @@ export interface ScalerOptions {
   readonly mode?: "Active" | "Shadow";
   /** Sets `ttftTargetMilliseconds` of the token algorithms; the shipped default otherwise. */
   readonly ttftTargetMilliseconds?: number;
+  /** Sets `itlTargetMilliseconds` of the token algorithms; the shipped default otherwise. */
+  readonly itlTargetMilliseconds?: number;
+  /**
+   * `serverTargetTokensPerSecond` as the user measured it (a calibrated figure, user-figures.ts);
+   * `targetUtilisation` of `figures.tokensPerSecond` when absent.
+   */
+  readonly tokensPerSecondPerReplica?: number;
 }
 
 /** A defaulted scaler spec for the simulated Server role `server`. */
 export function defaultScaler(options: ScalerOptions): ScalerSpec {
-  const tokens = String(Math.round(targetUtilisation * options.figures.tokensPerSecond));
+  const tokens = String(
+    Math.round(options.tokensPerSecondPerReplica ?? targetUtilisation * options.figures.tokensPerSecond),
+  );
   const depth = String(Math.max(1, Math.round(options.figures.queueDepthAtTarget)));
   const tokenThroughput = {
     serverTargetTokensPerSecond: tokens,
     ...(options.ttftTargetMilliseconds === undefined
       ? {}
       : { ttftTargetMilliseconds: String(options.ttftTargetMilliseconds) }),
+    ...(options.itlTargetMilliseconds === undefined
+      ? {}
+      : { itlTargetMilliseconds: String(options.itlTargetMilliseconds) }),
   };
   const algorithm =
     options.algorithm === "Proportional"

@@ -1,5 +1,7 @@
 /** Markdown tables of a comparison, as the benchmark prints them and docs/quality.md pastes them. */
-import { attainmentGoal, cheapestAtGoal, frontier, type MatrixResult, type Row } from "./matrix.js";
+import { goalVerdict } from "./goal.js";
+import { attainmentGoal, calibratedLabel, cheapestAtGoal, frontier, type MatrixResult, type Row } from "./matrix.js";
+import { trainingSeconds } from "./user-figures.js";
 import type { ScenarioResult } from "./scenarios.js";
 
 const pct = (x: number): string => (100 * x).toFixed(2);
@@ -60,6 +62,21 @@ export function frontierPosition(row: Row, familyRows: readonly Row[]): Frontier
   return row.attainment.both > attainmentAt ? "beyond" : "behind";
 }
 
+const calibratedPolicies = [calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")];
+
+/** The figures the token algorithms were given: calibrated on the training slice, and today's rule beside them. */
+export function userFiguresLine(result: MatrixResult): string {
+  const old = result.ruleOfThumb;
+  const today = `80 % rows: ${old.tokensPerSecondPerReplica} tok/s per replica (80 % of the fluid capacity at this replay's mean request), TTFT target = SLO ${old.ttftTargetMilliseconds} ms.`;
+  const c = result.calibrated;
+  if (c === undefined) return `User figures: no training slice, no calibrated row. ${today}`;
+  const figure =
+    c.tokensPerSecondPerReplica === undefined
+      ? "no figure, so no calibrated row"
+      : `${c.tokensPerSecondPerReplica} tok/s per replica`;
+  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas} (calibrate: ${c.why}). ${today}`;
+}
+
 /** One table: the oracle, the best point of each baseline at the goal, every mds-scaler run, then the sweeps. */
 export function formatMatrix(result: MatrixResult, title: string): string {
   const o = result.oracle.gpuHours;
@@ -67,6 +84,8 @@ export function formatMatrix(result: MatrixResult, title: string): string {
     `### ${title}`,
     "",
     `${result.requests} requests over ${(result.spanSeconds / 60).toFixed(1)} min; matrix run time ${result.wallSeconds.toFixed(0)} s.`,
+    "",
+    userFiguresLine(result),
     "",
     line(tableHeader),
     line(tableHeader.map(() => "---")),
@@ -94,6 +113,12 @@ export function formatMatrix(result: MatrixResult, title: string): string {
       .join(", ");
     out.push(line(rowCells({ ...row, policy: `**${row.policy}**` }, o)));
     out.push(line([`↳ frontier: ${position}; reasons: ${row.notes ?? ""}`, ...tableHeader.slice(1).map(() => "")]));
+    // With both guard readings a calibrated row's label ends "(calibrated; <reading> guard)".
+    if (calibratedPolicies.some((label) => row.policy.startsWith(label.slice(0, -1)))) {
+      const verdict = goalVerdict(row, result);
+      const text = `↳ goal: ${verdict.met ? "met" : "not met"} (${verdict.parts.join("; ")})`;
+      out.push(line([text, ...tableHeader.slice(1).map(() => "")]));
+    }
   }
   out.push(line(["*sweeps*", ...tableHeader.slice(1).map(() => "")]));
   for (const row of baselines) out.push(line(rowCells(row, o)));

@@ -360,3 +360,30 @@ export function overlay(trace: Trace, copies: number, seed: number, maxShiftSeco
     notes: [...trace.notes, `${copies} copies overlaid, each delayed by a seeded offset in [0, ${maxShiftSeconds}) s`],
   };
 }
+
+/** The trace's first `seconds`: a training slice a later replay can leave out (the whole trace when shorter). */
+export function firstSeconds(trace: Trace, seconds: number): Trace {
+  if (seconds >= trace.spanSeconds) return trace;
+  return {
+    ...trace,
+    name: `${trace.name}, first ${seconds} s`,
+    requests: trace.requests.filter((r) => r.arrivalSeconds < seconds),
+    spanSeconds: seconds,
+    notes: [...trace.notes, `first ${seconds} s only`],
+  };
+}
+
+/** The trace from `seconds` on, shifted to start at zero: the replay a training slice before it does not include. */
+export function fromSecond(trace: Trace, seconds: number): Trace {
+  if (!(seconds > 0 && seconds < trace.spanSeconds))
+    throw new Error(`a trace of ${trace.spanSeconds} s has nothing from second ${seconds} on to replay`);
+  return {
+    ...trace,
+    name: `${trace.name}, from ${seconds} s`,
+    requests: trace.requests
+      .filter((r) => r.arrivalSeconds >= seconds)
+      .map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds - seconds })),
+    spanSeconds: trace.spanSeconds - seconds,
+    notes: [...trace.notes, `from ${seconds} s on, shifted to start at zero`],
+  };
+}

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { rowsBeatingOracle, runMatrix, type MatrixResult } from "../../../src/sim/quality/matrix.js";
 import { loadTrace, overlay, type Trace } from "../../../src/sim/quality/traces.js";
+import { splitTraining } from "../../../src/sim/quality/user-figures.js";
 
 export const tracesDir = fileURLToPath(new URL("../../../../shared/traces", import.meta.url));
 
@@ -15,10 +16,11 @@ export function slice(name: string, seconds: number): Trace {
   return { ...trace, requests: trace.requests.filter((r) => r.arrivalSeconds < seconds), spanSeconds: seconds };
 }
 
-/** The bench's matrix of one trace at one scale (seed 1, quick matrix). */
+/** The bench's matrix of one trace at one scale (seed 1, quick matrix): the replay after the training slice. */
 export function benchMatrix(name: string, copies: number): MatrixResult {
   expect(existsSync(tracesDir), `${tracesDir} is missing: the traces live in ../shared/traces`).toBe(true);
-  return runMatrix(overlay(loadTrace(name, { tracesDir, seed: 1 }), copies, 1), { seed: 1, sweepPoints: 3 });
+  const { training, evaluated } = splitTraining(overlay(loadTrace(name, { tracesDir, seed: 1 }), copies, 1));
+  return runMatrix(evaluated, { seed: 1, sweepPoints: 3, training });
 }
 
 export function expectOracleHolds(matrix: MatrixResult): void {

@@ -1,0 +1,116 @@
+/**
+ * The per-replica figure and latency targets the benchmark assumes a user
+ * writes into a token-algorithm scaler, as `mds-scaler calibrate` would give
+ * them (docs/quality.md, "What the user supplies"): the trace's first 15
+ * minutes are a training slice the evaluated replay leaves out. The user
+ * serves that slice with static fleets, from the one that carries its peak
+ * down by a third at a time, as a load test does, until the targets break;
+ * calibrate's own banding rule (`calibrateRole`) reads the pooled minutes. The
+ * TTFT target is the SLO's, the p95 of the training slice's per-request TTFT
+ * targets; the ITL target is the SLO's; `maxReplicas` follows the benchmark's
+ * rule on the training slice. Nothing here reads the evaluated replay.
+ */
+import { calibrateRole, type RoleCalibration } from "../../core/calibrate/bands.js";
+import type { CalibrationMinute } from "../../core/calibrate/minute.js";
+import type { EngineCapacity } from "../engines/model.js";
+import { fluidNeed } from "./oracle.js";
+import { staticPolicy } from "./policies/static.js";
+import { defaultSlo, runPolicy, type RunOptions } from "./run.js";
+import { firstSeconds, fromSecond, type Trace } from "./traces.js";
+
+/** The training slice: the trace's first 15 minutes, as a user calibrates on the first 15 minutes of their own traffic. */
+export const trainingSeconds = 900;
+
+/** The first load-test fleet carries this many times the slice's 60 s peak fluid need: comfortably within the targets. */
+export const loadTestHeadroom = 2;
+
+/** Each load-test fleet has this share of the previous one's replicas (rounded down, at least one fewer). */
+export const loadTestStep = 2 / 3;
+
+/** The `maxReplicas` the benchmark writes for a trace whose peak 60 s fluid need is `peakNeed` replicas: ample, never tuned. */
+export function userMaxReplicas(peakNeed: number): number {
+  return Math.min(1024, Math.ceil(8 * peakNeed) + 4);
+}
+
+export interface TrainingSplit {
+  /** The first `trainingSeconds`: what calibrate reads. */
+  readonly training: Trace;
+  /** The rest, shifted to start at zero: what every policy of the benchmark is judged on. */
+  readonly evaluated: Trace;
+}
+
+/** The trace cut at `seconds`: a training slice before it and the evaluated replay after it. */
+export function splitTraining(trace: Trace, seconds = trainingSeconds): TrainingSplit {
+  return { training: firstSeconds(trace, seconds), evaluated: fromSecond(trace, seconds) };
+}
+
+/** The p95 of the per-request TTFT targets, in ms: what a user writes as `ttftTargetMilliseconds` for this SLO. */
+export function sloTtftMilliseconds(trace: Trace, capacity: EngineCapacity, ttftBaseSeconds = 1): number {
+  const targets = trace.requests.map((r) => ttftBaseSeconds + r.promptTokens / capacity.prefillTokensPerSecond);
+  targets.sort((a, b) => a - b);
+  return Math.round(1000 * (targets[Math.floor(0.95 * (targets.length - 1))] ?? ttftBaseSeconds));
+}
+
+export interface CalibratedFigures {
+  /** The user's SLO as scaler targets: p95 of the training slice's per-request TTFT targets, and the SLO's ITL. */
+  readonly ttftTargetMilliseconds: number;
+  readonly itlTargetMilliseconds: number;
+  /** `maxReplicas`: the benchmark's rule (8 × the peak 60 s fluid need + 4) on the training slice. */
+  readonly maxReplicas: number;
+  /** Replicas of each static fleet the training slice was served by, in order. */
+  readonly loadTestReplicas: readonly number[];
+  /** calibrate's banding of the pooled minutes of those runs. */
+  readonly calibration: RoleCalibration;
+  /**
+   * `serverTargetTokensPerSecond`: calibrate's figure, or when every judged band held even on
+   * one replica, the throughput it held up to (a lower bound; stated in docs/quality.md).
+   * Undefined when calibrate gives neither (the targets never held).
+   */
+  readonly tokensPerSecondPerReplica?: number;
+  /** Where the figure comes from, in words, for the table. */
+  readonly why: string;
+}
+
+/**
+ * Calibrates on the training slice alone: static fleets from the one that carries the slice's
+ * 60 s peak fluid need down by `loadTestStep`, stopping at the first whose pooled minutes give
+ * calibrate an answer other than "not enough evidence", or at one replica.
+ */
+export function calibrateOnTraining(training: Trace, capacity: EngineCapacity, options: RunOptions): CalibratedFigures {
+  const slo = options.slo ?? defaultSlo;
+  const targets = {
+    ttftMilliseconds: sloTtftMilliseconds(training, capacity, slo.ttftBaseSeconds),
+    itlMilliseconds: Math.round(1000 * slo.itlSeconds),
+  };
+  const runOptions: RunOptions = { ...options, fleet: { ...options.fleet, capacity } };
+  const pooled: CalibrationMinute[] = [];
+  const loadTestReplicas: number[] = [];
+  const peakNeed = Math.max(0, ...fluidNeed(training, capacity));
+  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
+  for (;;) {
+    const run = runPolicy(training, staticPolicy(replicas, "load test"), runOptions);
+    loadTestReplicas.push(replicas);
+    pooled.push(...run.minutes.flatMap((r) => (r.kind === "Server" ? r.minutes : [])));
+    const calibration = calibrateRole("Server", pooled, targets);
+    const answer = calibration.answer;
+    const base = {
+      ttftTargetMilliseconds: targets.ttftMilliseconds,
+      itlTargetMilliseconds: targets.itlMilliseconds,
+      maxReplicas: userMaxReplicas(peakNeed),
+      loadTestReplicas,
+      calibration,
+    };
+    if (answer.kind === "calibrated")
+      return { ...base, tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica, why: answer.why };
+    if (answer.kind === "targets never held") return { ...base, why: `targets never held: ${answer.why}` };
+    if (replicas === 1)
+      return answer.heldUpToTokensPerSecondPerReplica === undefined
+        ? { ...base, why: `not enough evidence: ${answer.why}` }
+        : {
+            ...base,
+            tokensPerSecondPerReplica: answer.heldUpToTokensPerSecondPerReplica,
+            why: `held up to (one replica never broke the targets): ${answer.why}`,
+          };
+    replicas = Math.max(1, Math.min(replicas - 1, Math.floor(replicas * loadTestStep)));
+  }
+}

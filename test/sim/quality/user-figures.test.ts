@@ -1,0 +1,94 @@
+/**
+ * The figures the benchmark's calibrated rows are given come from the training
+ * slice alone: the replay they are judged on is disjoint from it, and changing
+ * that replay leaves the figures, and those the matrix runs its calibrated rows
+ * with, equal. On the Azure conversation trace the
+ * load test breaks the targets, so calibrate gives a figure.
+ */
+import { describe, expect, it } from "vitest";
+import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
+import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
+import { loadTrace, type Trace } from "../../../src/sim/quality/traces.js";
+import {
+  calibrateOnTraining,
+  splitTraining,
+  trainingSeconds,
+  type CalibratedFigures,
+} from "../../../src/sim/quality/user-figures.js";
+import { tracesDir } from "./fixtures.js";
+
+const capacity = replicaPresets[defaultPresetName].capacity;
+// The training slice and ten minutes of replay after it keep the test short.
+const conv = ((t: Trace): Trace => ({
+  ...t,
+  requests: t.requests.filter((r) => r.arrivalSeconds < trainingSeconds + 600),
+  spanSeconds: trainingSeconds + 600,
+}))(loadTrace("azure-conv", { tracesDir }));
+
+/** The same trace with its replay after the training slice replaced: every request there doubled in prompt, three copies. */
+function changedAfterTraining(trace: Trace): Trace {
+  const before = trace.requests.filter((r) => r.arrivalSeconds < trainingSeconds);
+  const after = trace.requests
+    .filter((r) => r.arrivalSeconds >= trainingSeconds)
+    .flatMap((r) =>
+      [0, 0.1, 0.2].map((d) => ({ ...r, arrivalSeconds: r.arrivalSeconds + d, promptTokens: 2 * r.promptTokens })),
+    );
+  return { ...trace, requests: [...before, ...after].sort((a, b) => a.arrivalSeconds - b.arrivalSeconds) };
+}
+
+const figuresOf = (trace: Trace): CalibratedFigures =>
+  calibrateOnTraining(splitTraining(trace).training, capacity, { seed: 1 });
+
+describe("the benchmark's user figures", () => {
+  it("splits the trace into a training slice and a replay that shares no request with it", () => {
+    const { training, evaluated } = splitTraining(conv);
+    expect(training.spanSeconds).toBe(trainingSeconds);
+    expect(training.requests.every((r) => r.arrivalSeconds < trainingSeconds)).toBe(true);
+    expect(evaluated.spanSeconds).toBe(conv.spanSeconds - trainingSeconds);
+    expect(training.requests.length + evaluated.requests.length).toBe(conv.requests.length);
+    // The replay is the rest of the trace, shifted to start at zero.
+    const firstAfter = conv.requests.find((r) => r.arrivalSeconds >= trainingSeconds);
+    expect(evaluated.requests[0]).toEqual({
+      ...firstAfter,
+      arrivalSeconds: (firstAfter?.arrivalSeconds ?? 0) - trainingSeconds,
+    });
+    expect(() => splitTraining({ ...conv, spanSeconds: trainingSeconds })).toThrow(/nothing from second 900 on/);
+  });
+
+  it("come from calibrate on the training slice, and a changed replay leaves them equal", () => {
+    const figures = figuresOf(conv);
+    expect(figures.calibration.answer.kind).toBe("calibrated");
+    expect(figures.tokensPerSecondPerReplica).toBeGreaterThan(0);
+    // Below what one replica pushes at full speed: the figure leaves headroom.
+    expect(figures.tokensPerSecondPerReplica).toBeLessThan(
+      capacity.prefillTokensPerSecond + capacity.decodeTokensPerSecond,
+    );
+    // The load test went down from a fleet that held the targets until one that broke them.
+    expect(figures.loadTestReplicas.length).toBeGreaterThan(1);
+    expect([...figures.loadTestReplicas].sort((a, b) => b - a)).toEqual(figures.loadTestReplicas);
+    expect(figures.calibration.bands.some((b) => b.verdict === "broke")).toBe(true);
+    // The SLO's targets: 1 s plus the training slice's p95 prompt at full prefill speed; 50 ms ITL.
+    expect(figures.ttftTargetMilliseconds).toBeGreaterThan(1000);
+    expect(figures.itlTargetMilliseconds).toBe(50);
+
+    const changed = changedAfterTraining(conv);
+    expect(splitTraining(changed).evaluated.requests.length).toBe(3 * splitTraining(conv).evaluated.requests.length);
+    expect(figuresOf(changed)).toEqual(figures);
+  }, 120_000);
+
+  it("are what the matrix's calibrated rows run with, whatever replay it judges them on", () => {
+    const { training, evaluated } = splitTraining(conv);
+    const figures = figuresOf(conv);
+    for (const replay of [evaluated, splitTraining(changedAfterTraining(conv)).evaluated]) {
+      const result = runMatrix(replay, { seed: 1, sweepPoints: 3, training });
+      expect(result.calibrated).toEqual(figures);
+      expect(result.rows.map((r) => r.policy)).toEqual(
+        expect.arrayContaining([calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")]),
+      );
+    }
+    // Without a training slice the matrix runs no calibrated row.
+    const without = runMatrix(evaluated, { seed: 1, sweepPoints: 3 });
+    expect(without.calibrated).toBeUndefined();
+    expect(without.rows.some((r) => r.policy.includes("calibrated"))).toBe(false);
+  }, 600_000);
+});
