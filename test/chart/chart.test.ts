@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
 import { ConfigSchema, loadConfig } from "../../src/app/config.js";
+import { settings } from "../../src/app/settings.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
 import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { runHelm, runKubectl } from "../../harness/helm.js";
@@ -132,11 +133,30 @@ function controllerContainer(objects: K8sObject[]): Container {
   return container;
 }
 
-/** The rendered arguments as the controller's own parser reads them. */
+/**
+ * The rendered arguments and literal environment as the controller's own parser reads them: the
+ * configuration checks join flags and variables (an HTTPS server needs the certificate source the
+ * chart sets as a variable), so both go in.
+ */
 function parsedControllerArgs(objects: K8sObject[]): ReturnType<typeof loadConfig> {
-  const [subcommand, ...flags] = controllerContainer(objects).args;
+  const container = controllerContainer(objects);
+  const [subcommand, ...flags] = container.args;
   expect(subcommand).toBe("controller");
-  return loadConfig(flags, {});
+  return loadConfig(flags, literalEnv(objects));
+}
+
+/** The controller's variables the chart sets to a literal value (not from a field or a Secret). */
+function literalEnv(objects: K8sObject[]): Record<string, string> {
+  const env = controllerContainer(objects).env ?? [];
+  return Object.fromEntries(env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value] as const])));
+}
+
+/** The settings those variables set, by their names in the configuration. */
+function settingsSetByEnv(objects: K8sObject[]): string[] {
+  const env = literalEnv(objects);
+  return Object.entries(settings)
+    .filter(([, setting]) => env[setting.env] !== undefined)
+    .map(([name]) => name);
 }
 
 function allows(rules: PolicyRule[], group: string, resource: string, verb: string, name?: string): boolean {
@@ -285,10 +305,14 @@ describe("helm template with defaults", () => {
     expect(config.prometheusUrl).toBe("http://prometheus-operated.monitoring.svc:9090");
     expect(config.metricsAddress).toBe(":8080");
     expect(config.webhookAddress).toBe(":9443");
-    expect({ ...config, prometheusUrl: "", webhookAddress: "" }).toEqual({
+    // Flags only: what the chart sets through variables (the certificate source, the webhook names) is
+    // checked by the tests of those values.
+    const fromEnv = Object.fromEntries(settingsSetByEnv(objects).map((name) => [name, ""]));
+    expect({ ...config, prometheusUrl: "", webhookAddress: "", ...fromEnv }).toEqual({
       ...controllerDefaults,
       prometheusUrl: "",
       webhookAddress: "",
+      ...fromEnv,
     });
   });
 
