@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 # measured on 2026-12-01 while other builds ran beside it: load average 15 to 16) and then what it took here.
 # A warm cache (~/.cache/mds-scaler) skips the builds: each then takes seconds.
 kube_cold="59 min: kube-apiserver 41, kube-controller-manager 12 more, etcd 6 more"
-prom_cold="Prometheus 27.5 min, promtool 0.5 min more, then the operator (not measured yet)"
-traces_cold="not yet measured cold; a download of a few files"
+prom_cold="39.5 min: Prometheus 27.5, promtool 0.5 more, the Prometheus Operator 11.5 more"
+traces_cold="seconds when ../shared/traces holds them (a checksum check); a download of the missing files otherwise, not measured cold"
 step() {
   local name=$1 cold=$2
   shift 2
