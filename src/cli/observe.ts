@@ -12,7 +12,7 @@ import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
 import { clusterConfigFrom } from "../app/cluster.js";
-import { labelProblems, labelsOf } from "../app/config.js";
+import { labelProblems, labelsOf, prometheusSettingNames } from "../app/config.js";
 import {
   ConfigError,
   describeSettings,
@@ -36,13 +36,7 @@ import { parseYamlDocuments } from "./yaml-documents.js";
 
 /** The settings observe shares with the controller: same flags, variables and defaults. */
 const sharedSettings = [
-  "prometheusUrl",
-  "prometheusTimeoutMs",
-  "metricSeparator",
-  "namespaceLabel",
-  "podLabel",
-  "deploymentLabel",
-  "roleLabel",
+  ...prometheusSettingNames,
   "kubeconfig",
   "kubeTimeoutMs",
 ] as const satisfies readonly SettingName[];
