@@ -14,6 +14,12 @@ import {
   type PrometheusSettingName,
 } from "../app/config.js";
 import { formatProblem } from "../core/api/problem.js";
+import {
+  defaultLatencyGuardReading,
+  isLatencyGuardReading,
+  latencyGuardReadings,
+  type LatencyGuardReading,
+} from "../core/algorithms/ttft-reading.js";
 import { validateScaler } from "../core/api/validation.js";
 import type { ScalerSpec } from "../core/api/scaler.js";
 import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
@@ -64,6 +70,12 @@ const ownFlags: readonly Flag[] = [
     value: "FORMAT",
     default: "table",
     help: "table, json, or scaler (the scaler with the calibrated targets)",
+  },
+  {
+    name: "latency-guard-reading",
+    value: "READING",
+    default: defaultLatencyGuardReading,
+    help: `how a minute's TTFT is judged, as the controller's latency guard with this reading judges it: ${latencyGuardReadings.join(" or ")} (queueing: a TTFT above target breaks a minute only when waiting is a material part of it)`,
   },
   { name: "write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
   { name: "report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
@@ -132,16 +144,25 @@ interface Calibrated {
   readonly spec: ScalerSpec;
 }
 
-function fromSimulation(values: Values, io: CliIo): Calibrated {
+function fromSimulation(values: Values, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const paths = values["from-simulation"] as string[];
   const sim = minutesFromSimulations(paths.map((path) => ({ path, text: io.readFile(path) })));
   const file = values["filename"] as string | undefined;
   const document = file === undefined ? sim.scaler : readYaml(io, file, "ModelDeploymentScaler");
   const spec = specOf(document, file === undefined ? `--from-simulation ${paths[0]}: scaler` : `-f ${file}`);
-  return { result: calibrate(`simulated runs ${sim.runs.join("; ")}`, spec, sim.roles, []), document, spec };
+  return {
+    result: calibrate(`simulated runs ${sim.runs.join("; ")}`, spec, sim.roles, [], reading),
+    document,
+    spec,
+  };
 }
 
-async function fromPrometheus(values: Values, io: CliIo, nowMs: number): Promise<Calibrated> {
+async function fromPrometheus(
+  values: Values,
+  io: CliIo,
+  nowMs: number,
+  reading: LatencyGuardReading,
+): Promise<Calibrated> {
   const raw: Partial<Record<PrometheusSettingName, string>> = {};
   for (const p of promFlags) {
     const v = values[p.flag.slice(2)];
@@ -197,7 +218,11 @@ async function fromPrometheus(values: Values, io: CliIo, nowMs: number): Promise
   });
   const period = `${new Date(start * 1000).toISOString()} to ${new Date(end * 1000).toISOString()}`;
   const source = `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${period}`;
-  return { result: calibrate(source, spec, minutes.roles, minutes.warnings), document: objects.scaler, spec };
+  return {
+    result: calibrate(source, spec, minutes.roles, minutes.warnings, reading),
+    document: objects.scaler,
+    spec,
+  };
 }
 
 export async function runCalibrate(
@@ -235,12 +260,19 @@ export async function runCalibrate(
     io.stderr(`-o: ${JSON.stringify(output)} is not one of table, json, scaler\n`);
     return exitCodes.usage;
   }
+  const reading = (values["latency-guard-reading"] as string | undefined) ?? defaultLatencyGuardReading;
+  if (!isLatencyGuardReading(reading)) {
+    io.stderr(`--latency-guard-reading: ${JSON.stringify(reading)} is not one of ${latencyGuardReadings.join(", ")}\n`);
+    return exitCodes.usage;
+  }
   let answer: Calibrated;
   try {
     if (values["from-simulation"] !== undefined && values["prometheus-url"] !== undefined)
       throw new UsageError("give either --from-simulation or --prometheus-url, not both");
     answer =
-      values["from-simulation"] !== undefined ? fromSimulation(values, io) : await fromPrometheus(values, io, nowMs());
+      values["from-simulation"] !== undefined
+        ? fromSimulation(values, io, reading)
+        : await fromPrometheus(values, io, nowMs(), reading);
   } catch (error) {
     io.stderr(
       `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,

@@ -95,6 +95,27 @@ describe("calibrate --from-simulation", () => {
     for (const p of below) expect(p.ttftP95Milliseconds).toBeLessThanOrEqual(1500);
   });
 
+  it("judges TTFT as the selected guard reading does: on queueing no minute breaks that literal keeps", async () => {
+    const json = async (reading: string): Promise<JsonRole & { queueTime: string; reading: string }> => {
+      const io = memoryIo();
+      const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string];
+      expect(await runCalibrate([...args, "--latency-guard-reading", reading, "-o", "json"], io)).toBe(0);
+      return (JSON.parse(io.out) as { roles: (JsonRole & { queueTime: string; reading: string })[] })
+        .roles[0] as JsonRole & { queueTime: string; reading: string };
+    };
+    const literal = await json("literal");
+    const queueing = await json("queueing");
+    expect([literal.reading, queueing.reading]).toEqual(["literal", "queueing"]);
+    expect(queueing.queueTime).toBe("read");
+    const held = (r: JsonRole): number[] => r.bands.map((b) => (b.verdict === "broke" ? 0 : 1));
+    // Band by band, the queueing reading holds wherever the literal one does.
+    held(literal).forEach((h, i) => expect(held(queueing)[i] ?? 0).toBeGreaterThanOrEqual(h));
+    expect(queueing.answer.kind).toBe("calibrated");
+    expect(queueing.answer.tokensPerSecondPerReplica as number).toBeGreaterThanOrEqual(
+      literal.answer.tokensPerSecondPerReplica as number,
+    );
+  });
+
   it("writes the user's scaler with the figure, the same on stdout and in --write-scaler", async () => {
     const user = join(dir, "user.yaml");
     writeFileSync(
@@ -125,7 +146,8 @@ describe("calibrate --from-simulation", () => {
     const table = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);
     expect(table.out).toMatch(/answer: not enough evidence: every judged band held/);
-    expect(table.out).toMatch(/no queue-time series: judged by TTFT alone/);
+    // The simulated fleet exports queue time as vLLM does, so the minutes carry it.
+    expect(table.out).toMatch(/queue time read/);
     expect(table.out).not.toMatch(/algorithm:/);
     const scaler = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string, "-o", "scaler"], scaler)).toBe(1);
@@ -148,6 +170,11 @@ describe("calibrate --from-simulation", () => {
         2,
       ],
       [["--from-simulation", runs[4] as string, "-o", "csv"], /-o: "csv" is not one of table, json, scaler/, 2],
+      [
+        ["--from-simulation", runs[4] as string, "--latency-guard-reading", "loose"],
+        /--latency-guard-reading: "loose" is not one of queueing, literal/,
+        2,
+      ],
       [["--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml"], /exactly one of --start and --last/, 2],
       [
         ["--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml", "--last", "15 minutes"],

@@ -16,8 +16,12 @@ export function renderCalibrationReport(result: CalibrationResult): string {
     const sorted = [...r.points].sort((a, b) => a.tokensPerSecondPerReplica - b.tokensPerSecondPerReplica);
     const latency = (m: (typeof sorted)[number]): number | null =>
       (ttft ? m.ttftP95Milliseconds : m.itlP95Milliseconds) ?? null;
-    const held = sorted.map((m) => (brokenTargets(r.kind, m, result.targets).length === 0 ? latency(m) : null));
-    const broke = sorted.map((m) => (brokenTargets(r.kind, m, result.targets).length > 0 ? latency(m) : null));
+    const held = sorted.map((m) =>
+      brokenTargets(r.kind, m, result.targets, result.reading).length === 0 ? latency(m) : null,
+    );
+    const broke = sorted.map((m) =>
+      brokenTargets(r.kind, m, result.targets, result.reading).length > 0 ? latency(m) : null,
+    );
     return {
       role: r.role,
       label: ttft ? "p95 TTFT (ms)" : "p95 ITL (ms)",

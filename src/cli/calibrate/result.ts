@@ -15,11 +15,14 @@ import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/cali
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
+import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 
 export interface CalibrationResult {
   /** Where the minutes came from, in words. */
   readonly source: string;
   readonly targets: LatencyTargets;
+  /** How TTFT was judged: as the latency guard with this reading judges it (bands.ts). */
+  readonly reading: LatencyGuardReading;
   readonly rules: { readonly minuteSeconds: 60; readonly minMinutesPerBand: number; readonly requiredShare: number };
   readonly roles: readonly (RoleCalibration & {
     readonly role: string;
@@ -53,16 +56,18 @@ export function calibrate(
   spec: ScalerSpec,
   roles: readonly RoleMinutes[],
   warnings: readonly string[],
+  reading: LatencyGuardReading,
 ): CalibrationResult {
   const targets = latencyTargetsOf(spec);
   return {
     source,
     targets,
+    reading,
     rules: { minuteSeconds: 60, minMinutesPerBand, requiredShare },
     roles: roles.map((r) => ({
       role: r.role,
       skipped: r.skipped,
-      ...calibrateRole(r.kind, r.minutes, targets),
+      ...calibrateRole(r.kind, r.minutes, targets, reading),
       points: r.minutes,
     })),
     warnings,
@@ -72,11 +77,18 @@ export function calibrate(
 const fmt = (v: number | undefined): string =>
   v === undefined ? "-" : Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");
 
+/** How a TTFT above its target is judged, in words for the table's header. */
+function readingWords(reading: LatencyGuardReading, ttftTargetMilliseconds: number): string {
+  return reading === "literal"
+    ? "read literally, as the literal latency guard reads it"
+    : `on queueing, as the latency guard reads it: a minute whose p95 queue time is known breaks on TTFT only when that waiting is above ${fmt(materialQueueFractionOfTtftTarget * ttftTargetMilliseconds)} ms`;
+}
+
 export function table(result: CalibrationResult): string {
   const t = result.targets;
   const lines = [
     `calibrate: ${result.source}`,
-    `targets: p95 TTFT and p95 queue time ≤ ${fmt(t.ttftMilliseconds)} ms, p95 ITL ≤ ${fmt(t.itlMilliseconds)} ms; a band of at least ${minMinutesPerBand} one-minute figures holds when ≥ ${100 * requiredShare} % of them kept every target of the role's kind`,
+    `targets: p95 TTFT ≤ ${fmt(t.ttftMilliseconds)} ms (${readingWords(result.reading, t.ttftMilliseconds)}), p95 ITL ≤ ${fmt(t.itlMilliseconds)} ms; a band of at least ${minMinutesPerBand} one-minute figures holds when ≥ ${100 * requiredShare} % of them kept every target of the role's kind`,
     ...result.warnings.map((w) => `warning: ${w}`),
   ];
   for (const r of result.roles) {
@@ -85,7 +97,7 @@ export function table(result: CalibrationResult): string {
       r.queueTime === "read"
         ? "queue time read"
         : r.queueTime === "absent"
-          ? "no queue-time series: judged by TTFT alone"
+          ? "no queue-time series: TTFT read literally"
           : "queue time not judged (Decode)";
     lines.push(
       "",

@@ -54,16 +54,23 @@ function formatMs(milliseconds: number): string {
 }
 
 /**
- * Whether the buckets show the p95 queue time above `thresholdMs`. The estimate
- * inside the p95's bucket decides, as for TTFT, except in a bucket that starts at
- * zero: queue time is mostly exactly zero, and interpolating from zero would put
- * a p95 of zeros at 95 % of the first bound (285 ms on vLLM's first 300 ms
- * bucket), so such a bucket shows no waiting the buckets can name. Without
- * buckets the mean decides.
+ * The p95 waiting the buckets can name, in ms: the estimate inside the p95's
+ * bucket, as for TTFT, except in a bucket that starts at zero: queue time is
+ * mostly exactly zero, and interpolating from zero would put a p95 of zeros at
+ * 95 % of the first bound (285 ms on vLLM's first 300 ms bucket), so such a
+ * bucket names no waiting (0). Without buckets, the mean.
  */
-function queueAbove(milliseconds: number, bracket: LatencyBracket | undefined, thresholdMs: number): boolean {
-  if (bracket === undefined) return milliseconds > thresholdMs;
-  return bracket.lowerMilliseconds > 0 && bracket.estimateMilliseconds > thresholdMs;
+export function namedWaitingMilliseconds(milliseconds: number, bracket: LatencyBracket | undefined): number {
+  if (bracket === undefined) return milliseconds;
+  return bracket.lowerMilliseconds > 0 ? bracket.estimateMilliseconds : 0;
+}
+
+/**
+ * Whether waiting is a material part of a TTFT judged against `ttftTargetMilliseconds`:
+ * the one test the guard (`ttftReading`) and calibrate (`core/calibrate/bands.ts`) share.
+ */
+export function waitingIsMaterial(waitingMilliseconds: number, ttftTargetMilliseconds: number): boolean {
+  return waitingMilliseconds > materialQueueFractionOfTtftTarget * ttftTargetMilliseconds;
 }
 
 /**
@@ -93,7 +100,7 @@ export function ttftReading(
   const thresholdMs = materialQueueFractionOfTtftTarget * ttftTargetMilliseconds;
   const bracket = observation.queueTimeBracket;
   const shown = bracket === undefined ? formatMs(queueMs) : `${formatMs(bracket.estimateMilliseconds)}`;
-  if (queueAbove(queueMs, bracket, thresholdMs)) {
+  if (waitingIsMaterial(namedWaitingMilliseconds(queueMs, bracket), ttftTargetMilliseconds)) {
     return {
       reading: "queueing",
       counts: true,

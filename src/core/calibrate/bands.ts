@@ -7,8 +7,16 @@
  * first judged band that broke; when no judged band broke, or the lowest one
  * already did, or too few minutes carry evidence, there is no figure and the
  * answer says why.
+ *
+ * A minute keeps its targets as the latency guard the scaler runs would see
+ * it (design call 14): on the `queueing` reading a TTFT above its target
+ * breaks the minute only when waiting is a material part of it, since the
+ * figure is a load per replica and only waiting grows with load; a prompt's
+ * own prefill time is the same at any load. Without queue time, and on the
+ * `literal` reading, TTFT above its target breaks the minute.
  */
 import type { RoleKind } from "../api/model-deployment.js";
+import { waitingIsMaterial, type LatencyGuardReading } from "../algorithms/ttft-reading.js";
 import { judgedLatencies, type CalibrationMinute } from "./minute.js";
 
 /** Fewer minutes than this in a band say nothing about it. Below 100 minutes, 99 % means every minute. */
@@ -23,17 +31,24 @@ export interface LatencyTargets {
   readonly itlMilliseconds: number;
 }
 
-/** The targets a minute broke (empty when it held): TTFT, queue time (against the TTFT target), ITL. */
-export function brokenTargets(kind: RoleKind, minute: CalibrationMinute, targets: LatencyTargets): string[] {
+/**
+ * The targets a minute broke (empty when it held): `ttft` (read literally, or on
+ * queueing with material waiting) and `itl`.
+ * Example (queueing, target 1,000 ms): TTFT 1,400 ms with 200 ms of waiting holds; with 600 ms it breaks.
+ */
+export function brokenTargets(
+  kind: RoleKind,
+  minute: CalibrationMinute,
+  targets: LatencyTargets,
+  reading: LatencyGuardReading,
+): string[] {
   const judged = judgedLatencies(kind);
   const broken: string[] = [];
-  if (judged.ttft && (minute.ttftP95Milliseconds ?? Infinity) > targets.ttftMilliseconds) broken.push("ttft");
-  if (
-    judged.ttft &&
-    minute.queueP95Milliseconds !== undefined &&
-    minute.queueP95Milliseconds > targets.ttftMilliseconds
-  )
-    broken.push("queue");
+  const waiting = minute.queueP95Milliseconds;
+  const computeOnly =
+    reading === "queueing" && waiting !== undefined && !waitingIsMaterial(waiting, targets.ttftMilliseconds);
+  if (judged.ttft && !computeOnly && (minute.ttftP95Milliseconds ?? Infinity) > targets.ttftMilliseconds)
+    broken.push("ttft");
   if (judged.itl && (minute.itlP95Milliseconds ?? Infinity) > targets.itlMilliseconds) broken.push("itl");
   return broken;
 }
@@ -99,6 +114,8 @@ export interface RoleCalibration {
   readonly bands: readonly LoadBand[];
   /** Whether queue time took part: `read` when any judged minute had it; for Decode roles `not judged`. */
   readonly queueTime: "read" | "absent" | "not judged";
+  /** How TTFT was judged: as the latency guard with this reading judges it. */
+  readonly reading: LatencyGuardReading;
   readonly answer: CalibrationAnswer;
 }
 
@@ -110,6 +127,7 @@ export function calibrateRole(
   kind: RoleKind,
   minutes: readonly CalibrationMinute[],
   targets: LatencyTargets,
+  reading: LatencyGuardReading,
 ): RoleCalibration {
   const queueTime = !judgedLatencies(kind).ttft
     ? "not judged"
@@ -129,7 +147,7 @@ export function calibrateRole(
     const broken: Record<string, number> = {};
     let within = 0;
     for (const m of inBand) {
-      const b = brokenTargets(kind, m, targets);
+      const b = brokenTargets(kind, m, targets, reading);
       if (b.length === 0) within++;
       for (const t of b) broken[t] = (broken[t] ?? 0) + 1;
     }
@@ -154,7 +172,7 @@ export function calibrateRole(
       broken,
     };
   });
-  const base = { kind, minutes: minutes.length, bandWidthTokensPerSecond: width, bands, queueTime } as const;
+  const base = { kind, minutes: minutes.length, bandWidthTokensPerSecond: width, bands, queueTime, reading } as const;
   return { ...base, answer: answerOf(bands, byBand, indexes, minutes.length) };
 }
 

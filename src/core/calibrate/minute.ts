@@ -3,10 +3,15 @@
  * ready replica that TokenThroughput's per-replica target means for the
  * role's kind, and the p95 latencies the latency targets are compared with.
  * A minute whose figures are partial or unknown is not evidence: it is
- * skipped with its reason, never read as a quiet minute.
+ * skipped with its reason, never read as a quiet minute. Latencies are read
+ * as the latency guard reads them: each p95 at its estimate inside its bucket
+ * (`token-throughput.ts`, `guardedMilliseconds`), queue time as the waiting
+ * its buckets can name (`ttft-reading.ts`).
  */
 import type { RoleKind } from "../api/model-deployment.js";
 import { roleDemandTokensPerSecond } from "../algorithms/capacity.js";
+import { guardedMilliseconds } from "../algorithms/token-throughput.js";
+import { namedWaitingMilliseconds } from "../algorithms/ttft-reading.js";
 import type { RoleObservation } from "../signals/types.js";
 
 export interface CalibrationMinute {
@@ -15,10 +20,17 @@ export interface CalibrationMinute {
   readonly readyReplicas: number;
   /** The kind's demand (as TokenThroughput reads it) over the minute ÷ ready replicas. */
   readonly tokensPerSecondPerReplica: number;
-  /** p95 as a bucket boundary, as the core reads it; absent when the kind is not judged on it or none was observed. */
+  /**
+   * p95 at its estimate inside its bucket, as the latency guard compares it with its
+   * target; absent when the kind is not judged on it or none was observed.
+   */
   readonly ttftP95Milliseconds?: number;
   readonly itlP95Milliseconds?: number;
-  /** Absent when no pod of the role exported queue time in this minute. */
+  /**
+   * The p95 waiting the queue-time buckets name (0 when the p95 falls in a bucket
+   * starting at zero). Absent when not every sampled pod exported queue time, or
+   * none was observed in the minute: TTFT is then judged literally.
+   */
   readonly queueP95Milliseconds?: number;
 }
 
@@ -40,16 +52,20 @@ export function judgedLatencies(kind: RoleKind): { readonly ttft: boolean; reado
   return { ttft: kind === "Prefill" || kind === "Server", itl: kind === "Decode" || kind === "Server" };
 }
 
-/**
- * The minute from a role observation whose windows are that minute (both
- * windows 60 s), and the role's queue-time p95 over the same minute when any
- * pod exported it.
- */
+/** The role's p95 waiting over the minute; undefined when any sampled pod lacks queue time (partial is unknown). */
+function waitingOf(observation: RoleObservation): number | undefined {
+  const exported = observation.queueTimeExport;
+  const ms = observation.queueTimeMilliseconds;
+  if (exported === undefined || exported.pods === 0 || exported.pods < exported.of || ms === undefined)
+    return undefined;
+  return namedWaitingMilliseconds(ms, observation.queueTimeBracket);
+}
+
+/** The minute from a role observation whose windows are that minute (both windows 60 s). */
 export function minuteOf(input: {
   readonly kind: RoleKind;
   readonly observation: RoleObservation;
   readonly endSeconds: number;
-  readonly queueP95Milliseconds?: number;
 }): MinuteReading {
   const { kind, observation } = input;
   const skip = (reason: SkipReason): MinuteReading => ({ kind: "skipped", reason });
@@ -60,9 +76,10 @@ export function minuteOf(input: {
   if (demand === undefined) return skip("no throughput figure");
   if (demand <= 0) return skip("no traffic");
   const judged = judgedLatencies(kind);
-  const ttft = judged.ttft ? observation.ttftMilliseconds : undefined;
-  const itl = judged.itl ? observation.itlMilliseconds : undefined;
+  const ttft = judged.ttft ? guardedMilliseconds(observation.ttftMilliseconds, observation.ttftBracket) : undefined;
+  const itl = judged.itl ? guardedMilliseconds(observation.itlMilliseconds, observation.itlBracket) : undefined;
   if ((judged.ttft && ttft === undefined) || (judged.itl && itl === undefined)) return skip("no latency observed");
+  const waiting = judged.ttft ? waitingOf(observation) : undefined;
   return {
     kind: "minute",
     minute: {
@@ -71,9 +88,7 @@ export function minuteOf(input: {
       tokensPerSecondPerReplica: demand / observation.readyReplicas,
       ...(ttft === undefined ? {} : { ttftP95Milliseconds: ttft }),
       ...(itl === undefined ? {} : { itlP95Milliseconds: itl }),
-      ...(judged.ttft && input.queueP95Milliseconds !== undefined
-        ? { queueP95Milliseconds: input.queueP95Milliseconds }
-        : {}),
+      ...(waiting === undefined ? {} : { queueP95Milliseconds: waiting }),
     },
   };
 }

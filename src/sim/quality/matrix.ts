@@ -61,8 +61,8 @@ export interface MatrixResult {
   readonly rows: readonly Row[];
   readonly oracle: Row;
   readonly wallSeconds: number;
-  /** The figures of the calibrated rows, from the training slice; absent without one. */
-  readonly calibrated?: CalibratedFigures;
+  /** The figures of the calibrated rows, from the training slice, one per guard reading; absent without one. */
+  readonly calibrated?: readonly CalibratedFigures[];
   /** The figures of today's rows: 80 % of the fluid capacity at the evaluated trace's mean request, and its SLO p95. */
   readonly ruleOfThumb: { readonly tokensPerSecondPerReplica: number; readonly ttftTargetMilliseconds: number };
 }
@@ -175,13 +175,17 @@ export function mdsVariants(
 /** The label of a calibrated row: the algorithm at the figures `calibrate` gives on the training slice. */
 export const calibratedLabel = (algorithm: AlgorithmType): string => `mds-scaler ${algorithm} (calibrated)`;
 
-/** TokenThroughput and Predictive at the calibrated figures and the SLO's targets; none when calibrate gave no figure. */
+/**
+ * TokenThroughput and Predictive at the calibrated figures and the SLO's targets, with the guard
+ * reading calibrate judged by; none when calibrate gave no figure. `labelled` adds the reading to
+ * the label (when the run compares readings).
+ */
 export function calibratedVariants(
   figures: CalibratedFigures,
   trace: Trace,
   capacity: EngineCapacity,
   initialReplicas: number,
-  readings: readonly LatencyGuardReading[] = [defaultLatencyGuardReading],
+  labelled = false,
 ): Policy[] {
   const { maxReplicas } = figures;
   const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
@@ -196,9 +200,10 @@ export function calibratedVariants(
       ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
       itlTargetMilliseconds: figures.itlTargetMilliseconds,
     });
-    return perGuardReading(calibratedLabel(algorithm), readings, (latencyGuardReading, label) =>
-      mdsPolicy({ spec, initialReplicas, label, latencyGuardReading }),
-    );
+    const label = labelled
+      ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
+      : calibratedLabel(algorithm);
+    return [mdsPolicy({ spec, initialReplicas, label, latencyGuardReading: figures.reading })];
   });
 }
 
@@ -320,10 +325,16 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const sloTtft = sloTtftMilliseconds(trace, capacity);
   for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtft, readings)) run(policy);
   // The user's figures from the training slice alone, beside today's rows in the same run.
+  // One calibration per guard reading: calibrate judges TTFT as the guard the rows run with does.
   const calibrated =
-    options.training === undefined ? undefined : calibrateOnTraining(options.training, capacity, runOptions);
-  if (calibrated !== undefined)
-    for (const policy of calibratedVariants(calibrated, trace, capacity, initialReplicas, readings)) run(policy);
+    options.training === undefined
+      ? undefined
+      : (readings ?? [defaultLatencyGuardReading]).map((reading) =>
+          calibrateOnTraining(options.training as Trace, capacity, runOptions, reading),
+        );
+  for (const figures of calibrated ?? [])
+    for (const policy of calibratedVariants(figures, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
+      run(policy);
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);

@@ -2,8 +2,8 @@
  * What `mds-scaler calibrate` reads from a simulated run: at the end of every
  * simulated minute, each role's observation over that minute (both windows
  * 60 s, built from the scraped series by the core's own `observeRole`), turned
- * into a calibration minute by the core. The simulated engines export no
- * queue-time histogram, so the minutes carry none and calibrate says so.
+ * into a calibration minute by the core, queue time included (the quality
+ * fleet scrapes it as vLLM exports it).
  */
 import { tokenFieldsRead } from "../../core/algorithms/capacity.js";
 import { minuteOf, type CalibrationMinute, type RoleMinutes, type SkipReason } from "../../core/calibrate/minute.js";

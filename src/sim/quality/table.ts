@@ -68,13 +68,16 @@ const calibratedPolicies = [calibratedLabel("TokenThroughput"), calibratedLabel(
 export function userFiguresLine(result: MatrixResult): string {
   const old = result.ruleOfThumb;
   const today = `80 % rows: ${old.tokensPerSecondPerReplica} tok/s per replica (80 % of the fluid capacity at this replay's mean request), TTFT target = SLO ${old.ttftTargetMilliseconds} ms.`;
-  const c = result.calibrated;
-  if (c === undefined) return `User figures: no training slice, no calibrated row. ${today}`;
-  const figure =
-    c.tokensPerSecondPerReplica === undefined
-      ? "no figure, so no calibrated row"
-      : `${c.tokensPerSecondPerReplica} tok/s per replica`;
-  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas} (calibrate: ${c.why}). ${today}`;
+  const all = result.calibrated;
+  if (all === undefined) return `User figures: no training slice, no calibrated row. ${today}`;
+  const each = all.map((c) => {
+    const figure =
+      c.tokensPerSecondPerReplica === undefined
+        ? "no figure, so no calibrated row"
+        : `${c.tokensPerSecondPerReplica} tok/s per replica`;
+    return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas} (calibrate: ${c.why})`;
+  });
+  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), ${each.join("; and ")}. ${today}`;
 }
 
 /** One table: the oracle, the best point of each baseline at the goal, every mds-scaler run, then the sweeps. */

@@ -11,6 +11,7 @@
  * rule on the training slice. Nothing here reads the evaluated replay.
  */
 import { calibrateRole, type RoleCalibration } from "../../core/calibrate/bands.js";
+import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import type { CalibrationMinute } from "../../core/calibrate/minute.js";
 import type { EngineCapacity } from "../engines/model.js";
 import { fluidNeed } from "./oracle.js";
@@ -52,6 +53,8 @@ export function sloTtftMilliseconds(trace: Trace, capacity: EngineCapacity, ttft
 }
 
 export interface CalibratedFigures {
+  /** The latency guard reading calibrate judged TTFT by, and the calibrated rows run with. */
+  readonly reading: LatencyGuardReading;
   /** The user's SLO as scaler targets: p95 of the training slice's per-request TTFT targets, and the SLO's ITL. */
   readonly ttftTargetMilliseconds: number;
   readonly itlTargetMilliseconds: number;
@@ -72,11 +75,16 @@ export interface CalibratedFigures {
 }
 
 /**
- * Calibrates on the training slice alone: static fleets from the one that carries the slice's
+ * Calibrates on the training slice alone, judging TTFT as the guard with `reading` does: static fleets from the one that carries the slice's
  * 60 s peak fluid need down by `loadTestStep`, stopping at the first whose pooled minutes give
  * calibrate an answer other than "not enough evidence", or at one replica.
  */
-export function calibrateOnTraining(training: Trace, capacity: EngineCapacity, options: RunOptions): CalibratedFigures {
+export function calibrateOnTraining(
+  training: Trace,
+  capacity: EngineCapacity,
+  options: RunOptions,
+  reading: LatencyGuardReading,
+): CalibratedFigures {
   const slo = options.slo ?? defaultSlo;
   const targets = {
     ttftMilliseconds: sloTtftMilliseconds(training, capacity, slo.ttftBaseSeconds),
@@ -91,9 +99,10 @@ export function calibrateOnTraining(training: Trace, capacity: EngineCapacity, o
     const run = runPolicy(training, staticPolicy(replicas, "load test"), runOptions);
     loadTestReplicas.push(replicas);
     pooled.push(...run.minutes.flatMap((r) => (r.kind === "Server" ? r.minutes : [])));
-    const calibration = calibrateRole("Server", pooled, targets);
+    const calibration = calibrateRole("Server", pooled, targets, reading);
     const answer = calibration.answer;
     const base = {
+      reading,
       ttftTargetMilliseconds: targets.ttftMilliseconds,
       itlTargetMilliseconds: targets.itlMilliseconds,
       maxReplicas: userMaxReplicas(peakNeed),

@@ -30,6 +30,7 @@ describe("calibrateRole", () => {
       "Server",
       [...minutes(10, 1000, 250), ...minutes(10, 2000, 400), ...minutes(10, 3000, 2500), ...minutes(10, 4000, 250)],
       targets,
+      "literal",
     );
     expect(r.bandWidthTokensPerSecond).toBe(500);
     expect(r.bands.map((b) => [b.fromTokensPerSecond, b.verdict])).toEqual([
@@ -49,19 +50,36 @@ describe("calibrateRole", () => {
       "Prefill",
       [...minutes(10, 1000, 250), ...minutes(9, 2000, 250), ...minutes(1, 2050, 900)],
       targets,
+      "literal",
     );
     expect(r.bands[1]).toMatchObject({ minutes: 10, minutesWithinTargets: 9, verdict: "broke" });
     expect(r.answer).toMatchObject({ kind: "calibrated", tokensPerSecondPerReplica: 1040 });
   });
 
-  it("judges queue time against the TTFT target where a pod exported it", () => {
-    const r = calibrateRole(
-      "Server",
-      [...minutes(6, 1000, 300, { queueP95Milliseconds: 10 }), ...minutes(6, 2000, 450, { queueP95Milliseconds: 600 })],
-      targets,
-    );
-    expect(r.queueTime).toBe("read");
-    expect(r.bands[1]?.broken).toEqual({ queue: 6 });
+  it("on queueing, breaks a minute on TTFT only when waiting is a material part of it", () => {
+    // 1,000 tok/s: TTFT above target, waiting 0 (its prompt's own prefill); 2,000: waiting 300 ms, above half of 500.
+    const m = [
+      ...minutes(6, 1000, 900, { queueP95Milliseconds: 0 }),
+      ...minutes(6, 2000, 950, { queueP95Milliseconds: 300 }),
+    ];
+    const queueing = calibrateRole("Server", m, targets, "queueing");
+    expect(queueing.queueTime).toBe("read");
+    expect(queueing.reading).toBe("queueing");
+    expect(queueing.bands.map((b) => b.verdict)).toEqual(["held", "broke"]);
+    expect(queueing.bands[1]?.broken).toEqual({ ttft: 6 });
+    expect(queueing.answer).toMatchObject({ kind: "calibrated", tokensPerSecondPerReplica: 1020 });
+    // Read literally the same minutes never held.
+    expect(calibrateRole("Server", m, targets, "literal").answer.kind).toBe("targets never held");
+  });
+
+  it("on queueing, reads TTFT literally in minutes without queue time", () => {
+    const m = [
+      ...minutes(6, 1000, 300),
+      ...minutes(6, 2000, 900),
+      ...minutes(6, 3000, 900, { queueP95Milliseconds: 0 }),
+    ];
+    const r = calibrateRole("Server", m, targets, "queueing");
+    expect(r.bands.map((b) => b.verdict)).toEqual(["held", "broke", "held"]);
     expect(r.answer).toMatchObject({ kind: "calibrated", tokensPerSecondPerReplica: 1020 });
   });
 
@@ -69,31 +87,31 @@ describe("calibrateRole", () => {
     const decode = [...minutes(5, 1000, 9999), ...minutes(5, 2000, 9999, { itlP95Milliseconds: 80 })].map(
       ({ ttftP95Milliseconds: _t, ...m }) => m,
     );
-    const r = calibrateRole("Decode", decode, targets);
+    const r = calibrateRole("Decode", decode, targets, "literal");
     expect(r.queueTime).toBe("not judged");
     expect(r.bands.map((b) => b.verdict)).toEqual(["held", "broke"]);
     expect(r.answer).toMatchObject({ kind: "calibrated", tokensPerSecondPerReplica: 1020 });
   });
 
   it("says not enough evidence, with the lower bound, when no band broke", () => {
-    const r = calibrateRole("Server", [...minutes(10, 1000, 250), ...minutes(10, 2000, 250)], targets);
+    const r = calibrateRole("Server", [...minutes(10, 1000, 250), ...minutes(10, 2000, 250)], targets, "literal");
     expect(r.answer.kind).toBe("not enough evidence");
     expect(r.answer).toMatchObject({ heldUpToTokensPerSecondPerReplica: 2040 });
     expect(r.answer).not.toHaveProperty("tokensPerSecondPerReplica");
   });
 
   it("says not enough evidence with too few minutes, and when no band holds enough of them", () => {
-    const few = calibrateRole("Server", minutes(minMinutesPerBand - 1, 1000, 250), targets);
+    const few = calibrateRole("Server", minutes(minMinutesPerBand - 1, 1000, 250), targets, "literal");
     expect(few.answer).toMatchObject({ kind: "not enough evidence" });
     expect(few.answer.why).toContain(`${minMinutesPerBand - 1} minute(s)`);
     const spread = [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000].flatMap((t) => minutes(2, t, 250));
-    const thin = calibrateRole("Server", spread, targets);
+    const thin = calibrateRole("Server", spread, targets, "literal");
     expect(thin.bands.every((b) => b.verdict === "too few minutes")).toBe(true);
     expect(thin.answer).toMatchObject({ kind: "not enough evidence" });
   });
 
   it("says the targets never held when the lowest judged band broke", () => {
-    const r = calibrateRole("Server", [...minutes(2, 500, 250), ...minutes(8, 1000, 900)], targets);
+    const r = calibrateRole("Server", [...minutes(2, 500, 250), ...minutes(8, 1000, 900)], targets, "literal");
     expect(r.answer.kind).toBe("targets never held");
     expect(r.answer.why).toContain("ttft above target in 8 minute(s)");
   });
@@ -121,13 +139,14 @@ describe("the parts of the rule", () => {
       tokensPerSecondPerReplica: 1,
       ttftP95Milliseconds: 600,
       itlP95Milliseconds: 60,
-      queueP95Milliseconds: 550,
+      queueP95Milliseconds: 250,
     };
-    expect(brokenTargets("Server", m, targets)).toEqual(["ttft", "queue", "itl"]);
-    expect(brokenTargets("Decode", m, targets)).toEqual(["itl"]);
-    expect(brokenTargets("Prefill", { ...m, ttftP95Milliseconds: 500, queueP95Milliseconds: 500 }, targets)).toEqual(
-      [],
-    );
+    expect(brokenTargets("Server", m, targets, "literal")).toEqual(["ttft", "itl"]);
+    // 250 ms of waiting is not above half the 500 ms target: the TTFT breach is compute.
+    expect(brokenTargets("Server", m, targets, "queueing")).toEqual(["itl"]);
+    expect(brokenTargets("Server", { ...m, queueP95Milliseconds: 251 }, targets, "queueing")).toEqual(["ttft", "itl"]);
+    expect(brokenTargets("Decode", m, targets, "literal")).toEqual(["itl"]);
+    expect(brokenTargets("Prefill", { ...m, ttftP95Milliseconds: 500 }, targets, "literal")).toEqual([]);
   });
 });
 
@@ -141,9 +160,15 @@ describe("minuteOf", () => {
     ttftMilliseconds: 250,
     itlMilliseconds: 25,
   };
+  const withQueue: RoleObservation = {
+    ...observation,
+    queueTimeMilliseconds: 500,
+    queueTimeBracket: { lowerMilliseconds: 300, upperMilliseconds: 500, estimateMilliseconds: 400 },
+    queueTimeExport: { pods: 2, of: 2 },
+  };
 
   it("reads the kind's demand per ready replica and its judged latencies", () => {
-    expect(minuteOf({ kind: "Server", observation, endSeconds: 60, queueP95Milliseconds: 5 })).toEqual({
+    expect(minuteOf({ kind: "Server", observation, endSeconds: 60 })).toEqual({
       kind: "minute",
       minute: {
         endSeconds: 60,
@@ -151,17 +176,46 @@ describe("minuteOf", () => {
         tokensPerSecondPerReplica: 2000,
         ttftP95Milliseconds: 250,
         itlP95Milliseconds: 25,
-        queueP95Milliseconds: 5,
       },
     });
     expect(minuteOf({ kind: "Prefill", observation, endSeconds: 60 })).toMatchObject({
       minute: { tokensPerSecondPerReplica: 1500, ttftP95Milliseconds: 250 },
     });
-    const decode = minuteOf({ kind: "Decode", observation, endSeconds: 60, queueP95Milliseconds: 5 });
+    const decode = minuteOf({ kind: "Decode", observation: withQueue, endSeconds: 60 });
     expect(decode).toEqual({
       kind: "minute",
       minute: { endSeconds: 60, readyReplicas: 2, tokensPerSecondPerReplica: 500, itlP95Milliseconds: 25 },
     });
+  });
+
+  it("reads each p95 inside its bucket, as the latency guard compares it", () => {
+    const bracketed: RoleObservation = {
+      ...observation,
+      ttftMilliseconds: 2500,
+      ttftBracket: { lowerMilliseconds: 1000, upperMilliseconds: 2500, estimateMilliseconds: 1300 },
+      itlBracket: { lowerMilliseconds: 20, upperMilliseconds: 25, estimateMilliseconds: 22 },
+    };
+    expect(minuteOf({ kind: "Server", observation: bracketed, endSeconds: 60 })).toMatchObject({
+      minute: { ttftP95Milliseconds: 1300, itlP95Milliseconds: 22 },
+    });
+  });
+
+  it("carries queue time only when every sampled pod exports it; a p95 in a bucket from zero is no waiting", () => {
+    expect(minuteOf({ kind: "Server", observation: withQueue, endSeconds: 60 })).toMatchObject({
+      minute: { queueP95Milliseconds: 400 },
+    });
+    const zeroBucket = {
+      ...withQueue,
+      queueTimeBracket: { lowerMilliseconds: 0, upperMilliseconds: 300, estimateMilliseconds: 285 },
+    };
+    expect(minuteOf({ kind: "Server", observation: zeroBucket, endSeconds: 60 })).toMatchObject({
+      minute: { queueP95Milliseconds: 0 },
+    });
+    // Partial is unknown: one of two pods exports queue time, so the minute carries none.
+    const partial = { ...withQueue, queueTimeExport: { pods: 1, of: 2 } };
+    const reading = minuteOf({ kind: "Server", observation: partial, endSeconds: 60 });
+    expect(reading.kind).toBe("minute");
+    expect(reading).not.toHaveProperty("minute.queueP95Milliseconds");
   });
 
   it("skips a minute that is not evidence, with its reason", () => {

@@ -6,6 +6,7 @@
  * load test breaks the targets, so calibrate gives a figure.
  */
 import { describe, expect, it } from "vitest";
+import { defaultLatencyGuardReading } from "../../../src/core/algorithms/ttft-reading.js";
 import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
 import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
 import { loadTrace, type Trace } from "../../../src/sim/quality/traces.js";
@@ -37,7 +38,7 @@ function changedAfterTraining(trace: Trace): Trace {
 }
 
 const figuresOf = (trace: Trace): CalibratedFigures =>
-  calibrateOnTraining(splitTraining(trace).training, capacity, { seed: 1 });
+  calibrateOnTraining(splitTraining(trace).training, capacity, { seed: 1 }, defaultLatencyGuardReading);
 
 describe("the benchmark's user figures", () => {
   it("splits the trace into a training slice and a replay that shares no request with it", () => {
@@ -81,7 +82,7 @@ describe("the benchmark's user figures", () => {
     const figures = figuresOf(conv);
     for (const replay of [evaluated, splitTraining(changedAfterTraining(conv)).evaluated]) {
       const result = runMatrix(replay, { seed: 1, sweepPoints: 3, training });
-      expect(result.calibrated).toEqual(figures);
+      expect(result.calibrated).toEqual([figures]);
       expect(result.rows.map((r) => r.policy)).toEqual(
         expect.arrayContaining([calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")]),
       );
