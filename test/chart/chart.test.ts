@@ -226,7 +226,13 @@ const chartValues = parse(readFileSync(join(chartDir, "values.yaml"), "utf8")) a
   labels: Record<"namespace" | "pod" | "deployment" | "role", string>;
   metricSeparator: string;
   prometheus: { timeoutMs: number };
-  controller: { targetApiVersion: string; logLevel: string; tickMs: number; kubeTimeoutMs: number };
+  controller: {
+    targetApiVersion: string;
+    logLevel: string;
+    tickMs: number;
+    kubeTimeoutMs: number;
+    latencyGuardReading: string;
+  };
 };
 
 // ---------------------------------------------------------------- lint
@@ -255,6 +261,11 @@ describe("helm lint", () => {
       "a watched namespace that is not a namespace name",
       { "controller.watchNamespace": "Team_A" },
       "/controller/watchNamespace",
+    ],
+    [
+      "a latency guard reading the controller does not know",
+      { "controller.latencyGuardReading": "loose" },
+      "/controller/latencyGuardReading",
     ],
   ])("rejects %s through values.schema.json", (_why, set, where) => {
     const result = runHelm(helmArgs(["lint", "--strict"], { set }));
@@ -330,6 +341,7 @@ describe("helm template with defaults", () => {
       logLevel: controllerDefaults.logLevel,
       tickMs: controllerDefaults.tickMs,
       kubeTimeoutMs: controllerDefaults.kubeTimeoutMs,
+      latencyGuardReading: controllerDefaults.latencyGuardReading,
     });
   });
 
@@ -527,6 +539,11 @@ describe("helm template with defaults", () => {
 });
 
 describe("helm template with values", () => {
+  it("passes the latency guard reading to the controller", () => {
+    const objects = render({ set: { "controller.latencyGuardReading": "queueing" } });
+    expect(parsedControllerArgs(objects).latencyGuardReading).toBe("queueing");
+  });
+
   it("with one watched namespace, grants scalers and targets there only, and narrows the webhooks to it", () => {
     const objects = render({ set: { "controller.watchNamespace": "team" } });
     expect(parsedControllerArgs(objects).watchNamespace).toBe("team");
