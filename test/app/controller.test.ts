@@ -10,6 +10,8 @@ import { ScalerMetrics } from "../../src/adapters/telemetry/metrics.js";
 import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { Controller, finalizer } from "../../src/app/controller.js";
 import { bindingAnnotation, decisionAnnotation } from "../../src/core/api/model-deployment.js";
+import type { LatencyGuardReading } from "../../src/core/algorithms/ttft-reading.js";
+import type { HistogramWindow } from "../../src/core/signals/types.js";
 import { FakeClock, FakeSignals, FakeStore, settle } from "../fakes/controller.js";
 
 const t0 = Date.parse("2026-11-30T12:00:00Z");
@@ -24,7 +26,17 @@ interface World {
   controller(): Controller;
 }
 
-function world(names: readonly string[] = ["chat"]): World {
+interface WorldOptions {
+  readonly algorithm?: Record<string, unknown>;
+  readonly latencyGuardReading?: LatencyGuardReading;
+}
+
+const proportional = {
+  type: "Proportional",
+  proportional: { metric: "RunningRequests", roleTargets: [{ name: "server", target: "1" }] },
+};
+
+function world(names: readonly string[] = ["chat"], options: WorldOptions = {}): World {
   const clock = new FakeClock(t0);
   const store = new FakeStore();
   const signals = new FakeSignals(clock);
@@ -48,10 +60,7 @@ function world(names: readonly string[] = ["chat"]): World {
         mode: "Active",
         sampling: { intervalSeconds: intervalMs / 1000 },
         roles: [{ name: "server", minReplicas: 1, maxReplicas: 8 }],
-        algorithm: {
-          type: "Proportional",
-          proportional: { metric: "RunningRequests", roleTargets: [{ name: "server", target: "1" }] },
-        },
+        algorithm: options.algorithm ?? proportional,
       },
     });
   }
@@ -71,6 +80,7 @@ function world(names: readonly string[] = ["chat"]): World {
         sleep: (ms) => clock.sleep(ms),
         random: () => 0.5,
         namespace: "llm",
+        ...(options.latencyGuardReading === undefined ? {} : { latencyGuardReading: options.latencyGuardReading }),
       }),
   };
 }
@@ -313,5 +323,46 @@ describe("the controller against fakes of its ports", () => {
     expect(await tick(w, next)).toEqual(["llm/chat"]);
     expect(status(w)?.lastCommit?.decisionID).toBe(committed);
     expect(await counter(w, "mds_commits_total")).toBe(1);
+  });
+
+  describe("passes its latency guard reading to the planner", () => {
+    /** Every one of `count` observations in the bucket ending at `seconds`. */
+    const histogram = (bounds: readonly number[], seconds: number, count = 20): HistogramWindow => ({
+      buckets: bounds.map((upperBound) => ({ upperBound, count: upperBound >= seconds ? count : 0 })),
+      count,
+      sum: count * seconds,
+    });
+    const tokenThroughput = {
+      type: "TokenThroughput",
+      tokenThroughput: { serverTargetTokensPerSecond: "1000", ttftTargetMilliseconds: "500" },
+    };
+    // TTFT in (1, 2.5 s], well above the 500 ms target; every request's queue time in the first bucket: no waiting.
+    const longPrompts = {
+      promptTokensPerSecond: 500,
+      generationTokensPerSecond: 100,
+      ttftSeconds: histogram([0.25, 0.5, 1, 2.5, Infinity], 2.5),
+      itlSeconds: histogram([0.025, 0.05, Infinity], 0.025),
+      queueTimeSeconds: histogram([0.3, 0.5, 1, Infinity], 0.3),
+    };
+    const guard = async (reading?: LatencyGuardReading): Promise<string | undefined> => {
+      const w = world(["chat"], {
+        algorithm: tokenThroughput,
+        ...(reading === undefined ? {} : { latencyGuardReading: reading }),
+      });
+      w.signals.load = () => ({ running: 2, ready: 1 });
+      w.signals.windowExtras = longPrompts;
+      await tick(w, w.controller());
+      const roles = (w.store.scalers.get("llm/chat")?.status as { roles?: { latencyGuard?: string }[] } | undefined)
+        ?.roles;
+      return roles?.[0]?.latencyGuard;
+    };
+
+    it("literal by default: the TTFT breach counts", async () => {
+      expect(await guard()).toMatch(/^literal: selected/);
+    });
+
+    it("queueing when configured: the breach without waiting does not count", async () => {
+      expect(await guard("queueing")).toMatch(/^queueing: .*TTFT does not count/);
+    });
   });
 });

@@ -9,7 +9,7 @@
 import jsonPatch from "fast-json-patch";
 import type { Clock, SampleRequest, ScalerStore, SignalSource, TargetWrite } from "../../src/app/ports.js";
 import type { JsonPatchOp } from "../../src/core/binding/patch.js";
-import type { RoleSamples } from "../../src/core/signals/types.js";
+import type { PodWindowRates, RoleSamples } from "../../src/core/signals/types.js";
 
 type Obj = {
   apiVersion?: string;
@@ -183,6 +183,9 @@ export class FakeSignals implements SignalSource {
   /** Every later sampling never answers. */
   hang = false;
 
+  /** Added to every pod's stable and panic windows: latency histograms, for instance. */
+  windowExtras: Partial<PodWindowRates> = {};
+
   async sample(requests: readonly SampleRequest[]): Promise<ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>> {
     this.requests.push([...requests]);
     if (this.hang) return new Promise<never>(() => undefined);
@@ -200,8 +203,18 @@ export class FakeSignals implements SignalSource {
               runningRequests: running / ready,
               waitingRequests: 0,
               windows: {
-                stable: { established: true, promptTokensPerSecond: 0, generationTokensPerSecond: 0 },
-                panic: { established: true, promptTokensPerSecond: 0, generationTokensPerSecond: 0 },
+                stable: {
+                  established: true,
+                  promptTokensPerSecond: 0,
+                  generationTokensPerSecond: 0,
+                  ...this.windowExtras,
+                },
+                panic: {
+                  established: true,
+                  promptTokensPerSecond: 0,
+                  generationTokensPerSecond: 0,
+                  ...this.windowExtras,
+                },
               },
             }));
             return [role, { pods }] as const;
