@@ -17,7 +17,13 @@ import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
 import { defaultScaler, replicaFigures, targetUtilisation } from "./scalers.js";
 import type { Trace } from "./traces.js";
-import { calibrateOnTraining, sloTtftMilliseconds, userMaxReplicas, type CalibratedFigures } from "./user-figures.js";
+import {
+  calibrateOnTraining,
+  shorterScaleDownWindowSeconds,
+  sloTtftMilliseconds,
+  userMaxReplicas,
+  type CalibratedFigures,
+} from "./user-figures.js";
 
 export { sloTtftMilliseconds };
 
@@ -191,7 +197,7 @@ export function calibratedVariants(
   const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
   if (tokensPerSecondPerReplica === undefined) return [];
   return (["TokenThroughput", "Predictive"] as const).flatMap((algorithm) => {
-    const spec = defaultScaler({
+    const options = {
       algorithm,
       // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
       figures: replicaFigures(trace, capacity),
@@ -199,11 +205,22 @@ export function calibratedVariants(
       tokensPerSecondPerReplica,
       ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
       itlTargetMilliseconds: figures.itlTargetMilliseconds,
-    });
+    };
+    const spec = defaultScaler(options);
+    // The same figures with a shorter scale-down window (docs/quality.md, third calibrated run).
+    const shorter = defaultScaler({ ...options, scaleDownStabilizationSeconds: shorterScaleDownWindowSeconds });
     const label = labelled
       ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
       : calibratedLabel(algorithm);
-    return [mdsPolicy({ spec, initialReplicas, label, latencyGuardReading: figures.reading })];
+    return [
+      mdsPolicy({ spec, initialReplicas, label, latencyGuardReading: figures.reading }),
+      mdsPolicy({
+        spec: shorter,
+        initialReplicas,
+        label: label.replace(/\)$/, `; scale-down ${shorterScaleDownWindowSeconds} s)`),
+        latencyGuardReading: figures.reading,
+      }),
+    ];
   });
 }
 

@@ -64,6 +64,8 @@ export interface ScalerOptions {
    * `targetUtilisation` of `figures.tokensPerSecond` when absent.
    */
   readonly tokensPerSecondPerReplica?: number;
+  /** `behavior.scaleDown.stabilizationWindowSeconds`; the specification's default (300) when absent. */
+  readonly scaleDownStabilizationSeconds?: number;
 }
 
 /** A defaulted scaler spec for the simulated Server role `server`. */
@@ -95,6 +97,9 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
     mode: options.mode ?? "Active",
     roles: [{ name: "server", minReplicas: options.minReplicas ?? 1, maxReplicas: options.maxReplicas }],
     algorithm,
+    ...(options.scaleDownStabilizationSeconds === undefined
+      ? {}
+      : { behavior: { scaleDown: { stabilizationWindowSeconds: options.scaleDownStabilizationSeconds } } }),
   });
   if (!result.ok) throw new Error(`default scaler: ${JSON.stringify(result.problems)}`);
   return result.value;
