@@ -130,10 +130,11 @@ export const scalersDashboard: DashboardSpec = {
           type: "timeseries",
           title: "p95 latency against targets",
           question:
-            "Are the roles within their latency targets? TTFT guards prefill and server roles, ITL guards decode and server roles; above 1.2x the target the guard adds a replica.",
+            "Are the roles within their latency targets? TTFT guards prefill and server roles, ITL guards decode and server roles; above 1.2x the target the guard adds a replica. Read on queueing, a TTFT breach counts only while queue time is above half the TTFT target.",
           targets: [
             { expr: perRole("mds_role_ttft_p95_milliseconds"), legend: "{{scaler}}/{{role}} TTFT p95" },
             { expr: perRole("mds_role_ttft_target_milliseconds"), legend: "{{scaler}}/{{role}} TTFT target" },
+            { expr: perRole("mds_role_queue_time_p95_milliseconds"), legend: "{{scaler}}/{{role}} queue time p95" },
             { expr: perRole("mds_role_itl_p95_milliseconds"), legend: "{{scaler}}/{{role}} ITL p95" },
             { expr: perRole("mds_role_itl_target_milliseconds"), legend: "{{scaler}}/{{role}} ITL target" },
           ],

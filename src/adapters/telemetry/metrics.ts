@@ -32,6 +32,8 @@ export interface RoleReport {
   readonly capacityPerReplicaTokensPerSecond?: number;
   readonly ttftMilliseconds?: number;
   readonly ttftTargetMilliseconds?: number;
+  /** p95 queue time (bucket boundary) when every sampled pod exports it: what the queueing guard reads. */
+  readonly queueTimeMilliseconds?: number;
   readonly itlMilliseconds?: number;
   readonly itlTargetMilliseconds?: number;
   readonly runningRequests?: number;
@@ -80,6 +82,11 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
   ],
   ["mds_role_ttft_p95_milliseconds", "p95 time to first token (bucket boundary).", "ttftMilliseconds"],
   ["mds_role_ttft_target_milliseconds", "Time-to-first-token target.", "ttftTargetMilliseconds"],
+  [
+    "mds_role_queue_time_p95_milliseconds",
+    "p95 time requests waited before the engine scheduled them (bucket boundary); what the queueing latency guard reads.",
+    "queueTimeMilliseconds",
+  ],
   ["mds_role_itl_p95_milliseconds", "p95 inter-token latency (bucket boundary).", "itlMilliseconds"],
   ["mds_role_itl_target_milliseconds", "Inter-token latency target.", "itlTargetMilliseconds"],
   ["mds_role_running_requests", "Running requests across sampled replicas.", "runningRequests"],

@@ -71,6 +71,7 @@ export function roleReports(
         capacityPerReplicaTokensPerSecond: capacity,
         ttftMilliseconds: num(role.ttftMilliseconds),
         ttftTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.ttftTargetMilliseconds),
+        queueTimeMilliseconds: num(role.queueTimeMilliseconds),
         itlMilliseconds: num(role.itlMilliseconds),
         itlTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.itlTargetMilliseconds),
         runningRequests: role.runningRequests,

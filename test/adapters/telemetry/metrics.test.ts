@@ -31,6 +31,7 @@ const status = {
       constrainedReplicas: 2,
       reason: "TokenThroughput",
       ttftMilliseconds: "400",
+      queueTimeMilliseconds: "300",
     },
     {
       name: "decode",
@@ -109,6 +110,11 @@ describe("own metrics", () => {
       ["prefill", 2000],
       ["decode", 800],
     ]);
+  });
+
+  it("exports the queue time the queueing guard reads, and none where it is unknown", async () => {
+    const queue = await series(metrics, "mds_role_queue_time_p95_milliseconds");
+    expect(queue.map((s) => [s.labels["role"], s.value])).toEqual([["prefill", 300]]);
   });
 
   it("exports no number for an unknown figure: a Missing role has no demand series", async () => {
