@@ -47,6 +47,8 @@ export interface Summary {
   readonly commits: readonly Commit[];
   readonly commitsUp: number;
   readonly commitsDown: number;
+  /** First tokens later than the TTFT target, by what the scaler was doing in the second they were served (`lateCause`). */
+  readonly lateFirstTokensByCause: Readonly<Record<string, number>>;
 }
 
 interface ScalerStatusRole {
@@ -79,6 +81,9 @@ export class Observer {
   private readonly tallies = new Map<EngineReplica, ReplicaTally>();
   private readonly replicaSeconds = new Map<string, number>();
   private lastSampleMs: number | undefined;
+  /** First tokens seen and those within the target, at the last look. */
+  private firstTokens = { total: 0, within: 0 };
+  private readonly lateByCause = new Map<string, number>();
 
   constructor(
     private readonly world: DemoWorld,
@@ -87,6 +92,7 @@ export class Observer {
     private readonly targetName: string,
     private readonly scalerName: string,
     private readonly startedMs: number,
+    private readonly ttftTargetMs: number,
   ) {}
 
   /** One look at the world; returns the commits new since the last look. */
@@ -130,6 +136,7 @@ export class Observer {
     });
     const snapshot: Snapshot = { atSeconds, roles, conditions: sstatus.conditions ?? [] };
     this.latest = snapshot;
+    this.attributeLateFirstTokens(roles);
     const newCommits: Commit[] = [];
     const last = sstatus.lastCommit;
     if (last !== undefined && last.decisionID !== this.lastDecisionID) {
@@ -142,6 +149,19 @@ export class Observer {
       newCommits.push(commit);
     }
     return { snapshot, newCommits };
+  }
+
+  /** The first tokens that came late since the last look, charged to what the scaler was doing now. */
+  private attributeLateFirstTokens(roles: readonly RoleView[]): void {
+    const counts = countsWithin(
+      [...this.tallies.values()].map((t) => t.ttft),
+      this.ttftTargetMs / 1000,
+    );
+    const late = counts.total - counts.within - (this.firstTokens.total - this.firstTokens.within);
+    this.firstTokens = counts;
+    if (late <= 0) return;
+    const cause = lateCause(roles);
+    this.lateByCause.set(cause, (this.lateByCause.get(cause) ?? 0) + late);
   }
 
   private tallyFleet(nowMs: number): void {
@@ -195,8 +215,40 @@ export class Observer {
       commits: [...this.commits],
       commitsUp: this.commits.filter((c) => directions(c, true)).length,
       commitsDown: this.commits.filter((c) => directions(c, false)).length,
+      lateFirstTokensByCause: Object.fromEntries(this.lateByCause),
     };
   }
+}
+
+/**
+ * What the scaler was doing while first tokens came late, in the words its
+ * status uses: replicas it committed that are not ready yet (starting), or
+ * else each role's reason for its last decision (the rule that set the
+ * replica count, e.g. `TokenThroughput`, `MaxReplicas`, `ScaleDownStabilization`).
+ */
+export function lateCause(roles: readonly RoleView[]): string {
+  const starting = roles.filter((r) => r.ready !== undefined && r.committed !== undefined && r.ready < r.committed);
+  if (starting.length > 0)
+    return `replicas starting (${starting.map((r) => `${r.name} ${r.ready} of ${r.committed} ready`).join(", ")})`;
+  return roles.map((r) => `${r.name} ${r.reason === "" ? "no decision yet" : r.reason}`).join(", ");
+}
+
+/** Observations, and those at or below the largest bucket bound not above `targetSeconds`. */
+export function countsWithin(
+  histograms: readonly (readonly Histo[])[],
+  targetSeconds: number,
+): { total: number; within: number } {
+  let total = 0;
+  let within = 0;
+  for (const h of histograms) {
+    const inf = h.find((b) => !Number.isFinite(b.upperBound)) ?? h.at(-1);
+    if (inf === undefined) continue;
+    total += inf.count;
+    let best: Histo | undefined;
+    for (const b of h) if (b.upperBound <= targetSeconds + 1e-12) best = b;
+    within += best?.count ?? 0;
+  }
+  return { total, within };
 }
 
 /**
@@ -207,18 +259,10 @@ export function attainment(
   histograms: readonly (readonly Histo[])[],
   targetSeconds: number,
 ): { fraction: number; boundSeconds: number } | undefined {
-  let total = 0;
-  let within = 0;
-  let bound: number | undefined;
-  for (const h of histograms) {
-    const inf = h.find((b) => !Number.isFinite(b.upperBound)) ?? h.at(-1);
-    if (inf === undefined) continue;
-    total += inf.count;
-    let best: Histo | undefined;
-    for (const b of h) if (b.upperBound <= targetSeconds + 1e-12) best = b;
-    within += best?.count ?? 0;
-    if (best !== undefined) bound = best.upperBound;
-  }
-  if (total === 0 || bound === undefined) return undefined;
-  return { fraction: within / total, boundSeconds: bound };
+  const { total, within } = countsWithin(histograms, targetSeconds);
+  const bounds = histograms.flatMap((h) =>
+    h.filter((b) => b.upperBound <= targetSeconds + 1e-12).map((b) => b.upperBound),
+  );
+  if (total === 0 || bounds.length === 0) return undefined;
+  return { fraction: within / total, boundSeconds: Math.max(...bounds) };
 }

@@ -194,7 +194,15 @@ export async function runDemo(
     world.workload.begin(
       new TraceWorkload(loaded.rows, { startSeconds: replayStartedMs / 1000, speedup: options.speedup, loop: true }),
     );
-    const observer = new Observer(world, world.fleet, namespace, targetName, scalerName, replayStartedMs);
+    const observer = new Observer(
+      world,
+      world.fleet,
+      namespace,
+      targetName,
+      scalerName,
+      replayStartedMs,
+      loaded.ttftTargetMs,
+    );
     let progress = "replay starting";
     page.status = () => ({ replayStartedMs, progress, commits: observer.commits });
     const offered = (): number => world?.fleet.offered.get(podKey(namespace, targetName))?.requests ?? 0;

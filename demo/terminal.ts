@@ -55,6 +55,17 @@ export function progressLine(opts: {
 const percent = (f: number | undefined): string =>
   f === undefined ? "unknown (no requests)" : `${(f * 100).toFixed(1)} %`;
 
+/** Below 99 %: the late first tokens by what the scaler was doing when they were served, largest share first. */
+function lateLines(s: Summary): string[] {
+  const entries = Object.entries(s.lateFirstTokensByCause).sort((a, b) => b[1] - a[1]);
+  const late = entries.reduce((n, [, count]) => n + count, 0);
+  if (s.ttftAttainment === undefined || s.ttftAttainment >= 0.99 || late === 0) return [];
+  return [
+    `  late first tokens   ${late}, by what the scaler was doing when they were served (status reasons):`,
+    ...entries.map(([cause, count]) => `    ${lpad(`${((100 * count) / late).toFixed(0)} %`, 5)}  ${cause}`),
+  ];
+}
+
 export function formatSummary(s: Summary): string {
   const lines = [
     "",
@@ -62,6 +73,7 @@ export function formatSummary(s: Summary): string {
     `  replayed            ${formatDuration(s.replaySeconds)} of wall time = ${formatDuration(s.traceSeconds)} of trace`,
     `  requests            ${s.requestsOffered} offered, ${s.requestsServed} served (last token out)`,
     `  TTFT attainment     ${percent(s.ttftAttainment)} of first tokens within ${s.ttftBoundMs ?? s.ttftTargetMs} ms (target ${s.ttftTargetMs} ms)`,
+    ...lateLines(s),
     `  ITL attainment      ${percent(s.itlAttainment)} of inter-token gaps within ${s.itlBoundMs ?? s.itlTargetMs} ms (target ${s.itlTargetMs} ms)`,
     `  replica-seconds     ${Object.entries(s.replicaSecondsByRole)
       .map(([role, seconds]) => `${role} ${seconds.toFixed(0)}`)

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readPanels, substitute } from "../../demo/dashboards.js";
-import { attainment } from "../../demo/observer.js";
+import { attainment, lateCause, type RoleView, type Summary } from "../../demo/observer.js";
+import { formatSummary } from "../../demo/terminal.js";
 import { parseDemoArgs } from "../../demo/options.js";
 import { timelineScript } from "../../demo/page.js";
 import { nonDefaultScalerSettings } from "../../demo/settings.js";
@@ -171,6 +172,53 @@ describe("SLO attainment", () => {
   it("is unknown, not 100 %, when nothing was observed", () => {
     expect(attainment([], 0.5)).toBeUndefined();
     expect(attainment([h([[Infinity, 0]])], 0.5)).toBeUndefined();
+  });
+});
+
+describe("late first tokens", () => {
+  const role = (name: string, committed: number, ready: number, reason: string): RoleView => ({
+    name,
+    committed,
+    ready,
+    recommended: committed,
+    constrained: committed,
+    reason,
+    signalState: "Fresh",
+    demandTokensPerSecond: 1000,
+  });
+
+  it("are charged to replicas starting while any role has fewer ready than committed, else to each role's reason", () => {
+    expect(lateCause([role("prefill", 3, 2, "LatencyGuardScaleUp"), role("decode", 1, 1, "TokenThroughput")])).toBe(
+      "replicas starting (prefill 2 of 3 ready)",
+    );
+    expect(lateCause([role("prefill", 3, 3, "MaxReplicas"), role("decode", 1, 1, "")])).toBe(
+      "prefill MaxReplicas, decode no decision yet",
+    );
+  });
+
+  it("are listed in the summary below 99 % attainment, largest share first, and not above it", () => {
+    const summary: Summary = {
+      replaySeconds: 60,
+      traceSeconds: 600,
+      requestsOffered: 100,
+      requestsServed: 90,
+      ttftTargetMs: 500,
+      itlTargetMs: 50,
+      ttftAttainment: 0.6,
+      ttftBoundMs: 500,
+      itlAttainment: 1,
+      itlBoundMs: 50,
+      replicaSecondsByRole: { prefill: 60 },
+      commits: [],
+      commitsUp: 0,
+      commitsDown: 0,
+      lateFirstTokensByCause: { "prefill TokenThroughput": 10, "replicas starting (prefill 1 of 2 ready)": 30 },
+    };
+    const text = formatSummary(summary);
+    expect(text).toMatch(
+      /late first tokens {3}40, by what the scaler was doing[^\n]*\n {5}75 % {2}replicas starting \(prefill 1 of 2 ready\)\n {5}25 % {2}prefill TokenThroughput\n/,
+    );
+    expect(formatSummary({ ...summary, ttftAttainment: 0.995 })).not.toContain("late first tokens");
   });
 });
 
