@@ -61,10 +61,9 @@ export default tseslint.config(
     },
   },
   {
-    // Waiting for their split: the sampling accumulator and `simulate`'s flags are being changed on other
-    // branches today (queue time, the guard's reading), and `calibrate` has just landed. Each is the next
-    // to split; no other file is excused.
-    files: ["src/adapters/prometheus/source.ts", "src/cli/simulate.ts", "src/cli/calibrate.ts"],
+    // Waiting for their split: the sampling accumulator (being redesigned for cost) and `simulate`'s
+    // flags. Each is the next to split; no other file is excused.
+    files: ["src/adapters/prometheus/source.ts", "src/cli/simulate.ts"],
     rules: { "max-lines-per-function": "off", complexity: "off" },
   },
   {

@@ -225,11 +225,15 @@ async function fromPrometheus(
   };
 }
 
-export async function runCalibrate(
-  args: readonly string[],
-  io: CliIo,
-  nowMs: () => number = Date.now,
-): Promise<number> {
+/** The command line read and checked: the flags' values, the output format and the guard reading. */
+interface Invocation {
+  readonly values: Values;
+  readonly output: "table" | "json" | "scaler";
+  readonly reading: LatencyGuardReading;
+}
+
+/** Phase 1: the flags, or the exit code after `--help` or a usage mistake (named flag and value). */
+function parseInvocation(args: readonly string[], io: CliIo): Invocation | number {
   let values: Values;
   try {
     values = parseArgs({
@@ -256,7 +260,7 @@ export async function runCalibrate(
     return exitCodes.ok;
   }
   const output = (values["output"] as string | undefined) ?? "table";
-  if (!["table", "json", "scaler"].includes(output)) {
+  if (output !== "table" && output !== "json" && output !== "scaler") {
     io.stderr(`-o: ${JSON.stringify(output)} is not one of table, json, scaler\n`);
     return exitCodes.usage;
   }
@@ -265,20 +269,29 @@ export async function runCalibrate(
     io.stderr(`--latency-guard-reading: ${JSON.stringify(reading)} is not one of ${latencyGuardReadings.join(", ")}\n`);
     return exitCodes.usage;
   }
-  let answer: Calibrated;
+  return { values, output, reading };
+}
+
+/** Phase 2: the minutes read and banded, from simulated runs or Prometheus, or the exit code of a failure. */
+async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number): Promise<Calibrated | number> {
+  const { values, reading } = invocation;
   try {
     if (values["from-simulation"] !== undefined && values["prometheus-url"] !== undefined)
       throw new UsageError("give either --from-simulation or --prometheus-url, not both");
-    answer =
-      values["from-simulation"] !== undefined
-        ? fromSimulation(values, io, reading)
-        : await fromPrometheus(values, io, nowMs(), reading);
+    return values["from-simulation"] !== undefined
+      ? fromSimulation(values, io, reading)
+      : await fromPrometheus(values, io, nowMs, reading);
   } catch (error) {
     io.stderr(
       `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
     );
     return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
   }
+}
+
+/** Phase 3: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
+function writeOutputs(invocation: Invocation, answer: Calibrated, io: CliIo): number {
+  const { values, output } = invocation;
   const { result, document, spec } = answer;
   const report = values["report"] as string | undefined;
   if (report !== undefined) writeFileSync(report, renderCalibrationReport(result));
@@ -307,6 +320,18 @@ export async function runCalibrate(
     );
   }
   return exitCodes.ok;
+}
+
+export async function runCalibrate(
+  args: readonly string[],
+  io: CliIo,
+  nowMs: () => number = Date.now,
+): Promise<number> {
+  const invocation = parseInvocation(args, io);
+  if (typeof invocation === "number") return invocation;
+  const answer = await readAndCalibrate(invocation, io, nowMs());
+  if (typeof answer === "number") return answer;
+  return writeOutputs(invocation, answer, io);
 }
 
 export const calibrateCommand: Command = {
