@@ -98,6 +98,12 @@ export type CalibrationAnswer =
       readonly tokensPerSecondPerReplica: number;
       /** Index of the band the figure comes from. */
       readonly band: number;
+      /**
+       * The lower edge of the first judged band that broke: the load per replica at which the
+       * targets stop holding, Predictive's forecast capacity (its consolidation keeps replicas at
+       * most 80 % of it).
+       */
+      readonly capacityTokensPerSecondPerReplica: number;
       readonly why: string;
     }
   | {
@@ -226,6 +232,7 @@ function answerOf(
     kind: "calibrated",
     tokensPerSecondPerReplica: figure,
     band: chosen.i,
+    capacityTokensPerSecondPerReplica: broke.fromTokensPerSecond,
     why: `held in ${range(chosen.b)} (${chosen.b.minutesWithinTargets} of ${chosen.b.minutes} minutes); broke in ${range(broke)} (${(100 * broke.shareWithinTargets).toFixed(1)} % within targets: ${describeBroken(broke)})`,
   };
 }

@@ -212,6 +212,19 @@ export function calibratedVariants(
     const label = labelled
       ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
       : calibratedLabel(algorithm);
+    const brokeFrom = figures.capacityTokensPerSecondPerReplica;
+    // Predictive with calibrate's capacity as its forecast capacity (docs/quality.md, fourth calibrated run).
+    const withCapacity =
+      algorithm === "Predictive" && brokeFrom !== undefined
+        ? [
+            mdsPolicy({
+              spec: defaultScaler({ ...options, forecastCapacityPerReplica: brokeFrom }),
+              initialReplicas,
+              label: label.replace(/\)$/, "; capacity where targets broke)"),
+              latencyGuardReading: figures.reading,
+            }),
+          ]
+        : [];
     return [
       mdsPolicy({ spec, initialReplicas, label, latencyGuardReading: figures.reading }),
       mdsPolicy({
@@ -220,6 +233,7 @@ export function calibratedVariants(
         label: label.replace(/\)$/, `; scale-down ${shorterScaleDownWindowSeconds} s)`),
         latencyGuardReading: figures.reading,
       }),
+      ...withCapacity,
     ];
   });
 }

@@ -64,6 +64,8 @@ export interface ScalerOptions {
    * `targetUtilisation` of `figures.tokensPerSecond` when absent.
    */
   readonly tokensPerSecondPerReplica?: number;
+  /** Predictive's `serverTokenCapacityPerReplica` (calibrate's capacity); the target stands in when absent. */
+  readonly forecastCapacityPerReplica?: number;
   /** `behavior.scaleDown.stabilizationWindowSeconds`; the specification's default (300) when absent. */
   readonly scaleDownStabilizationSeconds?: number;
 }
@@ -91,7 +93,15 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
         }
       : options.algorithm === "TokenThroughput"
         ? { type: "TokenThroughput", tokenThroughput }
-        : { type: "Predictive", predictive: { tokenThroughput } };
+        : {
+            type: "Predictive",
+            predictive: {
+              tokenThroughput,
+              ...(options.forecastCapacityPerReplica === undefined
+                ? {}
+                : { serverTokenCapacityPerReplica: String(Math.round(options.forecastCapacityPerReplica)) }),
+            },
+          };
   const result = defaultScalerSpec({
     targetRef: { name: "sim" },
     mode: options.mode ?? "Active",

@@ -79,6 +79,8 @@ export interface CalibratedFigures {
    * Undefined when calibrate gives neither (the targets never held).
    */
   readonly tokensPerSecondPerReplica?: number;
+  /** calibrate's capacity (where the targets broke), Predictive's forecast capacity; only with a calibrated figure. */
+  readonly capacityTokensPerSecondPerReplica?: number;
   /** Where the figure comes from, in words, for the table. */
   readonly why: string;
 }
@@ -119,7 +121,12 @@ export function calibrateOnTraining(
       calibration,
     };
     if (answer.kind === "calibrated")
-      return { ...base, tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica, why: answer.why };
+      return {
+        ...base,
+        tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica,
+        capacityTokensPerSecondPerReplica: answer.capacityTokensPerSecondPerReplica,
+        why: answer.why,
+      };
     if (answer.kind === "targets never held") return { ...base, why: `targets never held: ${answer.why}` };
     if (replicas === 1)
       return answer.heldUpToTokensPerSecondPerReplica === undefined
