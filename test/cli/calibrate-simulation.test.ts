@@ -142,6 +142,31 @@ describe("calibrate --from-simulation", () => {
     expect(doc.spec.algorithm.tokenThroughput["ttftTargetMilliseconds"]).toBe("1500");
   });
 
+  it("writes a Predictive scaler's fallback target and, as its forecast capacity, where the targets broke", async () => {
+    const user = join(dir, "predictive.yaml");
+    writeFileSync(
+      user,
+      readFileSync(staticScaler(1), "utf8")
+        .replace("minReplicas: 1, maxReplicas: 1", "minReplicas: 1, maxReplicas: 16")
+        .replace(/tokenThroughput: (\{.*\})/, "type: Predictive\n    predictive:\n      tokenThroughput: $1"),
+    );
+    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    const json = memoryIo();
+    expect(await runCalibrate([...args, "-o", "json"], json)).toBe(0);
+    const answer = (JSON.parse(json.out) as { roles: { answer: Record<string, number> }[] }).roles[0]?.answer;
+    const io = memoryIo();
+    expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
+    expect(validateScaler(parse(io.out)).ok).toBe(true);
+    const predictive = (parse(io.out) as { spec: { algorithm: { predictive: Record<string, unknown> } } }).spec
+      .algorithm.predictive;
+    expect(predictive["serverTokenCapacityPerReplica"]).toBe(String(answer?.["capacityTokensPerSecondPerReplica"]));
+    expect((predictive["tokenThroughput"] as Record<string, string>)["serverTargetTokensPerSecond"]).toBe(
+      String(answer?.["tokensPerSecondPerReplica"]),
+    );
+    // The capacity is above the figure: the figure held, the capacity is where holding stopped.
+    expect(answer?.["capacityTokensPerSecondPerReplica"]).toBeGreaterThan(answer?.["tokensPerSecondPerReplica"] ?? 0);
+  });
+
   it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {
     const table = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);

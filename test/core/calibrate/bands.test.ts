@@ -40,7 +40,13 @@ describe("calibrateRole", () => {
       [4000, "held"],
     ]);
     // The band above a broken one does not count, however well it held.
-    expect(r.answer).toMatchObject({ kind: "calibrated", tokensPerSecondPerReplica: 2040, band: 1 });
+    expect(r.answer).toMatchObject({
+      kind: "calibrated",
+      tokensPerSecondPerReplica: 2040,
+      band: 1,
+      // Where the targets broke: the lower edge of the first band that broke.
+      capacityTokensPerSecondPerReplica: 3000,
+    });
     expect(r.queueTime).toBe("absent");
     expect(r.bands[2]?.broken).toEqual({ ttft: 10 });
   });
