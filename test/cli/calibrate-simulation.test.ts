@@ -142,7 +142,7 @@ describe("calibrate --from-simulation", () => {
     expect(doc.spec.algorithm.tokenThroughput["ttftTargetMilliseconds"]).toBe("1500");
   });
 
-  it("writes a Predictive scaler's fallback target and, as its forecast capacity, where the targets broke", async () => {
+  it("writes a Predictive scaler's fallback target, and reports where the targets broke without writing it", async () => {
     const user = join(dir, "predictive.yaml");
     writeFileSync(
       user,
@@ -159,7 +159,8 @@ describe("calibrate --from-simulation", () => {
     expect(validateScaler(parse(io.out)).ok).toBe(true);
     const predictive = (parse(io.out) as { spec: { algorithm: { predictive: Record<string, unknown> } } }).spec
       .algorithm.predictive;
-    expect(predictive["serverTokenCapacityPerReplica"]).toBe(String(answer?.["capacityTokensPerSecondPerReplica"]));
+    // The fourth calibrated run's rule kept the forecast capacity out of the file (docs/quality.md).
+    expect(predictive).not.toHaveProperty("serverTokenCapacityPerReplica");
     expect((predictive["tokenThroughput"] as Record<string, string>)["serverTargetTokensPerSecond"]).toBe(
       String(answer?.["tokensPerSecondPerReplica"]),
     );

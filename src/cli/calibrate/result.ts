@@ -141,30 +141,16 @@ const targetField: Readonly<Record<RoleKind, string | undefined>> = {
   Encode: undefined,
 };
 
-const capacityField: Readonly<Record<RoleKind, string | undefined>> = {
-  Server: "serverTokenCapacityPerReplica",
-  Prefill: "prefillTokenCapacityPerReplica",
-  Decode: "decodeTokenCapacityPerReplica",
-  Encode: undefined,
-};
-
-/** Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback block and its forecast capacity). */
+/** Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback block). */
 function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
   const block = (
     spec.algorithm.type === "Predictive"
       ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
       : (algorithm["tokenThroughput"] ??= {})
   ) as Record<string, unknown>;
-  const predictive =
-    spec.algorithm.type === "Predictive" ? (algorithm["predictive"] as Record<string, unknown>) : undefined;
   for (const r of result.roles) {
     const field = targetField[r.kind];
-    if (field === undefined || r.answer.kind !== "calibrated") continue;
-    block[field] = fmt(r.answer.tokensPerSecondPerReplica);
-    // Predictive's forecast capacity: where the targets broke (docs/calibrate.md, "Predictive").
-    const capacity = capacityField[r.kind];
-    if (predictive !== undefined && capacity !== undefined)
-      predictive[capacity] = fmt(r.answer.capacityTokensPerSecondPerReplica);
+    if (field !== undefined && r.answer.kind === "calibrated") block[field] = fmt(r.answer.tokensPerSecondPerReplica);
   }
 }
 

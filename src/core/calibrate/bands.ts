@@ -100,8 +100,7 @@ export type CalibrationAnswer =
       readonly band: number;
       /**
        * The lower edge of the first judged band that broke: the load per replica at which the
-       * targets stop holding, Predictive's forecast capacity (its consolidation keeps replicas at
-       * most 80 % of it).
+       * targets stop holding. Reported, not written into a scaler (docs/calibrate.md).
        */
       readonly capacityTokensPerSecondPerReplica: number;
       readonly why: string;
