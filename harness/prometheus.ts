@@ -39,6 +39,8 @@ export interface PrometheusHarnessOptions {
   readonly binaryPath?: string;
   /** Serve this TSDB directory (e.g. prepared blocks) instead of an empty one; it is not removed by `stop`. */
   readonly storagePath?: string;
+  /** Remote-write every scraped sample to these URLs (e.g. VictoriaMetrics' `/api/v1/write`), so a second store holds the same samples. */
+  readonly remoteWrite?: readonly string[];
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -109,6 +111,11 @@ export class PrometheusHarness {
         read_recent: true,
         remote_timeout: "60s",
         ...(r.requiredMatchers ? { required_matchers: r.requiredMatchers } : {}),
+      })),
+      // Sent within a second of the scrape, so a test waits seconds, not the default 5 s batch deadline.
+      remote_write: (this.options.remoteWrite ?? []).map((url) => ({
+        url,
+        queue_config: { batch_send_deadline: "500ms", min_backoff: "100ms", max_backoff: "1s" },
       })),
     };
     await writeFile(join(this.dir, "prometheus.yml"), JSON.stringify(config, null, 2));
