@@ -400,6 +400,18 @@ describe("the engine fleet simulator under steady load, on both stores", () => {
   }, 120_000);
 });
 
+describe("a Prometheus URL with a path prefix", () => {
+  it("reads the same samples through VictoriaMetrics' /prometheus prefix as at its root", async () => {
+    const at = await evaluationTimeMs(tenantA);
+    await awaitRemoteWrite(vm, tenantA, "pd-vllm-decode-0", at);
+    const scalers = fleetScalers(tenantA);
+    const atRoot = await samplesOf(onVm, scalers, at);
+    const prefixed = await samplesOf(sourceFor(`${vm.url}/prometheus/`), scalers, at);
+    expect(atRoot.get(`${tenantA}/pd-vllm/decode`)?.pods).toHaveLength(2);
+    expect(prefixed).toEqual(atRoot);
+  }, 60_000);
+});
+
 describe("a second tenant with the same names in the same store", () => {
   it("changes nothing in the first tenant's samples, on either store", async () => {
     const at = await evaluationTimeMs(tenantA);
