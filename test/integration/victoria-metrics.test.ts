@@ -37,7 +37,9 @@ import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { steadyLoad } from "../support/steady-load.js";
 import { VictoriaMetricsHarness } from "../../harness/victoria-metrics.js";
+import { runCli } from "../../src/cli/commands.js";
 import { advanceCounters, CaptureServer, type ServedCapture } from "../support/capture-server.js";
+import { memoryIo } from "../support/memory-io.js";
 
 const captures = fileURLToPath(new URL("../../../shared/fixtures/engine-expositions/", import.meta.url));
 const derived = fileURLToPath(new URL("../fixtures/engine-expositions-derived/", import.meta.url));
@@ -398,6 +400,58 @@ describe("the engine fleet simulator under steady load, on both stores", () => {
     if (process.env["MDS_TEST_VERBOSE"])
       console.info("largest relative rate gap, VictoriaMetrics vs Prometheus", worstGap);
   }, 120_000);
+});
+
+describe("mds-scaler observe", () => {
+  const key = "sglang-2026-decode-derived";
+  const files: Record<string, string> = {
+    "scaler.yaml": `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: { name: ${key}, namespace: ${captureNamespace} }
+spec:
+  targetRef: { name: ${key} }
+  roles: [{ name: role, minReplicas: 1, maxReplicas: 4 }]
+  algorithm:
+    type: TokenThroughput
+    tokenThroughput: { decodeTargetTokensPerSecond: "800", stableWindowSeconds: 60, panicWindowSeconds: 30 }
+`,
+    "target.yaml": `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeployment
+metadata: { name: ${key}, namespace: ${captureNamespace} }
+spec: { roles: [{ name: role, kind: Decode, replicas: 1 }] }
+status: { roles: [{ name: role, ready: 1 }] }
+`,
+  };
+  const observe = async (url: string) => {
+    const io = memoryIo((path) => files[path] ?? "");
+    const code = await runCli(
+      ["observe", "--prometheus-url", url, "-f", "scaler.yaml", "--target", "target.yaml", "-o", "json"],
+      io,
+    );
+    expect(code, io.err).toBe(0);
+    return JSON.parse(io.out) as {
+      roles: { signalState: string; observation: Record<string, unknown>; pods: { pod: string }[] }[];
+    };
+  };
+
+  it("reads the same pods, state and gauges on VictoriaMetrics as on Prometheus", async () => {
+    await scrapeTimesMs(captureNamespace, `${key}-0`, 2);
+    await vm.flush();
+    const [onProm, onVictoria] = [await observe(prometheus.url), await observe(vm.url)];
+    const gauges = (r: typeof onProm) =>
+      r.roles.map((role) => ({
+        state: role.signalState,
+        pods: role.pods.map((p) => p.pod),
+        sampled: role.observation["sampledReplicas"],
+        running: role.observation["runningRequests"],
+        waiting: role.observation["waitingRequests"],
+        kv: role.observation["kvCacheUsage"],
+      }));
+    expect(gauges(onProm)).toEqual([
+      { state: "Fresh", pods: [`${key}-0`], sampled: 1, running: 1, waiting: 7, kv: 0.1 },
+    ]);
+    expect(gauges(onVictoria)).toEqual(gauges(onProm));
+  }, 60_000);
 });
 
 describe("a Prometheus URL with a path prefix", () => {
