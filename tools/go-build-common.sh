@@ -56,3 +56,26 @@ claim_build() {
     return 1
   fi
 }
+
+# Builds one program of a wrapper module into the cache, as the last step of a
+# caller that holds claim_build's lock: build_program <wrapper dir> <program> <package> <ldflags>.
+# The stamp is removed first and written last: a build cut short is never taken as complete.
+build_program() {
+  local module_dir=$1 program=$2 package=$3 ldflags=$4
+  need_go
+  local started=$SECONDS work
+  work=$(mktemp -d "$bin_dir/.build.XXXXXX")
+  # shellcheck disable=SC2064 # expand now: the trap runs after this function's locals are gone.
+  trap "rm -rf '$work'" EXIT
+  log "building $stamp into $bin_dir with $("$GO" env GOVERSION) (cold on 2 cores: see tools/setup.sh)"
+  (
+    cd "$module_dir"
+    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$ldflags" \
+      -o "$work/$program" "$package"
+  )
+  rm -f "$bin_dir/VERSIONS"
+  mv -f "$work/$program" "$bin_dir/"
+  echo "$stamp" >"$bin_dir/VERSIONS"
+  log "built in $((SECONDS - started)) s: $bin_dir"
+  echo "$bin_dir"
+}

@@ -54,25 +54,9 @@ is_built() {
 
 build() {
   claim_build || return 0
-
-  need_go
-  local started=$SECONDS
-  work=$(mktemp -d "$bin_dir/.build.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-  log "building $stamp into $bin_dir (cold on 2 cores: see tools/setup.sh)"
   # The version stamp upstream's release builds set, so `-version` and vm_app_version are truthful.
-  local ldflags="-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VICTORIA_METRICS_VERSION}"
-  (
-    cd "$here/victoria-metrics"
-    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$ldflags" \
-      -o "$work/victoria-metrics" "$module/app/victoria-metrics"
-  )
-  # The stamp is removed first and written last: a build cut short is never taken as complete.
-  rm -f "$bin_dir/VERSIONS"
-  mv -f "$work/victoria-metrics" "$bin_dir/"
-  echo "$stamp" >"$bin_dir/VERSIONS"
-  log "built in $((SECONDS - started)) s: $bin_dir"
-  echo "$bin_dir"
+  build_program "$here/victoria-metrics" victoria-metrics "$module/app/victoria-metrics" \
+    "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VICTORIA_METRICS_VERSION}"
 }
 
 case "${1:-}" in
