@@ -33,9 +33,9 @@ import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adap
 import type { RoleKind } from "../../src/core/api/model-deployment.js";
 import { observeRole } from "../../src/core/signals/observe.js";
 import type { PodWindowRates, RoleObservation, RoleSamples } from "../../src/core/signals/types.js";
-import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
+import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
-import { steadyLoad } from "../support/steady-load.js";
+import { backendDeployments as deployments, backendScalers } from "../support/backend-fleet.js";
 import { VictoriaMetricsHarness } from "../../harness/victoria-metrics.js";
 import { runCli } from "../../src/cli/commands.js";
 import { advanceCounters, CaptureServer, type ServedCapture } from "../support/capture-server.js";
@@ -49,6 +49,8 @@ const tenantB = "other-team";
 const stableWindowSeconds = 10;
 const panicWindowSeconds = 3;
 const l = defaultPrometheusSignalConfig.labels;
+const fleetScalers = (namespace: string): ScalerSamplingInput[] =>
+  backendScalers(namespace, stableWindowSeconds, panicWindowSeconds);
 
 const captureCases: readonly { key: string; file: string; kind: RoleKind }[] = [
   { key: "sglang-2026-live", file: `${captures}sglang-2026-live-excerpt.prom`, kind: "Server" },
@@ -62,55 +64,6 @@ const captureCases: readonly { key: string; file: string; kind: RoleKind }[] = [
   { key: "sglang-2026-prefill-derived", file: `${derived}sglang-2026-prefill-from-live-excerpt.prom`, kind: "Prefill" },
   { key: "sglang-2026-decode-derived", file: `${derived}sglang-2026-decode-from-live-excerpt.prom`, kind: "Decode" },
 ];
-
-/** The same two deployments for each tenant; the second tenant sends five times the load. */
-function deployments(namespace: string, startSeconds: number, load: number): SimDeploymentSpec[] {
-  const capacity = { decodeTokensPerSecond: 400 * load, maxTokensPerSecondPerRequest: 40 };
-  return [
-    {
-      namespace,
-      name: "pd-vllm",
-      engine: "vllm",
-      kvTransferSeconds: 0.3,
-      roles: [
-        { name: "prefill", serving: "prefill", replicas: 2, capacity },
-        { name: "decode", serving: "decode", replicas: 2, capacity: { ...capacity, maxRunningRequests: 6 * load } },
-      ],
-      workload: steadyLoad(namespace.length, startSeconds, 8 * load),
-    },
-    {
-      namespace,
-      name: "chat-sglang",
-      engine: "sglang",
-      roles: [
-        {
-          name: "server",
-          serving: "unified",
-          replicas: 2,
-          dataParallelSize: 2,
-          tensorParallelSize: 2,
-          metricsForAllSchedulers: true,
-          capacity: { ...capacity, maxRunningRequests: 3 * load },
-        },
-      ],
-      workload: steadyLoad(namespace.length + 1, startSeconds, 12 * load),
-    },
-  ];
-}
-
-const fleetScalers = (namespace: string): ScalerSamplingInput[] =>
-  [
-    { deployment: "pd-vllm", roles: ["prefill", "decode"] },
-    { deployment: "chat-sglang", roles: ["server"] },
-  ].map(({ deployment, roles }) => ({
-    key: `${namespace}/${deployment}`,
-    namespace,
-    deployment,
-    roles,
-    stableWindowSeconds,
-    panicWindowSeconds,
-    intervalSeconds: 1,
-  }));
 
 let captureServer: CaptureServer;
 let fleet: EngineFleet;
