@@ -5,43 +5,25 @@
  * with the same timestamps, and serves the Prometheus query API under `/api/v1/`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findCachedBinary, type CachedBinary } from "./cached-binary.js";
 import { freeLoopbackPort } from "./prometheus.js";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const versionsFilePath = join(repoRoot, "tools/vm-bin/versions.env");
-const buildHint = "run tools/vm-bin/build.sh (it caches it), or set MDS_VM_BIN_DIR to a directory holding it";
+export type VictoriaMetricsBinary = CachedBinary;
 
-export interface VictoriaMetricsBinary {
-  readonly path: string;
-  /** e.g. v1.151.0. */
-  readonly version: string;
-}
-
-function readVersion(): string {
-  for (const line of readFileSync(versionsFilePath, "utf8").split("\n")) {
-    const match = /^VICTORIA_METRICS_VERSION=([^\s#]+)/.exec(line);
-    if (match?.[1]) return match[1];
-  }
-  throw new Error(`victoria-metrics binary: ${versionsFilePath} must set VICTORIA_METRICS_VERSION`);
-}
-
-/** Finds the binary: MDS_VM_BIN_DIR, else the build script's cache. Throws, never skips, when it is missing. */
+/** Finds the binary tools/vm-bin/build.sh caches (MDS_VM_BIN_DIR overrides). Throws, never skips, when it is missing. */
 export function findVictoriaMetrics(env: NodeJS.ProcessEnv = process.env): VictoriaMetricsBinary {
-  const version = readVersion();
-  const cacheHome = env["XDG_CACHE_HOME"] || join(env["HOME"] || homedir(), ".cache");
-  const dirPath = env["MDS_VM_BIN_DIR"] || join(cacheHome, "mds-scaler", "vm-bin", `victoria-metrics-${version}`);
-  const path = join(dirPath, "victoria-metrics");
-  try {
-    accessSync(path, constants.X_OK);
-  } catch (cause) {
-    throw new Error(`victoria-metrics binary: ${path} is missing or not executable; ${buildHint}`, { cause });
-  }
-  return { path, version };
+  return findCachedBinary(
+    {
+      tool: "vm-bin",
+      versionKey: "VICTORIA_METRICS_VERSION",
+      program: "victoria-metrics",
+      dirVariable: "MDS_VM_BIN_DIR",
+    },
+    env,
+  );
 }
 
 export interface VictoriaMetricsHarnessOptions {

@@ -58,10 +58,10 @@ claim_build() {
 }
 
 # Builds one program of a wrapper module into the cache, as the last step of a
-# caller that holds claim_build's lock: build_program <wrapper dir> <program> <package> <ldflags>.
+# caller that holds claim_build's lock: build_program <wrapper dir> <program> <package> <ldflags> [<tags>].
 # The stamp is removed first and written last: a build cut short is never taken as complete.
 build_program() {
-  local module_dir=$1 program=$2 package=$3 ldflags=$4
+  local module_dir=$1 program=$2 package=$3 ldflags=$4 tags=${5:-}
   need_go
   local started=$SECONDS work
   work=$(mktemp -d "$bin_dir/.build.XXXXXX")
@@ -70,7 +70,7 @@ build_program() {
   log "building $stamp into $bin_dir with $("$GO" env GOVERSION) (cold on 2 cores: see tools/setup.sh)"
   (
     cd "$module_dir"
-    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -ldflags "$ldflags" \
+    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -tags "$tags" -ldflags "$ldflags" \
       -o "$work/$program" "$package"
   )
   rm -f "$bin_dir/VERSIONS"
