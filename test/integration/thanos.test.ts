@@ -14,7 +14,8 @@
  *   with a partial-response warning on every query, and the source reads every
  *   family that store held (all four: a replica holds every series) as unknown;
  *   a Querier that drops unhealthy stores (plain `--endpoint`) answers from the
- *   other replica, complete and without a warning.
+ *   other replica, complete and without a warning, field by field as that
+ *   replica's Prometheus answers directly.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
@@ -188,9 +189,14 @@ describe("the PromQL source on a Thanos Querier over two Prometheus replicas", (
     expect(observation.generationTokensPerSecond).toBeUndefined();
   }, 60_000);
 
-  it("answers from the other replica, complete, once the killed store leaves the set", async () => {
+  it("answers from the other replica, complete, once the killed store leaves the set: as that Prometheus does", async () => {
     await waitForStores(querier, 1);
     const at = Date.now() - 1000;
-    expectMatchesSimulator(await samplesOf(querier.httpUrl, at), at);
+    const throughThanos = await samplesOf(querier.httpUrl, at);
+    expectMatchesSimulator(throughThanos, at);
+    // One store left: the same samples as its Prometheus answers directly, field by field.
+    const replica = replicas[0];
+    if (!replica) throw new Error("two replicas expected");
+    expect(throughThanos).toEqual(await samplesOf(replica.url, at));
   }, 60_000);
 });
