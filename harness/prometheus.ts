@@ -39,6 +39,10 @@ export interface PrometheusHarnessOptions {
   readonly binaryPath?: string;
   /** Serve this TSDB directory (e.g. prepared blocks) instead of an empty one; it is not removed by `stop`. */
   readonly storagePath?: string;
+  /** Remote-write every scraped sample to these URLs (e.g. VictoriaMetrics' `/api/v1/write`), so a second store holds the same samples. */
+  readonly remoteWrite?: readonly string[];
+  /** Labels this Prometheus adds to what leaves it, e.g. `{ replica: "a" }` for a Thanos sidecar. */
+  readonly externalLabels?: Readonly<Record<string, string>>;
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -95,7 +99,12 @@ export class PrometheusHarness {
     const interval = `${this.options.scrapeIntervalSeconds ?? 1}s`;
     // JSON is valid YAML; no YAML writer needed.
     const config = {
-      global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+      global: {
+        scrape_interval: interval,
+        scrape_timeout: interval,
+        evaluation_interval: interval,
+        ...(this.options.externalLabels ? { external_labels: this.options.externalLabels } : {}),
+      },
       scrape_configs: [
         {
           job_name: "engines",
@@ -109,6 +118,11 @@ export class PrometheusHarness {
         read_recent: true,
         remote_timeout: "60s",
         ...(r.requiredMatchers ? { required_matchers: r.requiredMatchers } : {}),
+      })),
+      // Sent within a second of the scrape, so a test waits seconds, not the default 5 s batch deadline.
+      remote_write: (this.options.remoteWrite ?? []).map((url) => ({
+        url,
+        queue_config: { batch_send_deadline: "500ms", min_backoff: "100ms", max_backoff: "1s" },
       })),
     };
     await writeFile(join(this.dir, "prometheus.yml"), JSON.stringify(config, null, 2));
@@ -221,6 +235,11 @@ export class PrometheusHarness {
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`targets not healthy: ${last}`);
+  }
+
+  /** Sends a signal to the running process (e.g. SIGSTOP to make it hang, SIGCONT to resume it). */
+  signal(name: NodeJS.Signals): void {
+    this.child?.kill(name);
   }
 
   /** Peak resident memory of the Prometheus process (kB), from /proc. */

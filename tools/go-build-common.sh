@@ -1,5 +1,5 @@
-# Sourced by tools/kube-bin/build.sh and tools/prom-bin/build.sh: what both
-# builds from the Go module proxy share. The caller sets `here` (its own folder,
+# Sourced by tools/kube-bin/build.sh, tools/prom-bin/build.sh and tools/vm-bin/build.sh: what they
+# build from the Go module proxy share. The caller sets `here` (its own folder,
 # holding versions.env) before sourcing this file, and defines `log` before calling need_go.
 
 # versions.env is shared with the TypeScript harness, so read plain KEY=VALUE
@@ -32,3 +32,50 @@ need_go() {
 # priority: the machine has two cores and is shared.
 export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
 build_flags="-p=2 -buildvcs=false"
+
+# Whether the caller must build: returns 0 holding the build lock (fd 9) when its
+# cache is incomplete; prints the directory and returns 1 when it is complete,
+# at once or after another process's build. Two builds at once (two test runs on
+# one machine) would only slow each other. The caller defines is_built, log,
+# bin_dir and stamp.
+claim_build() {
+  if is_built; then
+    log "cached: $bin_dir ($stamp)"
+    echo "$bin_dir"
+    return 1
+  fi
+  mkdir -p "$bin_dir"
+  exec 9>"$bin_dir/.lock"
+  if ! flock -n 9; then
+    log "another build is running; waiting for it"
+    flock 9
+  fi
+  if is_built; then
+    log "built by another process: $bin_dir"
+    echo "$bin_dir"
+    return 1
+  fi
+}
+
+# Builds one program of a wrapper module into the cache, as the last step of a
+# caller that holds claim_build's lock: build_program <wrapper dir> <program> <package> <ldflags> [<tags>].
+# The stamp is removed first and written last: a build cut short is never taken as complete.
+build_program() {
+  local module_dir=$1 program=$2 package=$3 ldflags=$4 tags=${5:-}
+  need_go
+  local started=$SECONDS work
+  work=$(mktemp -d "$bin_dir/.build.XXXXXX")
+  # shellcheck disable=SC2064 # expand now: the trap runs after this function's locals are gone.
+  trap "rm -rf '$work'" EXIT
+  log "building $stamp into $bin_dir with $("$GO" env GOVERSION) (cold on 2 cores: see tools/setup.sh)"
+  (
+    cd "$module_dir"
+    GOFLAGS="-mod=readonly $build_flags" nice -n 10 "$GO" build -trimpath -tags "$tags" -ldflags "$ldflags" \
+      -o "$work/$program" "$package"
+  )
+  rm -f "$bin_dir/VERSIONS"
+  mv -f "$work/$program" "$bin_dir/"
+  echo "$stamp" >"$bin_dir/VERSIONS"
+  log "built in $((SECONDS - started)) s: $bin_dir"
+  echo "$bin_dir"
+}

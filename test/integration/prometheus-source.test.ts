@@ -15,8 +15,9 @@ import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
-import { EngineFleet, FleetServer, SyntheticWorkload, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
+import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
+import { steadyLoad } from "../support/steady-load.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;
@@ -28,20 +29,6 @@ let fleet: EngineFleet;
 let server: FleetServer;
 let prometheus: PrometheusHarness;
 let source: PrometheusSignalSource;
-
-function steadyLoad(seed: number, startSeconds: number, requestsPerSecond: number): SyntheticWorkload {
-  return new SyntheticWorkload({
-    seed,
-    startSeconds,
-    requestsPerSecond,
-    arrivals: "uniform",
-    promptTokens: { kind: "fixed", tokens: 512 },
-    // Varied output lengths keep finishes (SGLang counts tokens at finish) from arriving in lockstep batches.
-    outputTokens: { kind: "uniform", minTokens: 32, maxTokens: 64 },
-    sharedPrefix: { groups: 4, prefixTokens: 256, blockTokens: 16 },
-    streamingFraction: 0.5,
-  });
-}
 
 function deployments(startSeconds: number): SimDeploymentSpec[] {
   const capacity = { decodeTokensPerSecond: 400, maxTokensPerSecondPerRequest: 40 };

@@ -85,23 +85,7 @@ is_built() {
 }
 
 build() {
-  if is_built; then
-    log "cached: $bin_dir ($stamp)"
-    echo "$bin_dir"
-    return
-  fi
-  mkdir -p "$bin_dir"
-  # Two builds at once (two test runs on one machine) would only slow each other.
-  exec 9>"$bin_dir/.lock"
-  if ! flock -n 9; then
-    log "another build is running; waiting for it"
-    flock 9
-  fi
-  if is_built; then
-    log "built by another process: $bin_dir"
-    echo "$bin_dir"
-    return
-  fi
+  claim_build || return 0
 
   need_go
   local started=$SECONDS

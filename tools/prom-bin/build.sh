@@ -91,24 +91,9 @@ copy_crds() {
 }
 
 build() {
-  if is_built; then
+  if ! claim_build; then
     copy_crds
-    log "cached: $bin_dir ($stamp)"
-    echo "$bin_dir"
-    return
-  fi
-  mkdir -p "$bin_dir"
-  # Two builds at once (two test runs on one machine) would only slow each other.
-  exec 9>"$bin_dir/.lock"
-  if ! flock -n 9; then
-    log "another build is running; waiting for it"
-    flock 9
-  fi
-  if is_built; then
-    copy_crds
-    log "built by another process: $bin_dir"
-    echo "$bin_dir"
-    return
+    return 0
   fi
 
   need_go

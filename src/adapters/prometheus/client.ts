@@ -20,6 +20,9 @@ export class PrometheusQueryError extends Error {
   readonly httpStatus?: number;
 }
 
+/** The warning an answer marked `"isPartial": true` (VictoriaMetrics cluster) is read as. */
+export const vmPartialWarning = "isPartial: the answer misses at least one storage node (VictoriaMetrics cluster)";
+
 export interface VectorSample {
   readonly labels: Readonly<Record<string, string>>;
   /** May be NaN or ±Inf; callers decide what a non-finite value means. */
@@ -31,7 +34,8 @@ export interface InstantQueryResult {
   readonly samples: readonly VectorSample[];
   /**
    * The response's `warnings`: a store that did not answer (a remote read, a
-   * federating layer's partial response) or a PromQL warning. The caller
+   * federating layer's partial response) or a PromQL warning; an answer
+   * VictoriaMetrics marks `isPartial` adds `vmPartialWarning`. The caller
    * decides; the signal source reads any warning as a partial answer.
    */
   readonly warnings: readonly string[];
@@ -139,6 +143,8 @@ export class PrometheusClient implements PrometheusQueryClient {
             if ("warnings" in body && Array.isArray(body.warnings))
               for (const w of body.warnings) warnings.push(String(w));
             if ("infos" in body && Array.isArray(body.infos)) for (const i of body.infos) infos.push(String(i));
+            // VictoriaMetrics cluster's vmselect marks an answer that missed a vmstorage node this way, without a warning.
+            if ("isPartial" in body && body.isPartial === true) warnings.push(vmPartialWarning);
           }
           return response;
         },

@@ -4,7 +4,7 @@
  */
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PrometheusClient, PrometheusQueryError } from "../../../src/adapters/prometheus/client.js";
+import { PrometheusClient, PrometheusQueryError, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../../../src/adapters/prometheus/source.js";
 
@@ -124,6 +124,16 @@ describe("PrometheusClient", () => {
       .reply(200, vector([], { warnings: ["query hit the series limit"] }));
     const r = await client.instantQuery("x", at);
     expect(r.warnings).toEqual(["query hit the series limit"]);
+  });
+
+  it('reads VictoriaMetrics\' "isPartial": true as a warning, and false as none', async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([], { isPartial: true }))
+      .post("/api/v1/query")
+      .reply(200, vector([], { isPartial: false }));
+    expect((await client.instantQuery("x", at)).warnings).toEqual([vmPartialWarning]);
+    expect((await client.instantQuery("x", at)).warnings).toEqual([]);
   });
 
   it("returns Prometheus 3 infos apart from warnings", async () => {

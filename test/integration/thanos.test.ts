@@ -1,0 +1,202 @@
+/**
+ * The PromQL source against a real Thanos Querier (tools/thanos-bin) over two
+ * Prometheus replicas (Debian 2.42, external label `replica="a"|"b"`), each
+ * with a Thanos sidecar, both scraping the same engine fleet simulator:
+ *
+ * - deduplicated by `--query.replica-label=replica`: each pod once, its gauges
+ *   equal to a scrape the simulator served, its rates within the Prometheus
+ *   source test's tolerance of the simulator's truth; `dedup=false` on the
+ *   same Querier reads every series twice;
+ * - a store that hangs (SIGSTOP) under a Querier that keeps it in the set
+ *   (`--endpoint-strict`): every query waits for the scaler's deadline, even
+ *   with `--store.response-timeout=2s`, and every family is unknown;
+ * - one replica's sidecar killed: a Querier that keeps it in the set answers
+ *   with a partial-response warning on every query, and the source reads every
+ *   family that store held (all four: a replica holds every series) as unknown;
+ *   a Querier that drops unhealthy stores (plain `--endpoint`) answers from the
+ *   other replica, complete and without a warning, field by field as that
+ *   replica's Prometheus answers directly.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
+import { observeRole } from "../../src/core/signals/observe.js";
+import type { RoleSamples } from "../../src/core/signals/types.js";
+import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
+import { startQuerier, startSidecar, waitForStores, type ThanosProcess } from "../../harness/thanos.js";
+import { backendDeployments, backendScalers } from "../support/backend-fleet.js";
+
+const namespace = "serving";
+const stableWindowSeconds = 10;
+const panicWindowSeconds = 3;
+const rateTolerance = 0.12;
+/** The scaler's query deadline while a store hangs. */
+const hungTimeoutMs = 3_000;
+
+const scalers = backendScalers(namespace, stableWindowSeconds, panicWindowSeconds);
+
+let fleet: EngineFleet;
+let server: FleetServer;
+const replicas: PrometheusHarness[] = [];
+const sidecars: ThanosProcess[] = [];
+/** Drops an unhealthy store from its set. */
+let querier: ThanosProcess;
+/** Keeps both stores whatever their health; a store silent for 2 s is left out of the answer, with a warning. */
+let strictQuerier: ThanosProcess;
+
+const sourceFor = (url: string): PrometheusSignalSource =>
+  new PrometheusSignalSource(new PrometheusClient({ endpoint: url, timeoutMs: 10_000 }), defaultPrometheusSignalConfig);
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+async function samplesOf(url: string, atMs: number): Promise<Map<string, RoleSamples>> {
+  const pass = await sourceFor(url).sample(scalers, atMs);
+  const out = new Map<string, RoleSamples>();
+  for (const [key, roles] of pass.scalers) for (const [role, samples] of roles) out.set(`${key}/${role}`, samples);
+  return out;
+}
+
+/** Each pod once, its gauges as the simulator served them, its rates within tolerance of the truth. */
+function expectMatchesSimulator(roles: Map<string, RoleSamples>, atMs: number): void {
+  expect(roles.size).toBe(3);
+  for (const [key, samples] of roles) {
+    expect(samples.queryFailed, key).toBeUndefined();
+    expect(samples.unknownFamilies ?? {}, key).toEqual({});
+    expect(samples.pods.map((p) => p.pod).length, key).toBe(2);
+    for (const pod of samples.pods) {
+      const served = server.servedNear(namespace, pod.pod, pod.lastSampleUnixSeconds * 1000);
+      if (!served) throw new Error(`${pod.pod} was never scraped`);
+      // Two replicas scrape the same pod: the deduplicated sample is one of their scrapes.
+      expect(Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000), `${pod.pod} scrape`).toBeLessThan(200);
+      expect(pod.runningRequests, `${pod.pod} running`).toBe(served.gauges.running);
+      expect(pod.waitingRequests, `${pod.pod} waiting`).toBe(served.gauges.waiting);
+      const truth = fleet.truthRates(namespace, pod.pod, atMs / 1000 - stableWindowSeconds, atMs / 1000);
+      if (!truth) throw new Error(`no ground truth for ${pod.pod}`);
+      const stable = pod.windows.stable;
+      expect(stable.established, `${pod.pod} established`).toBe(true);
+      const generation = stable.generationTokensPerSecond ?? NaN;
+      expect(
+        Math.abs(generation - truth.generationTokensPerSecond),
+        `${pod.pod} generation ${generation} vs ${truth.generationTokensPerSecond}`,
+      ).toBeLessThanOrEqual(Math.max(rateTolerance * truth.generationTokensPerSecond, 5));
+    }
+  }
+}
+
+beforeAll(async () => {
+  const startSeconds = Date.now() / 1000;
+  fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 120 });
+  for (const d of backendDeployments(namespace, startSeconds, 1)) fleet.addDeployment(d);
+  server = new FleetServer({ fleet });
+  await server.start();
+  for (const replica of ["a", "b"]) {
+    const prometheus = await PrometheusHarness.start({
+      scrapeIntervalSeconds: 1,
+      targets: server.fileSdGroups(),
+      externalLabels: { replica },
+    });
+    replicas.push(prometheus);
+    sidecars.push(await startSidecar(prometheus.url, `${prometheus.dir}/data`));
+  }
+  const endpoints = sidecars.map((s) => s.grpcAddress);
+  querier = await startQuerier({ endpoints, replicaLabel: "replica" });
+  strictQuerier = await startQuerier({
+    strictEndpoints: endpoints,
+    replicaLabel: "replica",
+    extraArgs: ["--store.response-timeout=2s"],
+  });
+  await waitForStores(querier, 2);
+  await waitForStores(strictQuerier, 2);
+  for (const r of replicas) await r.waitForHealthyTargets(fleet.listPods().length);
+  // A full stable window of scrapes under steady load.
+  await sleep((stableWindowSeconds + 2) * 1000);
+}, 120_000);
+
+afterAll(async () => {
+  for (const q of [querier, strictQuerier]) await q?.stop();
+  for (const s of sidecars) await s.stop();
+  for (const r of replicas) await r.stop();
+  await server?.stop();
+});
+
+describe("the PromQL source on a Thanos Querier over two Prometheus replicas", () => {
+  it("reads each pod once (deduplicated by the replica label), as the simulator served it", async () => {
+    const at = Date.now() - 1000;
+    expectMatchesSimulator(await samplesOf(querier.httpUrl, at), at);
+    // The same Querier without deduplication reads every series twice.
+    const count = async (dedup: boolean): Promise<number> => {
+      const params = new URLSearchParams({
+        query: `count(vllm:num_requests_running{namespace="${namespace}",app_kubernetes_io_instance="pd-vllm"})`,
+        time: String(at / 1000),
+        dedup: String(dedup),
+      });
+      const res = await fetch(`${querier.httpUrl}/api/v1/query`, { method: "POST", body: params });
+      const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+      return Number(body.data.result[0]?.value[1]);
+    };
+    expect(await count(true)).toBe(4);
+    expect(await count(false)).toBe(8);
+  }, 60_000);
+
+  it("reads a store that hangs (SIGSTOP) as failed queries: every family unknown at the scaler's deadline", async () => {
+    const sidecar = sidecars[1];
+    if (!sidecar) throw new Error("two sidecars expected");
+    sidecar.signal("SIGSTOP");
+    try {
+      const at = Date.now() - 1000;
+      const client = new PrometheusClient({ endpoint: strictQuerier.httpUrl, timeoutMs: hungTimeoutMs });
+      const pass = await new PrometheusSignalSource(client, defaultPrometheusSignalConfig).sample(scalers, at);
+      // `--store.response-timeout=2s` does not cut the stopped store short: the queries wait for the deadline.
+      expect(Object.keys(pass.unknownFamilies).sort()).toEqual(["counters", "gauges", "itl", "ttft"]);
+      for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(/timed out/);
+      for (const roles of pass.scalers.values())
+        for (const r of roles.values()) expect(r.queryFailed?.reason).toMatch(/^gauges: .*timed out/);
+    } finally {
+      sidecar.signal("SIGCONT");
+    }
+    await waitForStores(strictQuerier, 2);
+  }, 60_000);
+
+  it("reads a killed store kept in the set as a partial answer: every family it held is unknown", async () => {
+    const sidecar = sidecars[1];
+    if (!sidecar) throw new Error("two sidecars expected");
+    sidecar.signal("SIGKILL");
+    await waitForStores(strictQuerier, 1);
+    const at = Date.now() - 1000;
+    const pass = await sourceFor(strictQuerier.httpUrl).sample(scalers, at);
+    expect(pass.warnings.length).toBe(4);
+    // A replica holds every series, so the store that failed held part of every query's answer.
+    expect(Object.keys(pass.unknownFamilies).sort()).toEqual(["counters", "gauges", "itl", "ttft"]);
+    for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(/answered partially/);
+    const decode = pass.scalers.get(`${namespace}/pd-vllm`)?.get("decode");
+    if (!decode) throw new Error("no decode samples");
+    // The pods a partial gauge answer names stay listed, without their values.
+    expect(decode.pods).toHaveLength(2);
+    expect(decode.pods[0]?.runningRequests).toBeUndefined();
+    const observation = observeRole({
+      kind: "Decode",
+      samples: decode,
+      readyReplicas: 2,
+      nowMs: at,
+      staleAfterSeconds: 60,
+      reads: ["generationTokens"],
+    });
+    expect(observation.sampledReplicas).toBe(0);
+    expect(observation.generationTokensPerSecond).toBeUndefined();
+  }, 60_000);
+
+  it("answers from the other replica, complete, once the killed store leaves the set: as that Prometheus does", async () => {
+    await waitForStores(querier, 1);
+    const at = Date.now() - 1000;
+    const throughThanos = await samplesOf(querier.httpUrl, at);
+    expectMatchesSimulator(throughThanos, at);
+    // One store left: the same samples as its Prometheus answers directly, field by field.
+    const replica = replicas[0];
+    if (!replica) throw new Error("two replicas expected");
+    expect(throughThanos).toEqual(await samplesOf(replica.url, at));
+  }, 60_000);
+});
