@@ -4,11 +4,14 @@
  * Default: the queries alone. A real Prometheus 3 serves a TSDB prepared ahead
  * of time (bench/engine-tsdb.ts: 3 roles x 4 pods per deployment, vLLM and
  * SGLang, 15 s scrapes, cached, never built by CI) for 10, 100 and 1,000
- * deployments; every pass samples every deployment at a time inside the data.
- * Prints per query and per pass p50/p99, samples touched (query stats), the
- * Prometheus RSS, and checks every pod is Fresh with the same fields as at 10.
+ * deployments; every pass samples every deployment at a time inside the data,
+ * with each query plan (`--plans`), the plans taking turns pass by pass.
+ * Prints per plan the pass p50/p99 and CPU per pass, per family the samples
+ * touched (query stats), the Prometheus RSS, and checks every pod is Fresh
+ * with the same fields as at the smallest size and that every plan read the
+ * same pass as the first.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --query-timeout 600]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).

@@ -43,7 +43,7 @@ export const settings = {
     flag: "--prometheus-queries",
     env: "MDS_PROMETHEUS_QUERIES",
     help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side) or 'unions' (four queries, each a union of tagged parts). Both read the same observations.",
-    schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default("unions"),
+    schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default("parts"),
   },
   metricSeparator: {
     flag: "--metric-separator",

@@ -185,7 +185,7 @@ export class PrometheusSignalSource {
 
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
-    if (this.config.queryPlan === "parts") return buildPartQueries(this.partsFor(scalers));
+    if (this.config.queryPlan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
     return queryNames.map((family) => ({ family, text: unions[family] }));
   }
