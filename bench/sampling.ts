@@ -4,11 +4,14 @@
  * Default: the queries alone. A real Prometheus 3 serves a TSDB prepared ahead
  * of time (bench/engine-tsdb.ts: 3 roles x 4 pods per deployment, vLLM and
  * SGLang, 15 s scrapes, cached, never built by CI) for 10, 100 and 1,000
- * deployments; every pass samples every deployment at a time inside the data.
- * Prints per query and per pass p50/p99, samples touched (query stats), the
- * Prometheus RSS, and checks every pod is Fresh with the same fields as at 10.
+ * deployments; every pass samples every deployment at a time inside the data,
+ * with each query plan (`--plans`), the plans taking turns pass by pass.
+ * Prints per plan the pass p50/p99 and CPU per pass, per family the samples
+ * touched (query stats), the Prometheus RSS, and checks every pod is Fresh
+ * with the same fields as at the smallest size and that every plan read the
+ * same pass as the first.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --query-timeout 600]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -19,7 +22,12 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { PrometheusClient, type PrometheusQueryClient } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
+import { queryNames, queryPlans, type QueryPlan } from "../src/adapters/prometheus/queries.js";
+import {
+  PrometheusSignalSource,
+  type SamplingPass,
+  type ScalerSamplingInput,
+} from "../src/adapters/prometheus/source.js";
 import { EngineFleet, FleetServer, SyntheticWorkload, type FileSdGroup } from "../src/sim/engines/index.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
@@ -55,7 +63,9 @@ const help = `npm run bench:sampling [-- options]
 Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
 
   --sizes <list>          deployments per prepared TSDB (default 10,100,1000)
-  --passes <n>            timed passes per size, after one cold pass (default 20)
+  --passes <n>            timed passes per size and plan, after one cold pass (default 20)
+  --plans <list>          query plans to measure side by side, taking turns pass by
+                          pass, and to compare pass by pass (default unions,parts)
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
   --query-timeout <s>     budget of one query in seconds: the client's deadline, the
@@ -315,10 +325,53 @@ async function prometheusCpuSeconds(port: number): Promise<number> {
 
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
+function plansFlag(): QueryPlan[] {
+  const i = process.argv.indexOf("--plans");
+  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts";
+  const plans = raw.split(",");
+  for (const plan of plans)
+    if (!(queryPlans as readonly string[]).includes(plan))
+      throw new Error(`--plans: ${JSON.stringify(plan)} is not one of ${queryPlans.join(", ")}`);
+  return plans as QueryPlan[];
+}
+
 interface SizeResult {
   readonly size: number;
   readonly lines: string[];
-  readonly queries: number;
+  /** Queries per pass, by plan. */
+  readonly queries: ReadonlyMap<QueryPlan, number>;
+}
+
+/** What one plan measured at one size. */
+interface PlanRun {
+  readonly plan: QueryPlan;
+  readonly source: PrometheusSignalSource;
+  readonly client: TimedClient;
+  readonly issued: readonly { readonly family: string; readonly text: string }[];
+  coldMs: number;
+  readonly passMs: number[];
+  promCpuSeconds: number;
+  benchCpuSeconds: number;
+  queries: number;
+  first?: SamplingPass;
+}
+
+/** Everything a pass read, in a form two plans' passes can be compared by (the query count apart). */
+function passContent(pass: SamplingPass): string {
+  const scalers = [...pass.scalers].map(([key, roles]) => [key, [...roles]]);
+  return JSON.stringify([scalers, pass.warnings, pass.unknownFamilies]);
+}
+
+/** The first field where two passes differ, for the report. */
+function firstDifference(a: SamplingPass, b: SamplingPass): string {
+  for (const [key, roles] of a.scalers) {
+    for (const [role, samples] of roles) {
+      const other = b.scalers.get(key)?.get(role);
+      if (JSON.stringify(samples) !== JSON.stringify(other))
+        return `${key}/${role}: ${JSON.stringify(samples).slice(0, 300)} against ${JSON.stringify(other).slice(0, 300)}`;
+    }
+  }
+  return "warnings or unknown families differ";
 }
 
 async function measureSize(
@@ -339,8 +392,6 @@ async function measureSize(
     extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
   });
   try {
-    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
-    const source = new PrometheusSignalSource(client, { ...defaultPrometheusSignalConfig, queryTimeoutMs });
     const scalers: ScalerSamplingInput[] = Array.from({ length: size }, (_, i) => ({
       key: `${namespaceOf(i)}/${deploymentOf(i)}`,
       namespace: namespaceOf(i),
@@ -350,26 +401,61 @@ async function measureSize(
       panicWindowSeconds: flag("panic-window", 60),
       intervalSeconds: tsdbShape.scrapeIntervalSeconds,
     }));
-    const queryText = source.queriesFor(scalers);
-    const t0 = performance.now();
-    await source.sample(scalers, evaluationUnixMs);
-    const coldMs = performance.now() - t0;
-    client.latenciesMs.length = 0;
-    client.byQuery.clear();
-    const passMs: number[] = [];
-    const cpuBefore = await prometheusCpuSeconds(prometheus.port);
-    const benchCpuBefore = process.cpuUsage();
-    let queries = 0;
-    let fresh = 0;
-    let pods = 0;
-    let problems: string[] = [];
+    const runs: PlanRun[] = plansFlag().map((plan) => {
+      const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
+      const source = new PrometheusSignalSource(client, {
+        ...defaultPrometheusSignalConfig,
+        queryTimeoutMs,
+        queryPlan: plan,
+      });
+      return {
+        plan,
+        source,
+        client,
+        issued: source.issuedFor(scalers),
+        coldMs: NaN,
+        passMs: [],
+        promCpuSeconds: 0,
+        benchCpuSeconds: 0,
+        queries: 0,
+      };
+    });
+    for (const run of runs) {
+      const t0 = performance.now();
+      await run.source.sample(scalers, evaluationUnixMs);
+      run.coldMs = performance.now() - t0;
+      run.client.latenciesMs.length = 0;
+      run.client.byQuery.clear();
+    }
+    // The plans take turns, pass by pass, so the load of the shared machine falls on both alike.
     for (let p = 0; p < passes; p++) {
-      const started = performance.now();
-      const pass = await source.sample(scalers, evaluationUnixMs);
-      passMs.push(performance.now() - started);
-      queries = pass.queries;
-      if (p > 0) continue;
-      problems = [...pass.warnings, ...Object.values(pass.unknownFamilies)];
+      for (const run of runs) {
+        const cpuBefore = await prometheusCpuSeconds(prometheus.port);
+        const benchCpuBefore = process.cpuUsage();
+        const started = performance.now();
+        const pass = await run.source.sample(scalers, evaluationUnixMs);
+        run.passMs.push(performance.now() - started);
+        const benchCpu = process.cpuUsage(benchCpuBefore);
+        run.benchCpuSeconds += (benchCpu.user + benchCpu.system) / 1e6;
+        run.promCpuSeconds += (await prometheusCpuSeconds(prometheus.port)) - cpuBefore;
+        run.queries = pass.queries;
+        run.first ??= pass;
+      }
+    }
+    const problems: string[] = [];
+    const lines: string[] = [];
+    const perQuery: string[] = [];
+    const reference = runs[0]?.first;
+    for (const run of runs) {
+      const pass = run.first;
+      if (!pass) continue;
+      if (reference && passContent(pass) !== passContent(reference))
+        problems.push(
+          `${size} deployments: the ${run.plan} plan read a different pass: ${firstDifference(reference, pass)}`,
+        );
+      problems.push(...pass.warnings, ...Object.values(pass.unknownFamilies));
+      let fresh = 0;
+      let pods = 0;
       for (const [i, s] of scalers.entries()) {
         for (const role of preparedRoles) {
           const samples = pass.scalers.get(s.key)?.get(role);
@@ -388,43 +474,51 @@ async function measureSize(
             if (!seen) signatures.set(key, (seen = new Set()));
             const sig = fieldSignature(pod);
             if (!seen.has(sig)) {
-              if (size !== Math.min(...sizesFlag()))
+              if (size !== Math.min(...sizesFlag()) || run !== runs[0])
                 problems.push(`${s.key}/${role}/${pod.pod}: fields differ from the smallest size: ${sig}`);
               seen.add(sig);
             }
           }
         }
       }
+      if (fresh !== expectedPods(size))
+        problems.push(`${size} deployments, ${run.plan} plan: ${fresh} of ${expectedPods(size)} pods Fresh`);
+      const promCpuPerPass = run.promCpuSeconds / passes;
+      const benchCpuPerPass = run.benchCpuSeconds / passes;
+      const passMs = [...run.passMs].sort((a, b) => a - b);
+      lines.push(
+        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)}`,
+      );
+      lines.push(
+        `=sampling cost at ${size} deployments (${run.plan} plan): Prometheus ${((promCpuPerPass * 1000) / size).toFixed(2)} ms and controller ${((benchCpuPerPass * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
+      );
+      // Per family: its queries' latencies in the passes, and Prometheus' own statistics of each query run alone.
+      for (const family of queryNames) {
+        const texts = run.issued.filter((q) => q.family === family).map((q) => q.text);
+        const ms = texts.flatMap((t) => run.client.byQuery.get(t) ?? []).sort((a, b) => a - b);
+        let samplesTouched = 0;
+        let peakSamples = 0;
+        let evalMs = 0;
+        for (const text of texts) {
+          const st = await queryStats(prometheus.url, text, evaluationUnixMs);
+          samplesTouched += st.samplesTouched;
+          peakSamples = Math.max(peakSamples, st.peakSamples);
+          evalMs += st.evalMs;
+        }
+        perQuery.push(
+          `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${family.padEnd(8)} ${String(texts.length).padStart(7)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(samplesTouched).padStart(15)} ${String(peakSamples).padStart(12)} ${evalMs.toFixed(0).padStart(8)} ${((samplesTouched / evalMs) * 1000).toFixed(0).padStart(13)}`,
+        );
+      }
     }
-    if (fresh !== expectedPods(size))
-      problems.push(`${size} deployments: ${fresh} of ${expectedPods(size)} pods Fresh`);
-    const promCpuPerPass = ((await prometheusCpuSeconds(prometheus.port)) - cpuBefore) / passes;
-    const benchCpu = process.cpuUsage(benchCpuBefore);
-    const benchCpuPerPass = (benchCpu.user + benchCpu.system) / 1e6 / passes;
-    passMs.sort((a, b) => a - b);
-    const stats = new Map<string, QueryStats>();
-    for (const [name, text] of Object.entries(queryText))
-      stats.set(name, await queryStats(prometheus.url, text, evaluationUnixMs));
     const peakRss = await prometheus.peakRssKb();
     const loadAfter = loadavg()[0] ?? NaN;
-    const lines: string[] = [];
-    const expected = expectedPods(size);
     lines.push(
-      `${String(size).padStart(11)} ${String(queries).padStart(7)} ${`${fresh}/${pods}/${expected}`.padStart(20)} ${coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)} ${promCpuPerPass.toFixed(2).padStart(10)} ${benchCpuPerPass.toFixed(2).padStart(11)} ${`${loadBefore.toFixed(1)}-${loadAfter.toFixed(1)}`.padStart(12)}`,
+      `+${String(size).padStart(11)} ${(peakRss === undefined ? "?" : (peakRss / 1024).toFixed(0)).padStart(13)} ${peakRssMb().toFixed(0).padStart(14)} ${`${loadBefore.toFixed(1)}-${loadAfter.toFixed(1)}`.padStart(12)}`,
     );
-    const perQuery: string[] = [];
-    for (const [name, text] of Object.entries(queryText)) {
-      const ms = [...(client.byQuery.get(text) ?? [])].sort((a, b) => a - b);
-      const st = stats.get(name);
-      const perSecond = st ? (st.samplesTouched / st.evalMs) * 1000 : NaN;
-      perQuery.push(
-        `${String(size).padStart(11)} ${name.padEnd(8)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(st?.samplesTouched ?? "?").padStart(15)} ${String(st?.peakSamples ?? "?").padStart(12)} ${(st?.evalMs ?? NaN).toFixed(0).padStart(8)} ${perSecond.toFixed(0).padStart(13)} ${String(text.length).padStart(10)}`,
-      );
-    }
     return {
       size,
       lines: [...lines, ...perQuery.map((l) => `q${l}`), ...problems.slice(0, 5).map((l) => `!${l}`)],
-      queries,
+      queries: new Map(runs.map((r) => [r.plan, r.queries])),
     };
   } finally {
     await prometheus.stop();
@@ -442,22 +536,31 @@ async function prepared(): Promise<void> {
     results.push(await measureSize(size, bins.prometheusPath, bins.promtoolPath, signatures));
     process.stderr.write(`bench:sampling: ${size} deployments measured\n`);
   }
+  const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size after one cold pass; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); load average (1 min) before and after`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process)`,
+  );
+  console.log("deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s");
+  for (const r of results) for (const l of r.lines) if (kind(l) === "") console.log(l);
+  console.log("\ndeployments prom RSS MiB bench RSS MiB  load 1m b-a");
+  for (const r of results) for (const l of r.lines) if (kind(l) === "+") console.log(l.slice(1));
+  console.log("");
+  for (const r of results) for (const l of r.lines) if (kind(l) === "=") console.log(l.slice(1));
+  console.log(
+    "\nper family (its queries in the passes; samples touched and eval time from stats=all, each query alone, summed)",
   );
   console.log(
-    "deployments queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom RSS MiB bench RSS MiB prom CPU s bench CPU s  load 1m b-a",
+    "deployments plan   family   queries  p50 ms  p99 ms samples touched peak samples  eval ms samples/s eval",
   );
-  for (const r of results) for (const l of r.lines) if (!l.startsWith("q") && !l.startsWith("!")) console.log(l);
-  console.log("\nper query (run together; samples touched and eval time from stats=all)");
-  console.log("deployments query     p50 ms  p99 ms samples touched peak samples  eval ms samples/s eval query chars");
-  for (const r of results) for (const l of r.lines) if (l.startsWith("q")) console.log(l.slice(1));
-  const problems = results.flatMap((r) => r.lines.filter((l) => l.startsWith("!")).map((l) => l.slice(1)));
+  for (const r of results) for (const l of r.lines) if (kind(l) === "q") console.log(l.slice(1));
+  const problems = results.flatMap((r) => r.lines.filter((l) => kind(l) === "!").map((l) => l.slice(1)));
   for (const p of problems) console.error(`problem: ${p}`);
-  const counts = new Set(results.map((r) => r.queries));
-  if (counts.size !== 1) {
-    console.error(`query count differs between sizes: ${[...counts].join(", ")}`);
-    process.exitCode = 1;
+  for (const plan of plansFlag()) {
+    const counts = new Set(results.map((r) => r.queries.get(plan)));
+    if (counts.size !== 1) {
+      console.error(`${plan} plan: query count differs between sizes: ${[...counts].join(", ")}`);
+      process.exitCode = 1;
+    }
   }
   if (problems.length > 0) process.exitCode = 1;
 }

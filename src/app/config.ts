@@ -121,6 +121,7 @@ export function certificateHosts(config: Config): string[] {
 export const prometheusSettingNames = [
   "prometheusUrl",
   "prometheusTimeoutMs",
+  "prometheusQueries",
   "metricSeparator",
   "namespaceLabel",
   "podLabel",
@@ -164,5 +165,6 @@ export function prometheusSignalConfigOf(config: PrometheusSettings): Prometheus
     labels: labelsOf(config),
     metricNameSeparator: config.metricSeparator,
     queryTimeoutMs: config.prometheusTimeoutMs,
+    queryPlan: config.prometheusQueries,
   };
 }

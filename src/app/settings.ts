@@ -7,6 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
+import { queryPlans } from "../adapters/prometheus/queries.js";
 import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 
 interface Setting {
@@ -37,6 +38,12 @@ export const settings = {
     env: "MDS_PROMETHEUS_TIMEOUT_MS",
     help: "Timeout of one PromQL query, milliseconds.",
     schema: positiveInt(100, 120_000).default(5_000),
+  },
+  prometheusQueries: {
+    flag: "--prometheus-queries",
+    env: "MDS_PROMETHEUS_QUERIES",
+    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side) or 'unions' (four queries, each a union of tagged parts). Both read the same observations.",
+    schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default("parts"),
   },
   metricSeparator: {
     flag: "--metric-separator",

@@ -12,7 +12,7 @@ import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
 import { clusterConfigFrom } from "../app/cluster.js";
-import { labelProblems, labelsOf, prometheusSettingNames } from "../app/config.js";
+import { labelProblems, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
 import {
   ConfigError,
   describeSettings,
@@ -210,7 +210,7 @@ export async function observeOnce(
   };
   const source = new PrometheusSignalSource(
     new PrometheusClient({ endpoint: args.prometheusUrl, timeoutMs: args.prometheusTimeoutMs }),
-    { labels: labelsOf(args), metricNameSeparator: args.metricSeparator, queryTimeoutMs: args.prometheusTimeoutMs },
+    prometheusSignalConfigOf(args),
   );
   const pass = await source.sample([input], nowMs);
   const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);

@@ -18,13 +18,14 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
+import type { ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { RoleKind } from "../../src/core/api/model-deployment.js";
 import { tokenFieldsRead } from "../../src/core/algorithms/capacity.js";
 import type { PodField } from "../../src/core/signals/pod-fields.js";
 import { absentFirstUseSeries, observeRole } from "../../src/core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../../src/core/signals/types.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
+import { BothPlans } from "../support/both-plans.js";
 import { advanceCounters, CaptureServer, type ServedCapture } from "../support/capture-server.js";
 
 const captures = fileURLToPath(new URL("../../../shared/fixtures/engine-expositions/", import.meta.url));
@@ -294,7 +295,8 @@ function podLabels(key: string): Record<string, string> {
 
 let server: CaptureServer;
 let prometheus: PrometheusHarness;
-let source: PrometheusSignalSource;
+/** Every pass read with both query plans, compared. */
+let source: BothPlans;
 
 async function promQuery(query: string): Promise<{ metric: Record<string, string>; values?: [number, string][] }[]> {
   const res = await fetch(`${prometheus.url}/api/v1/query?query=${encodeURIComponent(query)}`);
@@ -364,7 +366,7 @@ beforeAll(async () => {
   server = new CaptureServer(served);
   await server.start();
   prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds, targets: server.fileSdGroups() });
-  source = new PrometheusSignalSource(
+  source = new BothPlans(
     new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 }),
     defaultPrometheusSignalConfig,
   );

@@ -24,6 +24,7 @@ import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { queryPlans } from "../../src/adapters/prometheus/queries.js";
 import {
   PrometheusSignalSource,
   type SamplingPass,
@@ -39,6 +40,7 @@ import type { RoleObservation, RoleSamples } from "../../src/core/signals/types.
 import { EngineFleet, FleetServer, SyntheticWorkload } from "../../src/sim/engines/index.js";
 import type { FileSdGroup } from "../../src/sim/engines/server.js";
 import { freeLoopbackPort, PrometheusHarness } from "../../harness/prometheus.js";
+import { BothPlans } from "../support/both-plans.js";
 
 const namespace = "serving";
 const deployment = "pd";
@@ -52,7 +54,8 @@ const recreatedPod = `${deployment}-decode-0`;
 let fleet: EngineFleet;
 let server: FleetServer;
 let prometheus: PrometheusHarness;
-let source: PrometheusSignalSource;
+/** Every pass of the recreated-pod test read with both query plans, compared. */
+let bothPlans: BothPlans;
 let silentStore: Server;
 const silentSockets = new Set<Socket>();
 const incarnation = new Map<string, number>();
@@ -151,6 +154,16 @@ async function instantValues(query: string): Promise<{ labels: Record<string, st
   return body.data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
 }
 
+/** Waits until every target has a scrape in each second of the stable window (a restart leaves a gap). */
+async function waitForFullWindow(): Promise<void> {
+  const query = `min(count_over_time(up[${stableWindowSeconds}s]))`;
+  const deadline = Date.now() + (stableWindowSeconds + 20) * 1000;
+  while ((await instantValues(query))[0]?.value !== stableWindowSeconds) {
+    if (Date.now() > deadline) throw new Error(`no full ${stableWindowSeconds}s window of scrapes: ${query}`);
+    await sleep(250);
+  }
+}
+
 beforeAll(async () => {
   const startSeconds = Date.now() / 1000;
   fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 90 });
@@ -187,7 +200,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => silentStore.listen(0, "127.0.0.1", resolve));
   prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds: 1, targets: targets() });
   await prometheus.waitForHealthyTargets(fleet.listPods().length);
-  source = new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }), {
+  bothPlans = new BothPlans(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }), {
     ...defaultPrometheusSignalConfig,
     queryTimeoutMs,
   });
@@ -201,7 +214,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (silentStore ? silentStore.close(() => resolve()) : resolve()));
 });
 
-describe("Prometheus faults cost only what they touch", () => {
+describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {
+  const source = (): PrometheusSignalSource => (plan === "unions" ? bothPlans.unions : bothPlans.parts);
+  // The previous plan's last test restarted Prometheus: its rates need a full window of scrapes again.
+  beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);
+
   it("a timed-out TTFT query (queue time with it) leaves gauges, rates and ITL known, coverage incomplete and growth possible", async () => {
     const address = silentStore.address();
     const port = typeof address === "object" && address ? address.port : 0;
@@ -213,11 +230,11 @@ describe("Prometheus faults cost only what they touch", () => {
     ]);
     try {
       const started = Date.now();
-      const pass = await source.sample([scaler], Date.now());
+      const pass = await source().sample([scaler], Date.now());
       expect(Date.now() - started, "the pass waits for the slow query's deadline only").toBeLessThan(
         queryTimeoutMs * 3,
       );
-      expect(pass.queries).toBe(4);
+      expect(pass.queries).toBe(source().issuedFor([scaler]).length);
       expect(Object.keys(pass.unknownFamilies)).toEqual(["ttft"]);
       expect(pass.unknownFamilies.ttft).toMatch(/ttft query failed: .*timed out/);
 
@@ -269,7 +286,7 @@ describe("Prometheus faults cost only what they touch", () => {
   it("a counters query answered with a warning (a store that failed) holds scale-down instead of reading half the demand", async () => {
     const large = tokenThroughputSpec("1000000", "1000000");
     // Control: a complete answer lets both roles shrink.
-    const complete = await source.sample([scaler], Date.now());
+    const complete = await source().sample([scaler], Date.now());
     expect(complete.unknownFamilies).toEqual({});
     const control = recommend(complete, large);
     expect(control.get("prefill")?.replicas).toBe(1);
@@ -283,7 +300,7 @@ describe("Prometheus faults cost only what they touch", () => {
       },
     ]);
     try {
-      const pass = await source.sample([scaler], Date.now());
+      const pass = await source().sample([scaler], Date.now());
       expect(Object.keys(pass.unknownFamilies)).toEqual(["counters"]);
       expect(pass.unknownFamilies.counters).toMatch(/counters query answered partially: .*connection refused/);
       expect(pass.warnings.every((w) => w.startsWith("counters: "))).toBe(true);
@@ -313,7 +330,7 @@ describe("Prometheus faults cost only what they touch", () => {
 
   it("a query Prometheus refuses to execute (too many samples) costs its own family only", async () => {
     // How many samples each query holds at its peak, from Prometheus' own query statistics.
-    const queries = source.queriesFor([scaler]);
+    const queries = source().issuedFor([scaler]);
     const peakSamples = async (query: string): Promise<number> => {
       const res = await fetch(`${prometheus.url}/api/v1/query`, {
         method: "POST",
@@ -323,16 +340,21 @@ describe("Prometheus faults cost only what they touch", () => {
       const body = (await res.json()) as { data: { stats: { samples: { peakSamples: number } } } };
       return body.data.stats.samples.peakSamples;
     };
-    const light = Math.max(await peakSamples(queries.gauges), await peakSamples(queries.counters));
-    const ttft = await peakSamples(queries.ttft);
-    // The histogram query reads every bucket series: more than twice what the others hold.
+    const peakOf = async (families: readonly string[]): Promise<number> => {
+      let peak = 0;
+      for (const q of queries) if (families.includes(q.family)) peak = Math.max(peak, await peakSamples(q.text));
+      return peak;
+    };
+    const light = await peakOf(["gauges", "counters"]);
+    const ttft = await peakOf(["ttft"]);
+    // The histogram queries read every bucket series: more than twice what the others hold.
     expect(ttft, `TTFT peak ${ttft} against ${light}`).toBeGreaterThan(2 * light);
     const limit = Math.round(Math.sqrt(light * ttft));
     await prometheus.pause();
     prometheus.setExtraArgs([`--query.max-samples=${limit}`]);
     await prometheus.resume();
     try {
-      const pass = await source.sample([scaler], Date.now());
+      const pass = await source().sample([scaler], Date.now());
       // The ITL histogram query is as heavy, so it may be refused too; the light queries never are.
       expect(pass.unknownFamilies.ttft).toMatch(/ttft query failed: .*422.*too many samples/);
       expect(pass.unknownFamilies.gauges).toBeUndefined();
@@ -354,7 +376,9 @@ describe("Prometheus faults cost only what they touch", () => {
       await prometheus.resume();
     }
   });
+});
 
+describe("a recreated pod under both query plans", () => {
   it("counts a pod recreated under a new instance once, and not as established until its new baseline exists", async () => {
     await prometheus.pause();
     fleet.restartPod(namespace, recreatedPod, 0);
@@ -376,7 +400,7 @@ describe("Prometheus faults cost only what they touch", () => {
     while (Date.now() < resumedAtMs + (stableWindowSeconds + 25) * 1000 && !baseline) {
       await sleep(500);
       const summed = await instantValues(`sum by (pod) (vllm:num_requests_running{pod="${recreatedPod}"})`);
-      const pass = await source.sample([scaler], Date.now());
+      const pass = await bothPlans.sample([scaler], Date.now());
       const pod = roleOf(pass, "decode").pods.find((p) => p.pod === recreatedPod);
       if (!pod) throw new Error(`${recreatedPod} did not answer`);
       // Gauges come from the newest target only: what the simulator served in that scrape.

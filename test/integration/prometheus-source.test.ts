@@ -17,6 +17,7 @@ import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adap
 import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
+import { BothPlans } from "../support/both-plans.js";
 import { steadyLoad } from "../support/steady-load.js";
 
 const namespace = "serving";
@@ -28,7 +29,8 @@ const hostileDeployment = 'evil"} or vector(1) or {x="\\';
 let fleet: EngineFleet;
 let server: FleetServer;
 let prometheus: PrometheusHarness;
-let source: PrometheusSignalSource;
+/** Every pass read with both query plans, compared. */
+let source: BothPlans;
 
 function deployments(startSeconds: number): SimDeploymentSpec[] {
   const capacity = { decodeTokensPerSecond: 400, maxTokensPerSecondPerRequest: 40 };
@@ -244,7 +246,7 @@ beforeAll(async () => {
   await server.start();
   prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds: 1, targets: server.fileSdGroups() });
   await prometheus.waitForHealthyTargets(fleet.listPods().length);
-  source = new PrometheusSignalSource(
+  source = new BothPlans(
     new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }),
     defaultPrometheusSignalConfig,
   );

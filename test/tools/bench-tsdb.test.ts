@@ -11,9 +11,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
+import type { ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import { findPromBinaries } from "../../harness/prom-bin.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
+import { BothPlans } from "../support/both-plans.js";
 import {
   buildBlocks,
   copyBlocks,
@@ -46,7 +47,8 @@ afterAll(async () => {
 describe("the prepared TSDB of the sampling benchmark", () => {
   it("answers every pod of every deployment as current, established and with its engine's fields", async () => {
     if (!prometheus) throw new Error("prometheus did not start");
-    const source = new PrometheusSignalSource(
+    // Both query plans read every pass, compared field by field.
+    const source = new BothPlans(
       new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 20_000 }),
       defaultPrometheusSignalConfig,
     );

@@ -7,6 +7,7 @@
  * `app.kubernetes.io/component` (the role name) onto every series, sanitised
  * to `app_kubernetes_io_instance` and `app_kubernetes_io_component`.
  */
+import { queryPlans, type QueryPlan } from "./queries.js";
 
 export interface PrometheusLabelNames {
   readonly namespace: string;
@@ -23,6 +24,8 @@ export interface PrometheusSignalConfig {
   readonly metricNameSeparator: MetricNameSeparator;
   /** Budget of one query: the HTTP request and Prometheus' own evaluation timeout. */
   readonly queryTimeoutMs: number;
+  /** How a pass asks for its parts (queries.ts `QueryPlan`); `parts` when absent. */
+  readonly queryPlan?: QueryPlan;
 }
 
 export const defaultLabelNames: PrometheusLabelNames = {
@@ -75,5 +78,8 @@ export function validatePrometheusSignalConfig(config: PrometheusSignalConfig): 
     throw new Error(`metricNameSeparator must be ":" or "_"`);
   }
   if (!(config.queryTimeoutMs > 0)) throw new Error("queryTimeoutMs must be positive");
+  if (config.queryPlan !== undefined && !queryPlans.includes(config.queryPlan)) {
+    throw new Error(`queryPlan: ${JSON.stringify(config.queryPlan)} is not one of ${queryPlans.join(", ")}`);
+  }
   return config;
 }

@@ -1,13 +1,17 @@
 /**
  * Pure PromQL builders for one sampling pass.
  *
- * A pass issues four queries whatever the number of scalers or windows:
- * gauges (instant), counters (rates, resets and sample counts per window),
- * TTFT with queue time, and ITL (histogram deltas per window). Each query is a union of parts;
- * every part is tagged with `mds_signal` (`<engine>/<signal>`) and, for
- * windowed parts, `mds_window_seconds`, so the results split in memory by
- * namespace, deployment, role and pod. Object names only ever enter a query
- * through `quoteRegexAlternatives`, which escapes them twice (regex, then string).
+ * The pass reads four families of parts whatever the number of scalers or
+ * windows: gauges (instant), counters (rates, resets and sample counts per
+ * window), TTFT with queue time, and ITL (histogram deltas per window). Every
+ * part is one signal (`<engine>/<signal>`) of one window. Two ways to ask for
+ * them (`QueryPlan`): `unions`, four queries, each the union of its family's
+ * parts tagged with `mds_signal` and `mds_window_seconds` by `label_replace`;
+ * `parts`, one query per signal (its windows' parts joined, tagged only by
+ * window when there are several), run side by side, the signal known from
+ * the query. Either way the results split in memory by namespace,
+ * deployment, role and pod. Object names only ever enter a query through
+ * `anyOf`, which escapes them twice (regex, then string).
  */
 import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
 
@@ -67,16 +71,48 @@ export interface SamplingQueries {
 
 export type QueryName = keyof SamplingQueries;
 
+/** The families in the order a pass reads them: the gauges first, since they name the pods. */
+export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "itl"];
+
+/**
+ * How a pass asks for its parts: `unions` (four queries of tagged parts) or
+ * `parts` (one query per signal; docs/prometheus-signals.md, "Cost").
+ */
+export const queryPlans = ["unions", "parts"] as const;
+export type QueryPlan = (typeof queryPlans)[number];
+
+/** One signal of one window (no window for the gauges), as an expression without tags. */
+export interface Part {
+  readonly signal: string;
+  readonly windowSeconds?: number;
+  readonly expr: string;
+}
+
+/**
+ * One query of the `parts` plan: every window of one signal. `windowSeconds`
+ * is set when the query holds one window; with several, each series carries
+ * `mds_window_seconds`.
+ */
+export interface PartQuery {
+  readonly family: QueryName;
+  readonly signal: string;
+  readonly windowSeconds?: number;
+  readonly text: string;
+}
+
 export interface QueryContext {
   readonly labels: PrometheusLabelNames;
   readonly separator: MetricNameSeparator;
 }
 
-function tag(expr: string, signal: string, windowSeconds?: number): string {
+function tagWindow(expr: string, windowSeconds: number): string {
+  return `label_replace(${expr}, "${windowLabel}", "${windowSeconds}", "", "")`;
+}
+
+/** A part as the `unions` plan asks for it: tagged with its signal and window. */
+function tag({ expr, signal, windowSeconds }: Part): string {
   const tagged = `label_replace(${expr}, "${signalLabel}", "${signal}", "", "")`;
-  return windowSeconds === undefined
-    ? tagged
-    : `label_replace(${tagged}, "${windowLabel}", "${windowSeconds}", "", "")`;
+  return windowSeconds === undefined ? tagged : tagWindow(tagged, windowSeconds);
 }
 
 /**
@@ -171,15 +207,15 @@ class Builder {
  * SGLang's disaggregation queues (decode transfer and prealloc, prefill bootstrap
  * under either name) and the newest sample time per pod.
  */
-export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
+export function gaugesParts(ctx: QueryContext, sel: TargetSelection): Part[] {
   const b = new Builder(ctx);
   // Per scrape target too: the old target of a recreated pod, still in the lookback, is not added to the new one.
   const g = `${b.group}, ${instanceLabel}`;
   const id = (s: string): string => s;
-  return union([
-    tag(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
-    tag(`sum by (${g}) (${b.series("vllm", "num_requests_waiting", sel)})`, "vllm/waiting"),
-    tag(
+  return [
+    part(`sum by (${g}) (${b.series("vllm", "num_requests_running", sel)})`, "vllm/running"),
+    part(`sum by (${g}) (${b.series("vllm", "num_requests_waiting", sel)})`, "vllm/waiting"),
+    part(
       firstPresent(
         g,
         seriesFallbacks.vllmKvCacheUsage.map((metric) => ({
@@ -189,13 +225,13 @@ export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
       ),
       "vllm/kv",
     ),
-    tag(`max by (${g}) (timestamp(${b.series("vllm", "num_requests_running", sel)}))`, "vllm/timestamp"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id)})`, "sglang/running"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id)})`, "sglang/waiting"),
-    tag(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id)})`, "sglang/kv"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id)})`, "sglang/transfer"),
-    tag(`sum by (${g}) (${b.sglangScheduler("num_decode_prealloc_queue_reqs", sel, id)})`, "sglang/prealloc"),
-    tag(
+    part(`max by (${g}) (timestamp(${b.series("vllm", "num_requests_running", sel)}))`, "vllm/timestamp"),
+    part(`sum by (${g}) (${b.sglangScheduler("num_running_reqs", sel, id)})`, "sglang/running"),
+    part(`sum by (${g}) (${b.sglangScheduler("num_queue_reqs", sel, id)})`, "sglang/waiting"),
+    part(`avg by (${g}) (${b.sglangScheduler("token_usage", sel, id)})`, "sglang/kv"),
+    part(`sum by (${g}) (${b.sglangScheduler("num_decode_transfer_queue_reqs", sel, id)})`, "sglang/transfer"),
+    part(`sum by (${g}) (${b.sglangScheduler("num_decode_prealloc_queue_reqs", sel, id)})`, "sglang/prealloc"),
+    part(
       firstPresent(
         g,
         seriesFallbacks.sglangPrefillBootstrapQueue.map((metric) => ({
@@ -205,33 +241,33 @@ export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
       ),
       "sglang/bootstrap",
     ),
-    tag(`max by (${g}) (timestamp(${b.series("sglang", "num_running_reqs", sel)}))`, "sglang/timestamp"),
-  ]);
+    part(`max by (${g}) (timestamp(${b.series("sglang", "num_running_reqs", sel)}))`, "sglang/timestamp"),
+  ];
 }
 
 /** Counter rates, resets and sample counts for every window. */
-export function countersQuery(ctx: QueryContext, windows: readonly WindowSelection[]): string {
+export function countersParts(ctx: QueryContext, windows: readonly WindowSelection[]): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
-  const parts: string[] = [];
+  const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const range = `[${w}s]`;
     const rate = (engine: "vllm" | "sglang", metric: string): string =>
       `sum by (${g}) (rate(${b.series(engine, metric, sel)}${range}))`;
     parts.push(
-      tag(rate("vllm", "prompt_tokens_total"), "vllm/prompt", w),
-      tag(rate("vllm", "generation_tokens_total"), "vllm/generation", w),
-      tag(rate("vllm", "prefix_cache_hits_total"), "vllm/prefix_hits", w),
-      tag(rate("sglang", "prompt_tokens_total"), "sglang/prompt", w),
-      tag(rate("sglang", "generation_tokens_total"), "sglang/generation", w),
-      tag(
+      part(rate("vllm", "prompt_tokens_total"), "vllm/prompt", w),
+      part(rate("vllm", "generation_tokens_total"), "vllm/generation", w),
+      part(rate("vllm", "prefix_cache_hits_total"), "vllm/prefix_hits", w),
+      part(rate("sglang", "prompt_tokens_total"), "sglang/prompt", w),
+      part(rate("sglang", "generation_tokens_total"), "sglang/generation", w),
+      part(
         `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, ["mode"])})`,
         "sglang/effective",
         w,
       ),
       // Cached prompt tokens by tier at request finish: the cache accounting of SGLang builds without
       // prefill_effective_tokens_total (cache_source came in 2026-01; before it the series is unlabelled).
-      tag(
+      part(
         `sum by (${g}, cache_source) (rate(${b.series("sglang", "cached_tokens_total", sel)}${range}))`,
         "sglang/cached",
         w,
@@ -246,15 +282,15 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
       const counters = resetCounters[engine];
       for (const counter of counters) {
         parts.push(
-          tag(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
+          part(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
         );
       }
       // Scrapes seen in the window, counted on a gauge that every engine process exposes.
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
-        tag(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+        part(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
         // Scrape targets seen in the window: more than one means the pod was recreated inside it.
-        tag(
+        part(
           `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
           `${engine}/instances`,
           w,
@@ -262,7 +298,7 @@ export function countersQuery(ctx: QueryContext, windows: readonly WindowSelecti
       );
     }
   }
-  return union(parts);
+  return parts;
 }
 
 /**
@@ -312,20 +348,20 @@ export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_
  * also carries queue time (`queueTimeParts`), so the guard reads both of the
  * same pods and window from one answer.
  */
-export function histogramQuery(
+export function histogramParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
   histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
-): string {
+): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
-  const parts: string[] = [];
+  const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     for (const engine of ["vllm", "sglang"] as const) {
       const inc = (name: string, suffix: string, by: string): string =>
         `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, sel)}[${w}s]))`;
-      const part = (suffix: string, by: string): string =>
+      const delta = (suffix: string, by: string): string =>
         names.length === 1
           ? inc(histogram, suffix, by)
           : firstPresent(
@@ -333,14 +369,14 @@ export function histogramQuery(
               names.map((metric) => ({ metric, expr: inc(metric, suffix, by) })),
             );
       parts.push(
-        tag(part("_bucket", `${g}, le`), `${engine}/bucket`, w),
-        tag(part("_count", g), `${engine}/count`, w),
-        tag(part("_sum", g), `${engine}/sum`, w),
+        part(delta("_bucket", `${g}, le`), `${engine}/bucket`, w),
+        part(delta("_count", g), `${engine}/count`, w),
+        part(delta("_sum", g), `${engine}/sum`, w),
       );
     }
     if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel));
   }
-  return union(parts);
+  return parts;
 }
 
 /**
@@ -349,7 +385,7 @@ export function histogramQuery(
  * `queue_time_seconds`, a scheduler series, so ranks are filtered as for the
  * scheduler gauges (`sglangScheduler`).
  */
-function queueTimeParts(b: Builder, w: number, sel: TargetSelection): string[] {
+function queueTimeParts(b: Builder, w: number, sel: TargetSelection): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
   const vllm = (suffix: string, by: string): string =>
@@ -357,24 +393,76 @@ function queueTimeParts(b: Builder, w: number, sel: TargetSelection): string[] {
   const sglang = (suffix: string, by: readonly string[]): string =>
     `sum by (${[g, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, sel, (s) => `increase(${s}${range})`, by)})`;
   return [
-    tag(vllm("_bucket", `${g}, le`), "vllm/queue/bucket", w),
-    tag(vllm("_count", g), "vllm/queue/count", w),
-    tag(vllm("_sum", g), "vllm/queue/sum", w),
-    tag(sglang("_bucket", ["le"]), "sglang/queue/bucket", w),
-    tag(sglang("_count", []), "sglang/queue/count", w),
-    tag(sglang("_sum", []), "sglang/queue/sum", w),
+    part(vllm("_bucket", `${g}, le`), "vllm/queue/bucket", w),
+    part(vllm("_count", g), "vllm/queue/count", w),
+    part(vllm("_sum", g), "vllm/queue/sum", w),
+    part(sglang("_bucket", ["le"]), "sglang/queue/bucket", w),
+    part(sglang("_count", []), "sglang/queue/count", w),
+    part(sglang("_sum", []), "sglang/queue/sum", w),
   ];
 }
 
-export function buildSamplingQueries(
+/** The gauge query of the `unions` plan. */
+export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
+  return union(gaugesParts(ctx, sel).map(tag));
+}
+
+function part(expr: string, signal: string, windowSeconds?: number): Part {
+  return windowSeconds === undefined ? { expr, signal } : { expr, signal, windowSeconds };
+}
+
+/** Every part of a pass by family, each family's parts in the order its union joins them. */
+export function samplingParts(
   ctx: QueryContext,
   gauges: TargetSelection,
   windows: readonly WindowSelection[],
-): SamplingQueries {
+): Readonly<Record<QueryName, readonly Part[]>> {
   return {
-    gauges: gaugesQuery(ctx, gauges),
-    counters: countersQuery(ctx, windows),
-    ttft: histogramQuery(ctx, windows, "time_to_first_token_seconds"),
-    itl: histogramQuery(ctx, windows, "inter_token_latency_seconds"),
+    gauges: gaugesParts(ctx, gauges),
+    counters: countersParts(ctx, windows),
+    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds"),
+    itl: histogramParts(ctx, windows, "inter_token_latency_seconds"),
   };
+}
+
+/** The `unions` plan: one query per family, the union of its tagged parts. */
+export function buildSamplingQueries(parts: Readonly<Record<QueryName, readonly Part[]>>): SamplingQueries {
+  const query = (name: QueryName): string => union(parts[name].map(tag));
+  return { gauges: query("gauges"), counters: query("counters"), ttft: query("ttft"), itl: query("itl") };
+}
+
+/**
+ * The `parts` plan: one query per family and signal, its windows joined by
+ * `or` (each tagged with its window when there are several), in the order of
+ * the families and of their parts. The count depends on the signals alone,
+ * never on the number of scalers: 53 with the default two windows.
+ */
+export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part[]>>): PartQuery[] {
+  const out: PartQuery[] = [];
+  for (const family of queryNames) {
+    const bySignal = new Map<string, Part[]>();
+    for (const p of parts[family]) {
+      const list = bySignal.get(p.signal);
+      if (list) list.push(p);
+      else bySignal.set(p.signal, [p]);
+    }
+    for (const [signal, list] of bySignal) {
+      const [only] = list;
+      if (list.length === 1 && only !== undefined) {
+        out.push({
+          family,
+          signal,
+          ...(only.windowSeconds === undefined ? {} : { windowSeconds: only.windowSeconds }),
+          text: only.expr,
+        });
+        continue;
+      }
+      out.push({
+        family,
+        signal,
+        text: union(list.map((p) => (p.windowSeconds === undefined ? p.expr : tagWindow(p.expr, p.windowSeconds)))),
+      });
+    }
+  }
+  return out;
 }

@@ -19,13 +19,18 @@ import type {
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
 import {
+  buildPartQueries,
   buildSamplingQueries,
   firstUseCounters,
   instanceLabel,
+  queryNames,
+  samplingParts,
   seriesLabel,
   signalLabel,
   startupCounters,
   windowLabel,
+  type Part,
+  type PartQuery,
   type QueryName,
   type SamplingQueries,
   type TargetSelection,
@@ -98,8 +103,6 @@ interface PodAcc {
   windows: Map<number, WindowAcc>;
 }
 
-const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "itl"];
-
 /** The family of fields each query carries: what its failure or partial answer costs. */
 const familyOfQuery: Readonly<Record<QueryName, SignalFamily>> = {
   gauges: "gauges",
@@ -110,6 +113,19 @@ const familyOfQuery: Readonly<Record<QueryName, SignalFamily>> = {
 
 /** Which answers a pass may use: all of a complete one; only the pod names and times of a partial gauge answer. */
 type Usable = "all" | "podsOnly";
+
+/**
+ * One query of a pass: its family, and, in the `parts` plan, the signal (and
+ * window, when it holds one) that the `unions` plan's tags would carry.
+ */
+type IssuedQuery = Pick<PartQuery, "family" | "text"> & Partial<Pick<PartQuery, "signal" | "windowSeconds">>;
+
+/** One answer a pass may use, with the query it answers. */
+interface UsableAnswer {
+  readonly query: IssuedQuery;
+  readonly result: InstantQueryResult;
+  readonly use: Usable;
+}
 
 export class PrometheusSignalSource {
   private readonly config: PrometheusSignalConfig;
@@ -127,13 +143,11 @@ export class PrometheusSignalSource {
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
     if (scalers.length === 0)
       return { atUnixMs, queries: 0, scalers: new Map(), warnings: [], infos: [], unknownFamilies: {} };
-    const queries = this.queriesFor(scalers);
-    this.queriesIssued += queryNames.length;
-    // The queries are independent: each one's failure or partial answer costs its own fields only.
-    const settled = await Promise.allSettled(
-      queryNames.map((name) => this.client.instantQuery(queries[name], atUnixMs, name)),
-    );
-    const answers = readAnswers(settled);
+    const queries = this.issuedFor(scalers);
+    this.queriesIssued += queries.length;
+    // The queries are independent: each one's failure or partial answer costs its family's fields only.
+    const settled = await Promise.allSettled(queries.map((q) => this.client.instantQuery(q.text, atUnixMs, q.family)));
+    const answers = readAnswers(queries, settled);
     const { warnings, infos, unknownFamilies } = answers;
     const out = new Map<string, Map<string, RoleSamples>>();
     const gaugeFailure = answers.failures.get("gauges");
@@ -141,7 +155,7 @@ export class PrometheusSignalSource {
       // The gauge query names the pods and their freshness: without it no pod is known.
       const reason = `gauges: ${gaugeFailure}`;
       for (const s of scalers) out.set(s.key, new Map(s.roles.map((r) => [r, { pods: [], queryFailed: { reason } }])));
-      return { atUnixMs, queries: queryNames.length, scalers: out, warnings, infos, unknownFamilies };
+      return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
     }
     const pods = this.accumulate(answers.usable);
     const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
@@ -166,11 +180,23 @@ export class PrometheusSignalSource {
       }
       out.set(s.key, roles);
     }
-    return { atUnixMs, queries: queryNames.length, scalers: out, warnings, infos, unknownFamilies };
+    return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
   }
 
-  /** The queries a pass over these scalers issues (exposed for tests and docs). */
+  /** The queries a pass over these scalers issues under the configured plan, gauges first. */
+  issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
+    if (this.config.queryPlan !== "unions") return buildPartQueries(this.partsFor(scalers));
+    const unions = buildSamplingQueries(this.partsFor(scalers));
+    return queryNames.map((family) => ({ family, text: unions[family] }));
+  }
+
+  /** The four queries of the `unions` plan over these scalers (exposed for tests and docs). */
   queriesFor(scalers: readonly ScalerSamplingInput[]): SamplingQueries {
+    return buildSamplingQueries(this.partsFor(scalers));
+  }
+
+  /** Every part a pass over these scalers reads, by family. */
+  private partsFor(scalers: readonly ScalerSamplingInput[]): Readonly<Record<QueryName, readonly Part[]>> {
     const selection = (list: readonly ScalerSamplingInput[]): TargetSelection => ({
       namespaces: list.map((s) => s.namespace),
       deployments: list.map((s) => s.deployment),
@@ -187,16 +213,15 @@ export class PrometheusSignalSource {
     const windows: WindowSelection[] = [...byWindow.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
-    return buildSamplingQueries(
+    return samplingParts(
       { labels: this.config.labels, separator: this.config.metricNameSeparator },
       selection(scalers),
       windows,
     );
   }
 
-  private accumulate(
-    results: ReadonlyMap<QueryName, { result: InstantQueryResult; use: Usable }>,
-  ): Map<string, PodAcc> {
+  /** Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known. */
+  private accumulate(answers: readonly UsableAnswer[]): Map<string, PodAcc> {
     const l = this.config.labels;
     const pods = new Map<string, PodAcc>();
     const podOf = (s: VectorSample): PodAcc | undefined => {
@@ -216,8 +241,7 @@ export class PrometheusSignalSource {
       if (!target) acc.targets.set(instance, (target = { gauges: new Map(), gaugeSeries: new Map() }));
       return target;
     };
-    const windowOf = (acc: PodAcc, s: VectorSample): WindowAcc | undefined => {
-      const w = Number(s.labels[windowLabel]);
+    const windowOf = (acc: PodAcc, w: number): WindowAcc | undefined => {
       if (!Number.isFinite(w)) return undefined;
       let win = acc.windows.get(w);
       if (!win)
@@ -233,12 +257,13 @@ export class PrometheusSignalSource {
         );
       return win;
     };
-    for (const name of queryNames) {
-      const answer = results.get(name);
-      for (const s of answer?.result.samples ?? []) {
+    for (const answer of answers) {
+      const { family: name, signal: querySignal, windowSeconds: queryWindow } = answer.query;
+      for (const s of answer.result.samples) {
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
-        const [engineTag, signal, counter] = (s.labels[signalLabel] ?? "").split("/");
+        // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
+        const [engineTag, signal, counter] = (querySignal ?? s.labels[signalLabel] ?? "").split("/");
         if ((engineTag !== "vllm" && engineTag !== "sglang") || !signal) continue;
         const acc = podOf(s);
         if (!acc) continue;
@@ -247,14 +272,14 @@ export class PrometheusSignalSource {
           if (signal === "timestamp") {
             if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engineTag;
             target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
-          } else if (answer?.use === "all") {
+          } else if (answer.use === "all") {
             target.gauges.set(`${engineTag}/${signal}`, s.value);
             const series = s.labels[seriesLabel];
             if (series !== undefined) target.gaugeSeries.set(`${engineTag}/${signal}`, `${engineTag}:${series}`);
           }
           continue;
         }
-        const win = windowOf(acc, s);
+        const win = windowOf(acc, queryWindow ?? Number(s.labels[windowLabel]));
         if (!win) continue;
         if (name === "counters") {
           if (signal === "resets") {
@@ -309,41 +334,62 @@ function parseLe(le: string | undefined): number | undefined {
   return Number.isNaN(v) ? undefined : v;
 }
 
-/** Reads the answers of a pass: what may be used, and what each failed or partial query costs. */
-function readAnswers(settled: readonly PromiseSettledResult<InstantQueryResult>[]): {
-  usable: Map<QueryName, { result: InstantQueryResult; use: Usable }>;
+/**
+ * Reads the answers of a pass: what may be used, and what each family's failed or partial
+ * queries cost. A family is as good as its worst query: one failed query fails the family
+ * (the first failure in issue order is its reason), one partial answer makes it partial.
+ */
+function readAnswers(
+  queries: readonly IssuedQuery[],
+  settled: readonly PromiseSettledResult<InstantQueryResult>[],
+): {
+  usable: UsableAnswer[];
   failures: Map<QueryName, string>;
   warnings: string[];
   infos: string[];
   unknownFamilies: Partial<Record<SignalFamily, string>>;
 } {
-  const usable = new Map<QueryName, { result: InstantQueryResult; use: Usable }>();
   const failures = new Map<QueryName, string>();
-  const warnings: string[] = [];
+  const partial = new Map<QueryName, string[]>();
   const infos: string[] = [];
-  const unknownFamilies: Partial<Record<SignalFamily, string>> = {};
+  const answered: { query: IssuedQuery; result: InstantQueryResult }[] = [];
   settled.forEach((s, i) => {
-    const name = queryNames[i];
-    if (!name) return;
-    const family = familyOfQuery[name];
+    const query = queries[i];
+    if (!query) return;
+    const name = query.family;
     if (s.status === "rejected") {
-      const reason = s.reason instanceof Error ? s.reason.message : String(s.reason);
-      failures.set(name, reason);
-      unknownFamilies[family] = `${name} query failed: ${reason}`;
+      if (!failures.has(name)) failures.set(name, s.reason instanceof Error ? s.reason.message : String(s.reason));
       return;
     }
-    infos.push(...(s.value.infos ?? []).map((info) => `${name}: ${info}`));
-    if (s.value.warnings.length === 0) {
-      usable.set(name, { result: s.value, use: "all" });
-      return;
-    }
+    answered.push({ query, result: s.value });
+    for (const info of s.value.infos ?? []) if (!infos.includes(`${name}: ${info}`)) infos.push(`${name}: ${info}`);
+    if (s.value.warnings.length === 0) return;
+    // The queries of one family read the same stores: each warning once.
+    const seen = partial.get(name) ?? [];
+    for (const warning of s.value.warnings) if (!seen.includes(warning)) seen.push(warning);
+    partial.set(name, seen);
+  });
+  const warnings: string[] = [];
+  const unknownFamilies: Partial<Record<SignalFamily, string>> = {};
+  for (const name of queryNames) {
+    const family = familyOfQuery[name];
+    const failure = failures.get(name);
+    const partialWarnings = partial.get(name);
+    if (partialWarnings !== undefined) warnings.push(...partialWarnings.map((warning) => `${name}: ${warning}`));
+    if (failure !== undefined) unknownFamilies[family] = `${name} query failed: ${failure}`;
     // A warning may mean a store did not answer (remote read, a federating layer's partial
     // response): what came back may be half the demand, so the family is unknown, not smaller.
-    warnings.push(...s.value.warnings.map((warning) => `${name}: ${warning}`));
-    unknownFamilies[family] = `${name} query answered partially: ${s.value.warnings.join("; ")}`;
+    else if (partialWarnings !== undefined)
+      unknownFamilies[family] = `${name} query answered partially: ${partialWarnings.join("; ")}`;
+  }
+  const usable: UsableAnswer[] = [];
+  for (const { query, result } of answered) {
+    const name = query.family;
+    if (failures.has(name)) continue;
+    if (!partial.has(name)) usable.push({ query, result, use: "all" });
     // The pods a partial gauge answer names did answer; their gauge values may be partial sums.
-    if (name === "gauges") usable.set(name, { result: s.value, use: "podsOnly" });
-  });
+    else if (name === "gauges") usable.push({ query, result, use: "podsOnly" });
+  }
   return { usable, failures, warnings, infos, unknownFamilies };
 }
 

@@ -6,7 +6,7 @@ import { PrometheusClient, type PrometheusQueryClient } from "../../adapters/pro
 import { PrometheusSignalSource } from "../../adapters/prometheus/source.js";
 import { PromqlSignals } from "../../adapters/prometheus/signal-port.js";
 import type { ScalerMetrics } from "../../adapters/telemetry/metrics.js";
-import { labelsOf } from "../config.js";
+import { prometheusSignalConfigOf } from "../config.js";
 import type { SignalSource } from "../controller.js";
 import type { StartContext } from "./context.js";
 
@@ -30,13 +30,5 @@ export function buildSignals(ctx: StartContext): SignalSource {
     new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }),
     ctx.metrics,
   );
-  return new PromqlSignals(
-    new PrometheusSignalSource(client, {
-      labels: labelsOf(config),
-      metricNameSeparator: config.metricSeparator,
-      queryTimeoutMs: config.prometheusTimeoutMs,
-    }),
-    ctx.nowMs,
-    ctx.logger,
-  );
+  return new PromqlSignals(new PrometheusSignalSource(client, prometheusSignalConfigOf(config)), ctx.nowMs, ctx.logger);
 }

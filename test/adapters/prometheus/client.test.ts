@@ -238,8 +238,10 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
       .post("/api/v1/query", (b: unknown) => queryOf(b).includes(marker[name]))
       .reply(200, body);
   };
-  const newSource = () =>
-    new PrometheusSignalSource(new PrometheusClient({ endpoint, timeoutMs: 5_000 }), defaultPrometheusSignalConfig);
+  // The answers here are the unions plan's tagged series; the parts plan meets the same failures and
+  // partial answers from a real Prometheus in test/integration/prometheus-faults.test.ts.
+  const unions = { ...defaultPrometheusSignalConfig, queryPlan: "unions" } as const;
+  const newSource = () => new PrometheusSignalSource(new PrometheusClient({ endpoint, timeoutMs: 5_000 }), unions);
   const scaler = {
     key: "ns/s",
     namespace: "ns",
@@ -425,10 +427,7 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
       .post("/api/v1/query", (b: unknown) => query(b).includes("resets("))
       .reply(200, counters);
     nock(endpoint).post("/api/v1/query").times(2).reply(200, vector([]));
-    const source = new PrometheusSignalSource(
-      new PrometheusClient({ endpoint, timeoutMs: 5_000 }),
-      defaultPrometheusSignalConfig,
-    );
+    const source = new PrometheusSignalSource(new PrometheusClient({ endpoint, timeoutMs: 5_000 }), unions);
     const pass = await source.sample([scaler], at);
     const decode = pass.scalers.get("ns/s")?.get("decode");
     expect(decode?.pods).toEqual([

@@ -129,6 +129,34 @@ describe("one pass, a fixed number of queries", () => {
     expect(many.counters).toContain('"mds_window_seconds", "14"');
   });
 
+  it("asks the same 53 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
+    const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
+    const one = parts.issuedFor([scaler(1)]);
+    const many = parts.issuedFor(
+      Array.from({ length: 500 }, (_, i) =>
+        scaler(i, { stableWindowSeconds: 30 + (i % 20) * 10, panicWindowSeconds: 10 + (i % 5) }),
+      ),
+    );
+    expect(one).toHaveLength(53);
+    expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
+    // The signal is the query's own: no series is tagged with it.
+    expect(one.some((q) => q.text.includes("mds_signal"))).toBe(false);
+    // With two windows, each series says its window; alone, a window is the query's.
+    const prompt = one.find((q) => q.signal === "vllm/prompt");
+    expect(prompt?.windowSeconds).toBeUndefined();
+    expect(prompt?.text).toContain('"mds_window_seconds", "60"');
+    const single = parts.issuedFor([scaler(1, { stableWindowSeconds: 60, panicWindowSeconds: 60 })]);
+    expect(single.find((q) => q.signal === "vllm/prompt")?.windowSeconds).toBe(60);
+    expect(single.some((q) => q.text.includes("mds_window_seconds"))).toBe(false);
+    expect(one[0]?.family).toBe("gauges");
+  });
+
+  it("refuses a query plan it does not know, naming it", () => {
+    expect(() =>
+      validatePrometheusSignalConfig({ ...defaultPrometheusSignalConfig, queryPlan: "joins" as "parts" }),
+    ).toThrow('queryPlan: "joins" is not one of unions, parts');
+  });
+
   it("reads rank-zero SGLang scheduler series and sums data-parallel ranks", () => {
     const q = source.queriesFor([scaler(1)]).gauges;
     expect(q).toContain('tp_rank=~"0|"');
