@@ -56,7 +56,10 @@ export interface LatencyReading {
  * buckets it is the mean, as reported. docs/prometheus-signals.md, "Latency and bucket resolution".
  * Example: SGLang TTFT buckets 0.4 → 94, 0.6 → 99 of 100: reported 600 ms, compared as 440 ms.
  */
-export function guardedMilliseconds(reported: number | undefined, bracket: LatencyBracket | undefined): number | undefined {
+export function guardedMilliseconds(
+  reported: number | undefined,
+  bracket: LatencyBracket | undefined,
+): number | undefined {
   if (reported === undefined) return undefined;
   return bracket?.estimateMilliseconds ?? reported;
 }
