@@ -121,6 +121,7 @@ export function certificateHosts(config: Config): string[] {
 export const prometheusSettingNames = [
   "prometheusUrl",
   "prometheusTimeoutMs",
+  "prometheusHeadersFile",
   "prometheusQueries",
   "metricSeparator",
   "namespaceLabel",

@@ -7,6 +7,7 @@
 import { createLogger } from "../adapters/telemetry/logger.js";
 import { ClusterUnreachableError, clusterConfigFrom, requireApiServer } from "./cluster.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
+import { prometheusHeadersFrom } from "./prometheus-headers.js";
 import { describeReports, startController, type RunningController } from "./start/controller.js";
 
 export const controllerExitCodes = { stopped: 0, failed: 1, config: 2 } as const;
@@ -19,8 +20,10 @@ export async function runController(
 ): Promise<number> {
   let config: Config;
   let cluster: ReturnType<typeof clusterConfigFrom>;
+  let prometheusHeaders: Record<string, string>;
   try {
     config = loadConfig(argv, env);
+    prometheusHeaders = prometheusHeadersFrom(config.prometheusHeadersFile);
     cluster = clusterConfigFrom(config, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -46,6 +49,7 @@ export async function runController(
       config,
       kubeConfig: cluster.kubeConfig,
       logger,
+      prometheusHeaders,
       afterBuilder: (name) => {
         if (stopRequested) throw new Error(`stopped by a signal after the ${name} builder`);
       },

@@ -39,6 +39,12 @@ export const settings = {
     help: "Timeout of one PromQL query, milliseconds.",
     schema: positiveInt(100, 120_000).default(5_000),
   },
+  prometheusHeadersFile: {
+    flag: "--prometheus-headers-file",
+    env: "MDS_PROMETHEUS_HEADERS_FILE",
+    help: "A file of HTTP headers sent with every PromQL query, one 'Name: value' per line (e.g. X-Scope-OrgID for a multi-tenant store); mount it from a Secret. Values are never logged. Empty sends none.",
+    schema: z.string().default(""),
+  },
   prometheusQueries: {
     flag: "--prometheus-queries",
     env: "MDS_PROMETHEUS_QUERIES",

@@ -13,6 +13,7 @@ import {
   prometheusSignalConfigOf,
   type PrometheusSettingName,
 } from "../app/config.js";
+import { prometheusHeadersFrom } from "../app/prometheus-headers.js";
 import { formatProblem } from "../core/api/problem.js";
 import {
   defaultLatencyGuardReading,
@@ -204,7 +205,11 @@ async function fromPrometheus(
   );
   const { target: md, spec, namespace } = scalerAndTarget(objects.scaler, objects.target);
   const minutes = await minutesFromPrometheus({
-    client: new PrometheusClient({ endpoint: settings.prometheusUrl, timeoutMs: settings.prometheusTimeoutMs }),
+    client: new PrometheusClient({
+      endpoint: settings.prometheusUrl,
+      timeoutMs: settings.prometheusTimeoutMs,
+      headers: prometheusHeadersFrom(settings.prometheusHeadersFile),
+    }),
     config: prometheusSignalConfigOf(settings),
     namespace,
     deployment: spec.targetRef.name,

@@ -13,6 +13,7 @@ import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
 import { clusterConfigFrom } from "../app/cluster.js";
 import { labelProblems, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
+import { prometheusHeadersFrom } from "../app/prometheus-headers.js";
 import {
   ConfigError,
   describeSettings,
@@ -209,7 +210,11 @@ export async function observeOnce(
     intervalSeconds: spec.sampling.intervalSeconds,
   };
   const source = new PrometheusSignalSource(
-    new PrometheusClient({ endpoint: args.prometheusUrl, timeoutMs: args.prometheusTimeoutMs }),
+    new PrometheusClient({
+      endpoint: args.prometheusUrl,
+      timeoutMs: args.prometheusTimeoutMs,
+      headers: prometheusHeadersFrom(args.prometheusHeadersFile),
+    }),
     prometheusSignalConfigOf(args),
   );
   const pass = await source.sample([input], nowMs);

@@ -539,6 +539,18 @@ describe("helm template with defaults", () => {
 });
 
 describe("helm template with values", () => {
+  it("mounts the Prometheus headers Secret and passes the file, only when one is named", () => {
+    const objects = render({ set: { "prometheus.headersSecret": "tenant-headers" } });
+    expect(parsedControllerArgs(objects).prometheusHeadersFile).toBe("/etc/mds-scaler/prometheus-headers/headers");
+    const spec = deploymentSpec(objects) as unknown as {
+      template: { spec: { volumes: { name: string; secret?: { secretName: string } }[] } };
+    };
+    expect(spec.template.spec.volumes.find((v) => v.name === "prometheus-headers")?.secret?.secretName).toBe(
+      "tenant-headers",
+    );
+    expect(parsedControllerArgs(render({})).prometheusHeadersFile).toBe("");
+  });
+
   it("passes the latency guard reading to the controller", () => {
     const objects = render({ set: { "controller.latencyGuardReading": "queueing" } });
     expect(parsedControllerArgs(objects).latencyGuardReading).toBe("queueing");

@@ -87,7 +87,7 @@ export class PrometheusClient implements PrometheusQueryClient {
     try {
       result = await call.driver.instantQuery(query, atUnixMs, call.evalTimeout);
     } catch (err) {
-      throw this.wrap(err, call.deadline.aborted);
+      throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
     }
     return { samples: parseVector(result), warnings: call.warnings, infos: call.infos };
   }
@@ -104,7 +104,7 @@ export class PrometheusClient implements PrometheusQueryClient {
     try {
       result = await call.driver.rangeQuery(query, startUnixMs, endUnixMs, stepSeconds, call.evalTimeout);
     } catch (err) {
-      throw this.wrap(err, call.deadline.aborted);
+      throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
     }
     return { series: parseMatrix(result), warnings: call.warnings, infos: call.infos };
   }
@@ -116,11 +116,13 @@ export class PrometheusClient implements PrometheusQueryClient {
     warnings: string[];
     infos: string[];
     evalTimeout: string;
+    httpStatus: { value?: number };
   } {
     const timeoutMs = this.options.timeoutMs;
     const warnings: string[] = [];
     const infos: string[] = [];
     const deadline = AbortSignal.timeout(timeoutMs);
+    const httpStatus: { value?: number } = {};
     const driver = new PrometheusDriver({
       endpoint: this.options.endpoint,
       baseURL: "/api/v1/",
@@ -148,13 +150,19 @@ export class PrometheusClient implements PrometheusQueryClient {
           }
           return response;
         },
+        onRejected: (error: unknown) => {
+          // A gateway's refusal (401, 403, 429) carries no Prometheus body: keep its status for the message.
+          const status = (error as { response?: { status?: unknown } }).response?.status;
+          if (typeof status === "number") httpStatus.value = status;
+          return Promise.reject(error);
+        },
       },
     });
     const evalTimeout = `${Math.max(1, Math.floor(timeoutMs / 1000))}s`;
-    return { driver, deadline, warnings, infos, evalTimeout };
+    return { driver, deadline, warnings, infos, evalTimeout, httpStatus };
   }
 
-  private wrap(err: unknown, deadlinePassed: boolean): PrometheusQueryError {
+  private wrap(err: unknown, deadlinePassed: boolean, status?: number): PrometheusQueryError {
     const endpoint = this.options.endpoint;
     if (deadlinePassed)
       return new PrometheusQueryError(`query to ${endpoint} timed out after ${this.options.timeoutMs}ms`, "timeout", {
@@ -179,6 +187,12 @@ export class PrometheusClient implements PrometheusQueryClient {
             },
           );
         case "client_error":
+          if (status !== undefined && (status < 200 || status > 299))
+            return new PrometheusQueryError(
+              `prometheus ${endpoint} answered ${status} with a body that is not a Prometheus API response`,
+              "http",
+              { cause: err, httpStatus: status },
+            );
           return new PrometheusQueryError(
             `prometheus ${endpoint} sent a body that is not a Prometheus API response`,
             "malformed",

@@ -12,4 +12,6 @@ export interface StartContext {
   readonly metrics: ScalerMetrics;
   readonly nowMs: () => number;
   readonly lifecycle: Lifecycle;
+  /** Sent with every PromQL query (`--prometheus-headers-file`, read and checked before any network call). */
+  readonly prometheusHeaders: Readonly<Record<string, string>>;
 }

@@ -42,6 +42,8 @@ export interface StartOptions {
   readonly kubeConfig: KubeConfig;
   readonly logger?: Logger;
   readonly nowMs?: () => number;
+  /** Sent with every PromQL query; none when absent. */
+  readonly prometheusHeaders?: Readonly<Record<string, string>>;
   /** Replaces the Prometheus signals (tests). */
   readonly source?: SignalSource;
   /** Called after each builder has started its part (the lifecycle tests inject failures here). */
@@ -57,6 +59,7 @@ export async function startController(opts: StartOptions): Promise<RunningContro
     metrics: new ScalerMetrics(),
     nowMs: opts.nowMs ?? (() => Date.now()),
     lifecycle,
+    prometheusHeaders: opts.prometheusHeaders ?? {},
   };
   const built = async <T>(name: BuilderName, part: T | Promise<T>): Promise<T> => {
     const value = await part;

@@ -27,7 +27,11 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
 export function buildSignals(ctx: StartContext): SignalSource {
   const { config } = ctx;
   const client = timedClient(
-    new PrometheusClient({ endpoint: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs }),
+    new PrometheusClient({
+      endpoint: config.prometheusUrl,
+      timeoutMs: config.prometheusTimeoutMs,
+      headers: ctx.prometheusHeaders,
+    }),
     ctx.metrics,
   );
   return new PromqlSignals(new PrometheusSignalSource(client, prometheusSignalConfigOf(config)), ctx.nowMs, ctx.logger);
