@@ -26,7 +26,9 @@ import type { RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { startQuerier, startSidecar, waitForStores, type ThanosProcess } from "../../harness/thanos.js";
+import { runCli } from "../../src/cli/commands.js";
 import { backendDeployments, backendScalers } from "../support/backend-fleet.js";
+import { memoryIo } from "../support/memory-io.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;
@@ -141,6 +143,38 @@ describe("the PromQL source on a Thanos Querier over two Prometheus replicas", (
     expect(await count(true)).toBe(4);
     expect(await count(false)).toBe(8);
   }, 60_000);
+
+  it("serves mds-scaler observe: each pod once, in the state the replica it deduplicates gives", async () => {
+    const files: Record<string, string> = {
+      "scaler.yaml": `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: { name: chat-sglang, namespace: ${namespace} }
+spec:
+  targetRef: { name: chat-sglang }
+  roles: [{ name: server, minReplicas: 1, maxReplicas: 4 }]
+  algorithm:
+    type: TokenThroughput
+    tokenThroughput: { serverTargetTokensPerSecond: "800", stableWindowSeconds: 30, panicWindowSeconds: 10 }
+`,
+      "target.yaml": `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeployment
+metadata: { name: chat-sglang, namespace: ${namespace} }
+spec: { roles: [{ name: server, kind: Server, replicas: 2 }] }
+status: { roles: [{ name: server, ready: 2 }] }
+`,
+    };
+    const observe = async (url: string) => {
+      const io = memoryIo((path) => files[path] ?? "");
+      const args = ["observe", "--prometheus-url", url, "-f", "scaler.yaml", "--target", "target.yaml", "-o", "json"];
+      expect(await runCli(args, io), io.err).toBe(0);
+      return JSON.parse(io.out) as { roles: { signalState: string; pods: { pod: string }[] }[] };
+    };
+    const thanos = await observe(querier.httpUrl);
+    const direct = await observe((replicas[0] as PrometheusHarness).url);
+    expect(thanos.roles.map((r) => r.signalState)).toEqual(direct.roles.map((r) => r.signalState));
+    expect(thanos.roles[0]?.pods.map((p) => p.pod).sort()).toEqual(direct.roles[0]?.pods.map((p) => p.pod).sort());
+    expect(thanos.roles[0]?.pods).toHaveLength(2);
+  });
 
   it("reads a store that hangs (SIGSTOP) as failed queries: every family unknown at the scaler's deadline", async () => {
     const sidecar = sidecars[1];
