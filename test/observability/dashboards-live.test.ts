@@ -46,6 +46,7 @@ function role(name: string, engineRole: "prefill" | "decode" | "server"): RoleRe
     forecastDemandTokensPerSecond: 1000,
     capacityPerReplicaTokensPerSecond: 400,
     ttftMilliseconds: 300,
+    queueTimeMilliseconds: 100,
     itlMilliseconds: 30,
     runningRequests: 4,
     waitingRequests: 1,
