@@ -225,7 +225,7 @@ const controllerDefaults = ConfigSchema.parse({ prometheusUrl: "http://prometheu
 const chartValues = parse(readFileSync(join(chartDir, "values.yaml"), "utf8")) as {
   labels: Record<"namespace" | "pod" | "deployment" | "role", string>;
   metricSeparator: string;
-  prometheus: { timeoutMs: number };
+  prometheus: { timeoutMs: number; queries: string };
   controller: {
     targetApiVersion: string;
     logLevel: string;
@@ -336,6 +336,7 @@ describe("helm template with defaults", () => {
     });
     expect(chartValues.metricSeparator).toBe(controllerDefaults.metricSeparator);
     expect(chartValues.prometheus.timeoutMs).toBe(controllerDefaults.prometheusTimeoutMs);
+    expect(chartValues.prometheus.queries).toBe(controllerDefaults.prometheusQueries);
     expect(chartValues.controller).toMatchObject({
       targetApiVersion: controllerDefaults.targetApiVersion,
       logLevel: controllerDefaults.logLevel,
@@ -549,6 +550,10 @@ describe("helm template with values", () => {
       "tenant-headers",
     );
     expect(parsedControllerArgs(render({})).prometheusHeadersFile).toBe("");
+  });
+
+  it("passes the query plan to the controller", () => {
+    expect(parsedControllerArgs(render({ set: { "prometheus.queries": "unions" } })).prometheusQueries).toBe("unions");
   });
 
   it("passes the latency guard reading to the controller", () => {
