@@ -28,7 +28,8 @@ describe("LeaderElector.leaderRenewing", () => {
   it("is true while the leader renews, and false once its record is older than the lease", async () => {
     const options = { kubeConfig: controlPlane.kubeConfig, namespace, name: leaseName, timeoutMs: 2_000, logger };
     const leader = new LeaderElector({ ...options, identity: "a", leaseDurationSeconds: 10, retryPeriodMs: 200 });
-    let followerNowMs = performance.now();
+    // A whole number: a fractional start would make "start + 10,000 − start" land a hair above 10,000.
+    let followerNowMs = Math.floor(performance.now());
     const follower = new LeaderElector({
       ...options,
       identity: "b",

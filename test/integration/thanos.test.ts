@@ -184,11 +184,16 @@ status: { roles: [{ name: server, ready: 2 }] }
       const at = Date.now() - 1000;
       const client = new PrometheusClient({ endpoint: strictQuerier.httpUrl, timeoutMs: hungTimeoutMs });
       const pass = await new PrometheusSignalSource(client, defaultPrometheusSignalConfig).sample(scalers, at);
-      // `--store.response-timeout=2s` does not cut the stopped store short: the queries wait for the deadline.
+      // Most queries wait for the deadline (`--store.response-timeout=2s` does not cut the stopped store
+      // short); among the parts plan's many concurrent queries some come back partial after that timeout.
+      // Either way every family is unknown.
       expect(Object.keys(pass.unknownFamilies).sort()).toEqual(["counters", "gauges", "itl", "ttft"]);
-      for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(/timed out/);
+      for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(/timed out|answered partially/);
       for (const roles of pass.scalers.values())
-        for (const r of roles.values()) expect(r.queryFailed?.reason).toMatch(/^gauges: .*timed out/);
+        for (const r of roles.values())
+          expect(r.queryFailed?.reason ?? `gauges: ${r.unknownFamilies?.gauges ?? "known"}`).toMatch(
+            /^gauges: .*(timed out|answered partially)/,
+          );
     } finally {
       sidecar.signal("SIGCONT");
     }
