@@ -13,6 +13,9 @@ import {
   type ScalerSamplingInput,
 } from "../../src/adapters/prometheus/source.js";
 
+/** Longer than a scrape of these tests' 1 s interval takes to land in the TSDB on a loaded machine. */
+const ingestionSettleMs = 2_000;
+
 export class BothPlans {
   readonly unions: PrometheusSignalSource;
   readonly parts: PrometheusSignalSource;
@@ -23,6 +26,10 @@ export class BothPlans {
 
   /** The `unions` plan's pass, after checking that the `parts` plan read the same one. */
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
+    // A scrape stamped at or before `atUnixMs` may still be on its way into the TSDB when the plans
+    // ask: one plan would see it and the other not. Ask once every such scrape has landed.
+    const settleMs = atUnixMs + ingestionSettleMs - Date.now();
+    if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
     const [unions, parts] = await Promise.all([
       this.unions.sample(scalers, atUnixMs),
       this.parts.sample(scalers, atUnixMs),
