@@ -22,6 +22,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
 import { EngineFleet, renderExposition, SyntheticWorkload, type SimEngineKind } from "../src/sim/engines/index.js";
 
 const run = promisify(execFile);
@@ -50,6 +51,21 @@ export const evaluationUnixMs = (tsdbShape.startUnixSeconds + tsdbShape.spanSeco
 export const namespaceOf = (i: number): string => `team-${i % 10}`;
 export const deploymentOf = (i: number): string => `model-${i}`;
 export const engineOf = (i: number): SimEngineKind => (i % 2 === 0 ? "vllm" : "sglang");
+
+/** One scaler per deployment of the prepared data, every role, sampled with these windows. */
+export function samplingInputs(
+  deployments: number,
+  windows: { readonly stableWindowSeconds: number; readonly panicWindowSeconds: number },
+): ScalerSamplingInput[] {
+  return Array.from({ length: deployments }, (_, i) => ({
+    key: `${namespaceOf(i)}/${deploymentOf(i)}`,
+    namespace: namespaceOf(i),
+    deployment: deploymentOf(i),
+    roles: [...roles],
+    ...windows,
+    intervalSeconds: tsdbShape.scrapeIntervalSeconds,
+  }));
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 

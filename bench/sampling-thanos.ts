@@ -7,24 +7,17 @@
  *
  *   npm run bench:sampling-thanos [-- --size 100 --passes 5]
  */
-import { readdir, readFile, mkdtemp } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
+import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { startQuerier, startSidecar, waitForStores } from "../harness/thanos.js";
-import {
-  copyBlocks,
-  deploymentOf,
-  evaluationUnixMs,
-  namespaceOf,
-  prepareTsdb,
-  roles,
-  tsdbShape,
-} from "./engine-tsdb.js";
+import { copyBlocks, evaluationUnixMs, prepareTsdb, samplingInputs, tsdbShape } from "./engine-tsdb.js";
+import { cpuSecondsOf } from "./proc-cpu.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,22 +28,6 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
-async function cpuSecondsOf(match: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = (await readFile(`/proc/${entry}/cmdline`, "utf8")).split("\0");
-      if (!cmdline.includes(match)) continue;
-      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      // The process ended between listing and reading: it costs nothing more.
-    }
-  }
-  return total;
-}
 const size = flag("size", 100);
 const passes = flag("passes", 5);
 const timeoutMs = 600_000;
@@ -73,15 +50,7 @@ const querier = await startQuerier({
   extraArgs: ["--query.timeout=600s"],
 });
 await waitForStores(querier, 1, 60_000);
-const scalers: ScalerSamplingInput[] = Array.from({ length: size }, (_, i) => ({
-  key: `${namespaceOf(i)}/${deploymentOf(i)}`,
-  namespace: namespaceOf(i),
-  deployment: deploymentOf(i),
-  roles: [...roles],
-  stableWindowSeconds: 180,
-  panicWindowSeconds: 60,
-  intervalSeconds: tsdbShape.scrapeIntervalSeconds,
-}));
+const scalers = samplingInputs(size, { stableWindowSeconds: 180, panicWindowSeconds: 60 });
 const source = (url: string) =>
   new PrometheusSignalSource(new PrometheusClient({ endpoint: url, timeoutMs }), {
     ...defaultPrometheusSignalConfig,

@@ -33,20 +33,20 @@ import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { staleAfterSeconds } from "../src/core/signals/observe.js";
 import type { PodSample } from "../src/core/signals/types.js";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   copyBlocks,
-  deploymentOf,
   engineOf,
   evaluationUnixMs,
-  namespaceOf,
   podsPerRole as preparedPodsPerRole,
   prepareTsdb,
+  samplingInputs,
   roles as preparedRoles,
   tsdbShape,
 } from "./engine-tsdb.js";
+import { cpuSecondsOf } from "./proc-cpu.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -301,27 +301,8 @@ async function queryStats(url: string, query: string, atUnixMs: number): Promise
   };
 }
 
-/**
- * CPU seconds (user + system) the Prometheus serving `port` has used so far, from /proc
- * (clock ticks of USER_HZ, 100 on Linux): on a shared machine the CPU a pass costs
- * varies less than its wall time.
- */
-async function prometheusCpuSeconds(port: number): Promise<number> {
-  const listen = `--web.listen-address=127.0.0.1:${port}`;
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8");
-      if (!cmdline.split("\0").includes(listen)) continue;
-      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the process ended while listed
-    }
-  }
-  return NaN;
-}
+/** CPU seconds the Prometheus serving `port` has used so far. */
+const prometheusCpuSeconds = (port: number): Promise<number> => cpuSecondsOf(`--web.listen-address=127.0.0.1:${port}`);
 
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
@@ -392,15 +373,10 @@ async function measureSize(
     extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
   });
   try {
-    const scalers: ScalerSamplingInput[] = Array.from({ length: size }, (_, i) => ({
-      key: `${namespaceOf(i)}/${deploymentOf(i)}`,
-      namespace: namespaceOf(i),
-      deployment: deploymentOf(i),
-      roles: [...preparedRoles],
+    const scalers = samplingInputs(size, {
       stableWindowSeconds: flag("stable-window", 180),
       panicWindowSeconds: flag("panic-window", 60),
-      intervalSeconds: tsdbShape.scrapeIntervalSeconds,
-    }));
+    });
     const runs: PlanRun[] = plansFlag().map((plan) => {
       const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
       const source = new PrometheusSignalSource(client, {

@@ -11,20 +11,17 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
-import type { ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import { findPromBinaries } from "../../harness/prom-bin.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { BothPlans } from "../support/both-plans.js";
 import {
   buildBlocks,
   copyBlocks,
-  deploymentOf,
   engineOf,
   evaluationUnixMs,
-  namespaceOf,
   podsPerRole,
   roles,
-  tsdbShape,
+  samplingInputs,
 } from "../../bench/engine-tsdb.js";
 
 const deployments = 2;
@@ -52,15 +49,7 @@ describe("the prepared TSDB of the sampling benchmark", () => {
       new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 20_000 }),
       defaultPrometheusSignalConfig,
     );
-    const scalers: ScalerSamplingInput[] = Array.from({ length: deployments }, (_, i) => ({
-      key: `${namespaceOf(i)}/${deploymentOf(i)}`,
-      namespace: namespaceOf(i),
-      deployment: deploymentOf(i),
-      roles: [...roles],
-      stableWindowSeconds: 180,
-      panicWindowSeconds: 60,
-      intervalSeconds: tsdbShape.scrapeIntervalSeconds,
-    }));
+    const scalers = samplingInputs(deployments, { stableWindowSeconds: 180, panicWindowSeconds: 60 });
     const pass = await source.sample(scalers, evaluationUnixMs);
     expect(pass.queries).toBe(4);
     expect(pass.warnings).toEqual([]);
