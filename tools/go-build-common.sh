@@ -79,3 +79,17 @@ build_program() {
   log "built in $((SECONDS - started)) s: $bin_dir"
   echo "$bin_dir"
 }
+
+# The command line every build script takes: build (the default), --print-dir or --update-modules.
+# The script defines build and update_modules and sets bin_dir before calling it.
+build_script_main() {
+  case "${1:-}" in
+    "") build ;;
+    --print-dir) echo "$bin_dir" ;;
+    --update-modules) update_modules ;;
+    *)
+      echo "usage: $0 [--print-dir | --update-modules]" >&2
+      exit 2
+      ;;
+  esac
+}

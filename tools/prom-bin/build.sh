@@ -134,12 +134,4 @@ build() {
   echo "$bin_dir"
 }
 
-case "${1:-}" in
-  "") build ;;
-  --print-dir) echo "$bin_dir" ;;
-  --update-modules) update_modules ;;
-  *)
-    echo "usage: $0 [--print-dir | --update-modules]" >&2
-    exit 2
-    ;;
-esac
+build_script_main "$@"

@@ -62,12 +62,4 @@ build() {
     netgo,slicelabels
 }
 
-case "${1:-}" in
-  "") build ;;
-  --print-dir) echo "$bin_dir" ;;
-  --update-modules) update_modules ;;
-  *)
-    echo "usage: $0 [--print-dir | --update-modules]" >&2
-    exit 2
-    ;;
-esac
+build_script_main "$@"

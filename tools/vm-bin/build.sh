@@ -59,12 +59,4 @@ build() {
     "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VICTORIA_METRICS_VERSION}"
 }
 
-case "${1:-}" in
-  "") build ;;
-  --print-dir) echo "$bin_dir" ;;
-  --update-modules) update_modules ;;
-  *)
-    echo "usage: $0 [--print-dir | --update-modules]" >&2
-    exit 2
-    ;;
-esac
+build_script_main "$@"
