@@ -4,6 +4,7 @@
  * pods, a short scrape interval and its own temporary storage. It can be
  * stopped and started again on the same port and storage mid-test.
  */
+import { stderrTailOf, waitUntilReady } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -60,7 +61,6 @@ export async function freeLoopbackPort(): Promise<number> {
 export class PrometheusHarness {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
-  private stderrTail = "";
   private remoteRead: readonly RemoteReadOptions[];
   private extraArgs: readonly string[];
 
@@ -175,25 +175,12 @@ export class PrometheusHarness {
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
-    });
+    const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
-    const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) break;
-      try {
-        const res = await fetch(`${this.url}/-/ready`, { signal: AbortSignal.timeout(1000) });
-        if (res.ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    if (await waitUntilReady(child, `${this.url}/-/ready`, this.options.startTimeoutMs ?? 30_000)) return;
     await this.pause();
-    throw new Error(`prometheus did not become ready on ${this.url}: ${this.stderrTail}`);
+    throw new Error(`prometheus did not become ready on ${this.url}: ${stderrTail()}`);
   }
 
   /** Stops the process, keeping its storage for `resume`. */

@@ -4,6 +4,7 @@
  * Querier over the sidecars, on free loopback ports. Each process can be
  * signalled (SIGSTOP, SIGKILL) to make a store hang or fail for real.
  */
+import { stderrTailOf, waitUntilReady } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -21,8 +22,6 @@ export function findThanos(env: NodeJS.ProcessEnv = process.env): CachedBinary {
 
 /** One Thanos component process, ready once its HTTP `/-/ready` answers. */
 export class ThanosProcess {
-  private stderrTail = "";
-
   private constructor(
     readonly name: string,
     readonly httpUrl: string,
@@ -30,12 +29,7 @@ export class ThanosProcess {
     private readonly child: ChildProcess,
     private readonly exited: Promise<void>,
     private readonly dir: string,
-  ) {
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
-    });
-  }
+  ) {}
 
   static async start(component: "sidecar" | "query", args: readonly string[], startTimeoutMs = 30_000) {
     const binary = findThanos();
@@ -52,21 +46,12 @@ export class ThanosProcess {
       ],
       { stdio: ["ignore", "ignore", "pipe"], cwd: dir },
     );
+    const stderrTail = stderrTailOf(child);
     const exited = new Promise<void>((done) => child.once("exit", () => done()));
     const p = new ThanosProcess(component, `http://127.0.0.1:${httpPort}`, `127.0.0.1:${grpcPort}`, child, exited, dir);
-    const deadline = Date.now() + startTimeoutMs;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) break;
-      try {
-        const res = await fetch(`${p.httpUrl}/-/ready`, { signal: AbortSignal.timeout(1000) });
-        if (res.ok) return p;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    if (await waitUntilReady(child, `${p.httpUrl}/-/ready`, startTimeoutMs)) return p;
     await p.stop();
-    throw new Error(`thanos ${component} did not become ready on ${p.httpUrl}: ${p.stderrTail}`);
+    throw new Error(`thanos ${component} did not become ready on ${p.httpUrl}: ${stderrTail()}`);
   }
 
   /** Sends a signal (SIGSTOP makes the store hang, SIGCONT resumes it, SIGKILL ends it). */

@@ -4,6 +4,7 @@
  * Prometheus' remote write (`/api/v1/write`), so both hold the same samples
  * with the same timestamps, and serves the Prometheus query API under `/api/v1/`.
  */
+import { stderrTailOf, waitUntilReady } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -35,7 +36,6 @@ export interface VictoriaMetricsHarnessOptions {
 export class VictoriaMetricsHarness {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
-  private stderrTail = "";
 
   private constructor(
     readonly dir: string,
@@ -72,25 +72,12 @@ export class VictoriaMetricsHarness {
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
-    });
+    const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
-    const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) break;
-      try {
-        const res = await fetch(`${this.url}/health`, { signal: AbortSignal.timeout(1000) });
-        if (res.ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    if (await waitUntilReady(child, `${this.url}/health`, options.startTimeoutMs ?? 30_000)) return;
     await this.stop();
-    throw new Error(`victoria-metrics did not become ready on ${this.url}: ${this.stderrTail}`);
+    throw new Error(`victoria-metrics did not become ready on ${this.url}: ${stderrTail()}`);
   }
 
   /** Makes the samples received so far searchable now, instead of at the next in-memory flush (about a second). */
