@@ -44,17 +44,6 @@ export interface InstantQueryResult {
 }
 
 /** One series of a range query: its labels and its finite and non-finite points, oldest first. */
-export interface RangeSeries {
-  readonly labels: Readonly<Record<string, string>>;
-  readonly points: readonly { readonly timestampUnixSeconds: number; readonly value: number }[];
-}
-
-export interface RangeQueryResult {
-  readonly series: readonly RangeSeries[];
-  readonly warnings: readonly string[];
-  readonly infos?: readonly string[];
-}
-
 export interface PrometheusQueryClient {
   /** `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own timings. */
   instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
@@ -90,23 +79,6 @@ export class PrometheusClient implements PrometheusQueryClient {
       throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
     }
     return { samples: parseVector(result), warnings: call.warnings, infos: call.infos };
-  }
-
-  /** `query_range` from `startUnixMs` to `endUnixMs` every `stepSeconds`, within one deadline. */
-  async rangeQuery(
-    query: string,
-    startUnixMs: number,
-    endUnixMs: number,
-    stepSeconds: number,
-  ): Promise<RangeQueryResult> {
-    const call = this.call();
-    let result: QueryResult;
-    try {
-      result = await call.driver.rangeQuery(query, startUnixMs, endUnixMs, stepSeconds, call.evalTimeout);
-    } catch (err) {
-      throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
-    }
-    return { series: parseMatrix(result), warnings: call.warnings, infos: call.infos };
   }
 
   /** A driver per call keeps the deadline and the warnings of concurrent calls apart. */
@@ -228,30 +200,4 @@ function parseVector(result: unknown): VectorSample[] {
     samples.push({ labels: clean, value, timestampUnixSeconds: time.getTime() / 1000 });
   }
   return samples;
-}
-
-/** Checks the shape of a range-query (matrix) result; anything else is malformed. */
-function parseMatrix(result: unknown): RangeSeries[] {
-  if (typeof result !== "object" || result === null)
-    throw new PrometheusQueryError("query result is missing", "malformed");
-  const r = result as { resultType?: unknown; result?: unknown };
-  if (r.resultType !== "matrix" || !Array.isArray(r.result)) {
-    throw new PrometheusQueryError(`expected a matrix result, got ${String(r.resultType)}`, "malformed");
-  }
-  return (r.result as unknown[]).map((item) => {
-    const it = item as { metric?: { labels?: unknown }; values?: unknown } | null;
-    const labels = it?.metric?.labels;
-    if (typeof labels !== "object" || labels === null || !Array.isArray(it?.values)) {
-      throw new PrometheusQueryError("matrix series without labels or values", "malformed");
-    }
-    const clean: Record<string, string> = {};
-    for (const [k, v] of Object.entries(labels)) if (typeof v === "string") clean[k] = v;
-    const points = (it.values as unknown[]).map((p) => {
-      const point = p as { time?: unknown; value?: unknown } | null;
-      if (!(point?.time instanceof Date) || typeof point.value !== "number")
-        throw new PrometheusQueryError("matrix point without time or value", "malformed");
-      return { timestampUnixSeconds: point.time.getTime() / 1000, value: point.value };
-    });
-    return { labels: clean, points };
-  });
 }

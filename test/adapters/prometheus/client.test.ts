@@ -55,55 +55,6 @@ describe("PrometheusClient", () => {
     expect(params.get("timeout")).toBe("5s");
   });
 
-  it("posts a range query with its start, end and step, parses the matrix and keeps its warnings", async () => {
-    let body = "";
-    nock(endpoint)
-      .post("/api/v1/query_range", (b: unknown) => {
-        body = new URLSearchParams(b as Record<string, string>).toString();
-        return true;
-      })
-      .reply(200, {
-        status: "success",
-        warnings: ["store x did not answer"],
-        data: {
-          resultType: "matrix",
-          result: [
-            {
-              metric: { role: "server", le: "0.5" },
-              values: [
-                [at / 1000 - 60, "1"],
-                [at / 1000, "NaN"],
-              ],
-            },
-          ],
-        },
-      });
-    const r = await client.rangeQuery("q", at - 60_000, at, 60);
-    expect(r.series).toEqual([
-      {
-        labels: { role: "server", le: "0.5" },
-        points: [
-          { timestampUnixSeconds: at / 1000 - 60, value: 1 },
-          { timestampUnixSeconds: at / 1000, value: NaN },
-        ],
-      },
-    ]);
-    expect(r.warnings).toEqual(["store x did not answer"]);
-    const params = new URLSearchParams(body);
-    expect([params.get("start"), params.get("end"), params.get("step")]).toEqual([
-      String(at / 1000 - 60),
-      String(at / 1000),
-      "60",
-    ]);
-  });
-
-  it("calls a vector answer to a range query malformed", async () => {
-    nock(endpoint).post("/api/v1/query_range").reply(200, vector([]));
-    const err = await failure(client.rangeQuery("q", at - 60_000, at, 60));
-    expect(err.kind).toBe("malformed");
-    expect(err.message).toMatch(/expected a matrix result, got vector/);
-  });
-
   it("keeps NaN and Inf as non-finite values for the caller to drop", async () => {
     nock(endpoint)
       .post("/api/v1/query")
