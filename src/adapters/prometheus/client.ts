@@ -43,7 +43,6 @@ export interface InstantQueryResult {
   readonly infos?: readonly string[];
 }
 
-/** One series of a range query: its labels and its finite and non-finite points, oldest first. */
 export interface PrometheusQueryClient {
   /** `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own timings. */
   instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
