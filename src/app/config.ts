@@ -3,6 +3,8 @@
  * environment, then the checks that join several settings. Everything here is decided before any
  * network call: a problem ends the start with exit code 2, naming each flag, its variable and value.
  */
+import { PrometheusClient } from "../adapters/prometheus/client.js";
+import { prometheusHeadersFrom } from "./prometheus-headers.js";
 import { repeatedLabelFields, type PrometheusLabelNames } from "../adapters/prometheus/config.js";
 import { serviceHosts } from "../adapters/webhook/certificates.js";
 import type { PrometheusSignalConfig } from "../adapters/prometheus/config.js";
@@ -158,6 +160,17 @@ export function parsePrometheusSettings(raw: Partial<Record<PrometheusSettingNam
   const labels = labelProblems(values, raw);
   if (labels.length > 0) throw new ConfigError(labels);
   return values;
+}
+
+/**
+ * The PromQL client the settings describe. The headers file is read here unless the caller read it
+ * already (the controller does, before any network call).
+ */
+export function prometheusClientOf(
+  settings: PrometheusSettings,
+  headers: Readonly<Record<string, string>> = prometheusHeadersFrom(settings.prometheusHeadersFile),
+): PrometheusClient {
+  return new PrometheusClient({ endpoint: settings.prometheusUrl, timeoutMs: settings.prometheusTimeoutMs, headers });
 }
 
 /** How the signal source finds engine series, from the settings. */

@@ -6,14 +6,13 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { PrometheusClient } from "../adapters/prometheus/client.js";
 import {
   parsePrometheusSettings,
+  prometheusClientOf,
   prometheusSettingFlags,
   prometheusSignalConfigOf,
   type PrometheusSettingName,
 } from "../app/config.js";
-import { prometheusHeadersFrom } from "../app/prometheus-headers.js";
 import { formatProblem } from "../core/api/problem.js";
 import {
   defaultLatencyGuardReading,
@@ -205,11 +204,7 @@ async function fromPrometheus(
   );
   const { target: md, spec, namespace } = scalerAndTarget(objects.scaler, objects.target);
   const minutes = await minutesFromPrometheus({
-    client: new PrometheusClient({
-      endpoint: settings.prometheusUrl,
-      timeoutMs: settings.prometheusTimeoutMs,
-      headers: prometheusHeadersFrom(settings.prometheusHeadersFile),
-    }),
+    client: prometheusClientOf(settings),
     config: prometheusSignalConfigOf(settings),
     namespace,
     deployment: spec.targetRef.name,

@@ -9,11 +9,9 @@
  */
 import { stringify } from "yaml";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
-import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
 import { clusterConfigFrom } from "../app/cluster.js";
-import { labelProblems, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
-import { prometheusHeadersFrom } from "../app/prometheus-headers.js";
+import { labelProblems, prometheusClientOf, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
 import {
   ConfigError,
   describeSettings,
@@ -209,14 +207,7 @@ export async function observeOnce(
     ...windows,
     intervalSeconds: spec.sampling.intervalSeconds,
   };
-  const source = new PrometheusSignalSource(
-    new PrometheusClient({
-      endpoint: args.prometheusUrl,
-      timeoutMs: args.prometheusTimeoutMs,
-      headers: prometheusHeadersFrom(args.prometheusHeadersFile),
-    }),
-    prometheusSignalConfigOf(args),
-  );
+  const source = new PrometheusSignalSource(prometheusClientOf(args), prometheusSignalConfigOf(args));
   const pass = await source.sample([input], nowMs);
   const staleAfter = staleAfterSeconds(spec.sampling.intervalSeconds);
   const sampled = pass.scalers.get(input.key);

@@ -2,11 +2,11 @@
  * The signals builder: the Prometheus client, each query timed into the PromQL histogram, behind the
  * controller's signal port. It opens no connection until the first pass, so it registers no stop.
  */
-import { PrometheusClient, type PrometheusQueryClient } from "../../adapters/prometheus/client.js";
+import type { PrometheusQueryClient } from "../../adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../../adapters/prometheus/source.js";
 import { PromqlSignals } from "../../adapters/prometheus/signal-port.js";
 import type { ScalerMetrics } from "../../adapters/telemetry/metrics.js";
-import { prometheusSignalConfigOf } from "../config.js";
+import { prometheusClientOf, prometheusSignalConfigOf } from "../config.js";
 import type { SignalSource } from "../controller.js";
 import type { StartContext } from "./context.js";
 
@@ -26,13 +26,6 @@ function timedClient(inner: PrometheusQueryClient, metrics: ScalerMetrics): Prom
 
 export function buildSignals(ctx: StartContext): SignalSource {
   const { config } = ctx;
-  const client = timedClient(
-    new PrometheusClient({
-      endpoint: config.prometheusUrl,
-      timeoutMs: config.prometheusTimeoutMs,
-      headers: ctx.prometheusHeaders,
-    }),
-    ctx.metrics,
-  );
+  const client = timedClient(prometheusClientOf(config, ctx.prometheusHeaders), ctx.metrics);
   return new PromqlSignals(new PrometheusSignalSource(client, prometheusSignalConfigOf(config)), ctx.nowMs, ctx.logger);
 }
