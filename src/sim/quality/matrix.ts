@@ -10,6 +10,7 @@ import { defaultPresetName, replicaPresets } from "./presets.js";
 import { fluidNeed, oracleSchedule, plateauEdges, schedulePolicy } from "./oracle.js";
 import { hpaPolicy } from "./policies/hpa.js";
 import { knativePolicy } from "./policies/knative.js";
+import type { ScalerSpec } from "../../core/api/scaler.js";
 import { mdsPolicy } from "./policies/mds.js";
 import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { staticPolicy } from "./policies/static.js";
@@ -206,34 +207,29 @@ export function calibratedVariants(
       ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
       itlTargetMilliseconds: figures.itlTargetMilliseconds,
     };
-    const spec = defaultScaler(options);
-    // The same figures with a shorter scale-down window (docs/quality.md, third calibrated run).
-    const shorter = defaultScaler({ ...options, scaleDownStabilizationSeconds: shorterScaleDownWindowSeconds });
-    const label = labelled
+    const base = labelled
       ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
       : calibratedLabel(algorithm);
-    const brokeFrom = figures.capacityTokensPerSecondPerReplica;
-    // Predictive with calibrate's capacity as its forecast capacity (docs/quality.md, fourth calibrated run).
-    const withCapacity =
-      algorithm === "Predictive" && brokeFrom !== undefined
-        ? [
-            mdsPolicy({
-              spec: defaultScaler({ ...options, forecastCapacityPerReplica: brokeFrom }),
-              initialReplicas,
-              label: label.replace(/\)$/, "; capacity where targets broke)"),
-              latencyGuardReading: figures.reading,
-            }),
-          ]
-        : [];
-    return [
-      mdsPolicy({ spec, initialReplicas, label, latencyGuardReading: figures.reading }),
+    // One row; a variant's label ends with what it changes.
+    const row = (spec: ScalerSpec, variant?: string): Policy =>
       mdsPolicy({
-        spec: shorter,
+        spec,
         initialReplicas,
-        label: label.replace(/\)$/, `; scale-down ${shorterScaleDownWindowSeconds} s)`),
+        label: variant === undefined ? base : base.replace(/\)$/, `; ${variant})`),
         latencyGuardReading: figures.reading,
-      }),
-      ...withCapacity,
+      });
+    const brokeFrom = figures.capacityTokensPerSecondPerReplica;
+    return [
+      row(defaultScaler(options)),
+      // A shorter scale-down window (docs/quality.md, third calibrated run).
+      row(
+        defaultScaler({ ...options, scaleDownStabilizationSeconds: shorterScaleDownWindowSeconds }),
+        `scale-down ${shorterScaleDownWindowSeconds} s`,
+      ),
+      // Predictive with calibrate's capacity as its forecast capacity (fourth calibrated run).
+      ...(algorithm === "Predictive" && brokeFrom !== undefined
+        ? [row(defaultScaler({ ...options, forecastCapacityPerReplica: brokeFrom }), "capacity where targets broke")]
+        : []),
     ];
   });
 }
