@@ -66,6 +66,24 @@ export function namedWaitingMilliseconds(milliseconds: number, bracket: LatencyB
 }
 
 /**
+ * The role's p95 waiting as the buckets name it, or why it is unknown: no pod, or not every
+ * pod, exports queue time (partial is unknown), or the window holds no queue observation.
+ * The guard (`ttftReading`) and calibrate (`core/calibrate/minute.ts`) read queue time only through it.
+ */
+export function roleWaiting(
+  observation: RoleObservation,
+): { readonly milliseconds: number } | { readonly unknown: string } {
+  const exported = observation.queueTimeExport;
+  if (exported === undefined) return { unknown: "no established pod reports queue time" };
+  if (exported.pods === 0) return { unknown: "no pod exports queue time" };
+  if (exported.pods < exported.of)
+    return { unknown: `queue time from ${exported.pods} of ${exported.of} pods is unknown` };
+  const queueMs = observation.queueTimeMilliseconds;
+  if (queueMs === undefined) return { unknown: "no queue-time observation in the window" };
+  return { milliseconds: namedWaitingMilliseconds(queueMs, observation.queueTimeBracket) };
+}
+
+/**
  * Whether waiting is a material part of a TTFT judged against `ttftTargetMilliseconds`:
  * the one test the guard (`ttftReading`) and calibrate (`core/calibrate/bands.ts`) share.
  */
@@ -89,18 +107,13 @@ export function ttftReading(
   selected: LatencyGuardReading,
 ): TtftReading {
   if (selected === "literal") return literal("selected");
-  const exported = observation.queueTimeExport;
-  if (exported === undefined) return literal("no established pod reports queue time");
-  if (exported.pods === 0) return literal("no pod exports queue time");
-  if (exported.pods < exported.of) {
-    return literal(`queue time from ${exported.pods} of ${exported.of} pods is unknown`);
-  }
-  const queueMs = observation.queueTimeMilliseconds;
-  if (queueMs === undefined) return literal("no queue-time observation in the window");
+  const waiting = roleWaiting(observation);
+  if ("unknown" in waiting) return literal(waiting.unknown);
   const thresholdMs = materialQueueFractionOfTtftTarget * ttftTargetMilliseconds;
   const bracket = observation.queueTimeBracket;
-  const shown = bracket === undefined ? formatMs(queueMs) : `${formatMs(bracket.estimateMilliseconds)}`;
-  if (waitingIsMaterial(namedWaitingMilliseconds(queueMs, bracket), ttftTargetMilliseconds)) {
+  // Without buckets the waiting is the mean; with them, the estimate inside the p95's bucket.
+  const shown = formatMs(bracket === undefined ? waiting.milliseconds : bracket.estimateMilliseconds);
+  if (waitingIsMaterial(waiting.milliseconds, ttftTargetMilliseconds)) {
     return {
       reading: "queueing",
       counts: true,

@@ -11,7 +11,7 @@
 import type { RoleKind } from "../api/model-deployment.js";
 import { roleDemandTokensPerSecond } from "../algorithms/capacity.js";
 import { guardedMilliseconds } from "../algorithms/token-throughput.js";
-import { namedWaitingMilliseconds } from "../algorithms/ttft-reading.js";
+import { roleWaiting } from "../algorithms/ttft-reading.js";
 import type { RoleObservation } from "../signals/types.js";
 
 export interface CalibrationMinute {
@@ -52,15 +52,6 @@ export function judgedLatencies(kind: RoleKind): { readonly ttft: boolean; reado
   return { ttft: kind === "Prefill" || kind === "Server", itl: kind === "Decode" || kind === "Server" };
 }
 
-/** The role's p95 waiting over the minute; undefined when any sampled pod lacks queue time (partial is unknown). */
-function waitingOf(observation: RoleObservation): number | undefined {
-  const exported = observation.queueTimeExport;
-  const ms = observation.queueTimeMilliseconds;
-  if (exported === undefined || exported.pods === 0 || exported.pods < exported.of || ms === undefined)
-    return undefined;
-  return namedWaitingMilliseconds(ms, observation.queueTimeBracket);
-}
-
 /** The minute from a role observation whose windows are that minute (both windows 60 s). */
 export function minuteOf(input: {
   readonly kind: RoleKind;
@@ -79,7 +70,9 @@ export function minuteOf(input: {
   const ttft = judged.ttft ? guardedMilliseconds(observation.ttftMilliseconds, observation.ttftBracket) : undefined;
   const itl = judged.itl ? guardedMilliseconds(observation.itlMilliseconds, observation.itlBracket) : undefined;
   if ((judged.ttft && ttft === undefined) || (judged.itl && itl === undefined)) return skip("no latency observed");
-  const waiting = judged.ttft ? waitingOf(observation) : undefined;
+  // Partial is unknown: a minute without every pod's queue time carries none, and TTFT is then read literally.
+  const known = judged.ttft ? roleWaiting(observation) : undefined;
+  const waiting = known !== undefined && "milliseconds" in known ? known.milliseconds : undefined;
   return {
     kind: "minute",
     minute: {
