@@ -243,7 +243,7 @@ export const settings = {
   latencyGuardReading: {
     flag: "--latency-guard-reading",
     env: "MDS_LATENCY_GUARD_READING",
-    help: "How the latency guard reads TTFT: literal (as the specification words it) or queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where no pod exports queue time).",
+    help: "How the latency guard reads TTFT: queueing (a breach holds and grows only when the engines' queue time is a material part of it; literal where not every pod exports queue time) or literal (as the specification words it).",
     schema: z.enum(latencyGuardReadings).default(defaultLatencyGuardReading),
   },
   logLevel: {

@@ -43,9 +43,9 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
   --from SECONDS      replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero:
                       what a training slice of --duration SECONDS leaves out
   --report FILE       write a self-contained HTML page with the run's charts
-  --latency-guard-reading literal|queueing
-                      how the latency guard reads TTFT: as the specification words it (literal, the
-                      default), or counting a breach only when waiting is a material part of it (queueing)
+  --latency-guard-reading queueing|literal
+                      how the latency guard reads TTFT: counting a breach only when waiting is a
+                      material part of it (queueing, the default), or as the specification words it (literal)
   -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
                       and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
 `;

@@ -357,12 +357,12 @@ describe("the controller against fakes of its ports", () => {
       return roles?.[0]?.latencyGuard;
     };
 
-    it("literal by default: the TTFT breach counts", async () => {
-      expect(await guard()).toMatch(/^literal: selected/);
+    it("queueing by default: the breach without waiting does not count", async () => {
+      expect(await guard()).toMatch(/^queueing: .*TTFT does not count/);
     });
 
-    it("queueing when configured: the breach without waiting does not count", async () => {
-      expect(await guard("queueing")).toMatch(/^queueing: .*TTFT does not count/);
+    it("literal when configured: the TTFT breach counts", async () => {
+      expect(await guard("literal")).toMatch(/^literal: selected/);
     });
   });
 });

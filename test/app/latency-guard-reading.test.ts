@@ -1,19 +1,19 @@
-/** `--latency-guard-reading` (`MDS_LATENCY_GUARD_READING`): literal by default, queueing selectable, anything else named. */
+/** `--latency-guard-reading` (`MDS_LATENCY_GUARD_READING`): queueing by default (design call 14), literal selectable, anything else named. */
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/app/config.js";
 
 const base = ["--prometheus-url=http://127.0.0.1:9090"];
 
 describe("--latency-guard-reading", () => {
-  it("defaults to literal, the specification's reading (the queueing reading failed its quality rule)", () => {
-    expect(loadConfig(base, {}).latencyGuardReading).toBe("literal");
+  it("defaults to queueing, the guard on latency replicas can lower (docs/quality.md, fifth run)", () => {
+    expect(loadConfig(base, {}).latencyGuardReading).toBe("queueing");
   });
 
   it("selects a reading by flag or variable; the flag wins", () => {
-    expect(loadConfig([...base, "--latency-guard-reading=queueing"], {}).latencyGuardReading).toBe("queueing");
-    expect(loadConfig(base, { MDS_LATENCY_GUARD_READING: "queueing" }).latencyGuardReading).toBe("queueing");
-    const both = loadConfig([...base, "--latency-guard-reading", "literal"], { MDS_LATENCY_GUARD_READING: "queueing" });
-    expect(both.latencyGuardReading).toBe("literal");
+    expect(loadConfig([...base, "--latency-guard-reading=literal"], {}).latencyGuardReading).toBe("literal");
+    expect(loadConfig(base, { MDS_LATENCY_GUARD_READING: "literal" }).latencyGuardReading).toBe("literal");
+    const both = loadConfig([...base, "--latency-guard-reading", "queueing"], { MDS_LATENCY_GUARD_READING: "literal" });
+    expect(both.latencyGuardReading).toBe("queueing");
   });
 
   it("refuses another value, naming the flag, the variable and the value", () => {

@@ -557,8 +557,8 @@ describe("helm template with values", () => {
   });
 
   it("passes the latency guard reading to the controller", () => {
-    const objects = render({ set: { "controller.latencyGuardReading": "queueing" } });
-    expect(parsedControllerArgs(objects).latencyGuardReading).toBe("queueing");
+    const objects = render({ set: { "controller.latencyGuardReading": "literal" } });
+    expect(parsedControllerArgs(objects).latencyGuardReading).toBe("literal");
   });
 
   it("with one watched namespace, grants scalers and targets there only, and narrows the webhooks to it", () => {

@@ -19,7 +19,7 @@ import type { LatencyBracket, RoleObservation } from "../signals/types.js";
 /** `literal` (the specification's words, the default) or `queueing` (a controller and `simulate` flag). */
 export const latencyGuardReadings = ["queueing", "literal"] as const;
 export type LatencyGuardReading = (typeof latencyGuardReadings)[number];
-export const defaultLatencyGuardReading: LatencyGuardReading = "literal";
+export const defaultLatencyGuardReading: LatencyGuardReading = "queueing";
 
 export function isLatencyGuardReading(value: string): value is LatencyGuardReading {
   return (latencyGuardReadings as readonly string[]).includes(value);

@@ -154,10 +154,10 @@ describe.each([
     expect(got.latencyGuard).toMatch(/^queueing: .*TTFT does not count$/);
   });
 
-  it("the default, with no reading in the input, is literal: the same pass grows", () => {
+  it("the default, with no reading in the input, is queueing: the compute-bound breach does not grow", () => {
     const got = recommend(s, breaching(compute), "omitted");
-    expect(brief(got)).toEqual({ replicas: 5, reason: "LatencyGuardScaleUp", hold: "LatencyGuardScaleUp" });
-    expect(got.latencyGuard).toBe("literal: selected");
+    expect(brief(got).replicas).toBe(1);
+    expect(got.latencyGuard).toMatch(/^queueing: .*TTFT does not count$/);
   });
 
   it("the same pass with the literal reading selected grows (4 → 5)", () => {

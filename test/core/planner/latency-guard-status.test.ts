@@ -1,6 +1,6 @@
 /**
  * The latency guard's reading reaches status: `plan()` takes it as an input
- * (`latencyGuardReading`, the controller's `--latency-guard-reading`, literal
+ * (`latencyGuardReading`, the controller's `--latency-guard-reading`, queueing
  * when absent), and each role guarded on TTFT says in `latencyGuard` which
  * reading applied and why.
  */
@@ -42,22 +42,22 @@ function input(extra: Partial<PlanInput> = {}): PlanInput {
 }
 
 describe("the latency guard's reading in status", () => {
-  it("read on queueing, the compute-bound breach does not grow, and status says why", () => {
-    const role = roleOf(plan(input({ latencyGuardReading: "queueing" })), "server");
-    expect(role?.rawRecommendedReplicas).toBe(1);
-    expect(role?.queueTimeMilliseconds).toBe("300");
-    expect(role?.latencyGuard).toBe(
-      "queueing: p95 queue time at most 300 ms is not above 250 ms (half the TTFT target), TTFT does not count",
-    );
-  });
-
-  it.each([{ latencyGuardReading: "literal" as const }, {}])(
-    "the literal reading (selected, or by default: %j) grows on the same pass and says so",
+  it.each([{ latencyGuardReading: "queueing" as const }, {}])(
+    "read on queueing (selected, or by default: %j), the compute-bound breach does not grow, and status says why",
     (extra) => {
       const role = roleOf(plan(input(extra)), "server");
-      expect(role?.rawRecommendedReplicas).toBe(5);
-      expect(role?.reason).toBe("LatencyGuardScaleUp");
-      expect(role?.latencyGuard).toBe("literal: selected");
+      expect(role?.rawRecommendedReplicas).toBe(1);
+      expect(role?.queueTimeMilliseconds).toBe("300");
+      expect(role?.latencyGuard).toBe(
+        "queueing: p95 queue time at most 300 ms is not above 250 ms (half the TTFT target), TTFT does not count",
+      );
     },
   );
+
+  it("the literal reading, selected, grows on the same pass and says so", () => {
+    const role = roleOf(plan(input({ latencyGuardReading: "literal" })), "server");
+    expect(role?.rawRecommendedReplicas).toBe(5);
+    expect(role?.reason).toBe("LatencyGuardScaleUp");
+    expect(role?.latencyGuard).toBe("literal: selected");
+  });
 });
