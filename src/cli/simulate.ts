@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import { validateScaler } from "../core/api/validation.js";
-import { routingRules } from "../sim/quality/fleet.js";
+import { routingRules } from "../sim/quality/cluster.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
 import { replicaPresetNames } from "../sim/quality/presets.js";
 import {
