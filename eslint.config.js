@@ -61,11 +61,6 @@ export default tseslint.config(
     },
   },
   {
-    // Waiting for its split: `simulate`'s flags. It is the next to split; no other file is excused.
-    files: ["src/cli/simulate.ts"],
-    rules: { "max-lines-per-function": "off", complexity: "off" },
-  },
-  {
     files: ["src/core/**/*.ts"],
     rules: {
       "no-restricted-imports": [
