@@ -5,7 +5,6 @@
  * evidence by load band and the figure, or a scaler with the figures written in.
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import {
   parsePrometheusSettings,
   prometheusClientOf,
@@ -26,21 +25,13 @@ import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
 import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
+import { flagLines, readFlags, UsageError, type FlagSpec, type FlagValues } from "./flags.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
-interface Flag {
-  readonly name: string;
-  readonly short?: string;
-  readonly value: string;
-  readonly multiple?: boolean;
-  readonly default?: string;
-  readonly help: string;
-}
-
 /** calibrate's own flags; the Prometheus flags are the controller's (src/app/config.ts), appended below. */
-const ownFlags: readonly Flag[] = [
+const ownFlags: readonly FlagSpec[] = [
   {
     name: "from-simulation",
     value: "FILE",
@@ -83,7 +74,7 @@ const ownFlags: readonly Flag[] = [
 ];
 
 const promFlags = prometheusSettingFlags();
-const flags: readonly Flag[] = [
+const flags: readonly FlagSpec[] = [
   ...ownFlags,
   ...promFlags.map((p) => ({
     name: p.flag.slice(2),
@@ -96,12 +87,7 @@ const flags: readonly Flag[] = [
 export const calibrateUsage = `usage: mds-scaler calibrate --from-simulation run.json [--from-simulation run2.json ...] [-f scaler.yaml] [flags]
        mds-scaler calibrate --prometheus-url URL (-f scaler.yaml | --scaler NS/NAME) [--target md.yaml] (--last 15m | --start T [--end T]) [flags]
 
-${flags
-  .map((f) => {
-    const name = `${f.short === undefined ? "    " : `-${f.short}, `}--${f.name}${f.value === "" ? "" : ` ${f.value}`}`;
-    return `  ${name.padEnd(36)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
-  })
-  .join("\n")}
+${flagLines(flags)}
 `;
 
 /** Longest period read from Prometheus: one sampling pass per minute. */
@@ -119,10 +105,6 @@ function parseDuration(text: string): number {
   if (m === null) throw new UsageError(`--last: ${JSON.stringify(text)} is not a duration such as 900s, 15m or 2h`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
 }
-
-class UsageError extends Error {}
-
-type Values = Record<string, string | string[] | boolean | undefined>;
 
 function readYaml(io: CliIo, path: string, what: string): unknown {
   const values = parseYamlDocuments(io.readFile(path), path);
@@ -144,7 +126,7 @@ interface Calibrated {
   readonly spec: ScalerSpec;
 }
 
-function fromSimulation(values: Values, io: CliIo, reading: LatencyGuardReading): Calibrated {
+function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const paths = values["from-simulation"] as string[];
   const sim = minutesFromSimulations(paths.map((path) => ({ path, text: io.readFile(path) })));
   const file = values["filename"] as string | undefined;
@@ -158,7 +140,7 @@ function fromSimulation(values: Values, io: CliIo, reading: LatencyGuardReading)
 }
 
 async function fromPrometheus(
-  values: Values,
+  values: FlagValues,
   io: CliIo,
   nowMs: number,
   reading: LatencyGuardReading,
@@ -227,30 +209,16 @@ async function fromPrometheus(
 
 /** The command line read and checked: the flags' values, the output format and the guard reading. */
 interface Invocation {
-  readonly values: Values;
+  readonly values: FlagValues;
   readonly output: "table" | "json" | "scaler";
   readonly reading: LatencyGuardReading;
 }
 
 /** Phase 1: the flags, or the exit code after `--help` or a usage mistake (named flag and value). */
 function parseInvocation(args: readonly string[], io: CliIo): Invocation | number {
-  let values: Values;
+  let values: FlagValues;
   try {
-    values = parseArgs({
-      args: [...args],
-      options: Object.fromEntries(
-        flags.map((f) => [
-          f.name,
-          {
-            type: f.value === "" ? ("boolean" as const) : ("string" as const),
-            ...(f.short === undefined ? {} : { short: f.short }),
-            ...(f.multiple === true ? { multiple: true } : {}),
-          },
-        ]),
-      ),
-      strict: true,
-      allowPositionals: false,
-    }).values as Values;
+    values = readFlags(flags, args);
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n${calibrateUsage}`);
     return exitCodes.usage;
