@@ -25,59 +25,60 @@ import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
 import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
-import { flagLines, readFlags, UsageError, type FlagSpec, type FlagValues } from "./flags.js";
+import { flagLines, readFlags, UsageError, type FlagValues } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
 /** calibrate's own flags; the Prometheus flags are the controller's (src/app/config.ts), appended below. */
-const ownFlags: readonly FlagSpec[] = [
+const ownFlags: readonly CommandFlag[] = [
   {
-    name: "from-simulation",
+    flag: "--from-simulation",
     value: "FILE",
     multiple: true,
     help: "a `simulate -o json` run; repeat to pool runs (say, static fleets of several sizes)",
   },
   {
-    name: "filename",
+    flag: "--filename",
     short: "f",
     value: "FILE",
     help: "the ModelDeploymentScaler: its targets judge the minutes and the scaler output is this file with the figures written in (with --from-simulation: default the run's scaler)",
   },
-  { name: "scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
+  { flag: "--scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
   {
-    name: "target",
+    flag: "--target",
     short: "t",
     value: "FILE",
     help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
   },
-  { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
-  { name: "start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
-  { name: "end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
-  { name: "last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
+  { flag: "--kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  { flag: "--start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
+  { flag: "--end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
+  { flag: "--last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
   {
-    name: "output",
+    flag: "--output",
     short: "o",
     value: "FORMAT",
     default: "table",
     help: "table, json, or scaler (the scaler with the calibrated targets)",
   },
   {
-    name: "latency-guard-reading",
+    flag: "--latency-guard-reading",
     value: "READING",
     default: defaultLatencyGuardReading,
     help: `how a minute's TTFT is judged, as the controller's latency guard with this reading judges it: ${latencyGuardReadings.join(" or ")} (queueing: a TTFT above target breaks a minute only when waiting is a material part of it)`,
   },
-  { name: "write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
-  { name: "report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
-  { name: "help", short: "h", value: "", help: "this help" },
+  { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
+  { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
 const promFlags = prometheusSettingFlags();
-const flags: readonly FlagSpec[] = [
+const flags: readonly CommandFlag[] = [
   ...ownFlags,
   ...promFlags.map((p) => ({
-    name: p.flag.slice(2),
+    flag: p.flag,
     value: "VALUE",
     help: `${p.help} (the controller's flag)`,
     ...(p.default === undefined ? {} : { default: p.default }),

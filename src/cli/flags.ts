@@ -2,24 +2,13 @@
  * A command's own flags as one table: `node:util` `parseArgs` reads the command line from it and the
  * `--help` lines are generated from it, so the two cannot disagree. A usage mistake (an unknown flag, a
  * missing or bad value) is a `UsageError` naming the flag and the value, which the command answers with
- * its usage and exit 2. The settings `controller` and `observe` share (flag and variable) are
- * src/app/settings.ts's; `calibrate` appends the Prometheus ones to its table.
+ * its usage and exit 2. A flag's shape (`CommandFlag`), its `parseArgs` options and its help line are
+ * src/app/settings.ts's, as are the settings `controller` and `observe` share (flag and variable);
+ * `calibrate` appends the Prometheus ones to its table.
  */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { parseArgs } from "node:util";
+import { commandFlagOptions, describeCommandFlags, type CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo } from "./io.js";
-
-export interface FlagSpec {
-  /** The long name, without the dashes. */
-  readonly name: string;
-  readonly short?: string;
-  /** The value's placeholder in the help; "" for a switch, which takes no value. */
-  readonly value: string;
-  /** Repeatable: every occurrence is kept, in order. */
-  readonly multiple?: boolean;
-  /** The default, as the help shows it. */
-  readonly default?: string;
-  readonly help: string;
-}
 
 /** The command line was wrong: the command prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -28,14 +17,9 @@ export class UsageError extends Error {
 
 export type FlagValues = Readonly<Record<string, string | string[] | boolean | undefined>>;
 
-/** The `--help` lines of a table: `-f, --filename FILE   help (default ...)`. */
-export function flagLines(flags: readonly FlagSpec[]): string {
-  return flags
-    .map((f) => {
-      const name = `${f.short === undefined ? "    " : `-${f.short}, `}--${f.name}${f.value === "" ? "" : ` ${f.value}`}`;
-      return `  ${name.padEnd(36)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
-    })
-    .join("\n");
+/** The `--help` lines of a table. */
+export function flagLines(flags: readonly CommandFlag[]): string {
+  return describeCommandFlags(flags).join("\n");
 }
 
 /**
@@ -44,30 +28,20 @@ export function flagLines(flags: readonly FlagSpec[]): string {
  * refused too (`--flag needs a value`), for commands where no value may be empty.
  */
 export function readFlags(
-  flags: readonly FlagSpec[],
+  flags: readonly CommandFlag[],
   args: readonly string[],
   options: { readonly emptyIsMissing?: boolean } = {},
 ): FlagValues {
-  const config: ParseArgsOptionsConfig = Object.fromEntries(
-    flags.map((f) => [
-      f.name,
-      {
-        type: f.value === "" ? ("boolean" as const) : ("string" as const),
-        ...(f.short === undefined ? {} : { short: f.short }),
-        ...(f.multiple === true ? { multiple: true } : {}),
-      },
-    ]),
-  );
   let values: FlagValues;
   try {
-    values = parseArgs({ args: [...args], options: config, strict: true, allowPositionals: false })
+    values = parseArgs({ args: [...args], options: commandFlagOptions(flags), strict: true, allowPositionals: false })
       .values as FlagValues;
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   if (options.emptyIsMissing === true) {
-    const empty = flags.find((f) => values[f.name] === "");
-    if (empty !== undefined) throw new UsageError(`--${empty.name} needs a value`);
+    const empty = flags.find((f) => values[f.flag.slice(2)] === "");
+    if (empty !== undefined) throw new UsageError(`${empty.flag} needs a value`);
   }
   return values;
 }

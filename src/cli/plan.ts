@@ -16,7 +16,8 @@ import type { Algorithm } from "../core/algorithms/types.js";
 import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
 import type { RoleObservation } from "../core/signals/types.js";
-import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError, type FlagSpec } from "./flags.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
@@ -63,15 +64,15 @@ const EnvelopeSchema = z.looseObject({
 export type OutputFormat = "json" | "yaml";
 
 /** plan's flags: the help and the command line are both read from this table. */
-const planFlags: readonly FlagSpec[] = [
+const planFlags: readonly CommandFlag[] = [
   {
-    name: "filename",
+    flag: "--filename",
     short: "f",
     value: "FILE",
     help: "the pass input: scaler with its previous status, target, observations and time (- reads standard input)",
   },
-  { name: "output", short: "o", value: "json|yaml", default: "yaml", help: "output format" },
-  { name: "help", short: "h", value: "", help: "this help" },
+  { flag: "--output", short: "o", value: "json|yaml", default: "yaml", help: "output format" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
 export const planUsage = `usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]

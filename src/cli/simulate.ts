@@ -23,56 +23,48 @@ import {
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
-import {
-  flagLines,
-  invocationOf,
-  readFlags,
-  requiredFlag,
-  stringFlag,
-  UsageError,
-  type FlagSpec,
-  type FlagValues,
-} from "./flags.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError, type FlagValues } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
 /** simulate's flags: the help and the command line are both read from this table. */
-const simulateFlags: readonly FlagSpec[] = [
+const simulateFlags: readonly CommandFlag[] = [
   {
-    name: "trace",
+    flag: "--trace",
     value: "NAME|FILE",
     help: "azure-conv, azure-code, mooncake-conversation, mooncake-synthetic, servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an Azure 2023 .csv or Mooncake .jsonl file",
   },
-  { name: "scaler", value: "FILE", help: "a ModelDeploymentScaler whose roles are the fleet's roles" },
+  { flag: "--scaler", value: "FILE", help: "a ModelDeploymentScaler whose roles are the fleet's roles" },
   {
-    name: "fleet",
+    flag: "--fleet",
     value: "FILE",
     help: "fleet settings: initialReplicas, preset (llama-3.1-70b-4xh100, the default, or llama-3.1-8b-1xh100), gpusPerReplica (default the preset's), routing (leastOutstandingTokens, the default, or leastOutstandingRequests), capacity (overrides the preset's), coldStartSeconds {min,max}, quotaReplicas, roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]), kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)",
   },
-  { name: "speedup", value: "N", default: "1", help: "replay N times faster (trace seconds per simulated second)" },
-  { name: "copies", value: "K", default: "1", help: "overlay K copies of the trace, each delayed by up to 60 s" },
-  { name: "seed", value: "N", default: "1", help: "seed of cold starts and ServeGen draws" },
-  { name: "duration", value: "SECONDS", help: "replay only the first SECONDS of the (overlaid, sped-up) trace" },
+  { flag: "--speedup", value: "N", default: "1", help: "replay N times faster (trace seconds per simulated second)" },
+  { flag: "--copies", value: "K", default: "1", help: "overlay K copies of the trace, each delayed by up to 60 s" },
+  { flag: "--seed", value: "N", default: "1", help: "seed of cold starts and ServeGen draws" },
+  { flag: "--duration", value: "SECONDS", help: "replay only the first SECONDS of the (overlaid, sped-up) trace" },
   {
-    name: "from",
+    flag: "--from",
     value: "SECONDS",
     help: "replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero: what a training slice of --duration SECONDS leaves out",
   },
-  { name: "report", value: "FILE", help: "write a self-contained HTML page with the run's charts" },
+  { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the run's charts" },
   {
-    name: "latency-guard-reading",
+    flag: "--latency-guard-reading",
     value: latencyGuardReadings.join("|"),
     default: defaultLatencyGuardReading,
     help: "how the latency guard reads TTFT: as the specification words it (literal), or counting a breach only when waiting is a material part of it (queueing)",
   },
   {
-    name: "output",
+    flag: "--output",
     short: "o",
     value: "table|json",
     default: "table",
     help: "output format (json includes per-request TTFT and ITL, the scaler, and per role every minute as `mds-scaler calibrate --from-simulation` reads it)",
   },
-  { name: "help", short: "h", value: "", help: "this help" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
 export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml [flags]

@@ -7,15 +7,16 @@ import { stringify } from "yaml";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
-import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, type FlagSpec } from "./flags.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
 /** validate's flags: the help and the command line are both read from this table. */
-const validateFlags: readonly FlagSpec[] = [
-  { name: "filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler (every document of the file)" },
-  { name: "target", short: "t", value: "FILE", help: "its ModelDeployment, to check the scaler's roles against" },
-  { name: "help", short: "h", value: "", help: "this help" },
+const validateFlags: readonly CommandFlag[] = [
+  { flag: "--filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler (every document of the file)" },
+  { flag: "--target", short: "t", value: "FILE", help: "its ModelDeployment, to check the scaler's roles against" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
 export const validateUsage = `usage: mds-scaler validate -f <scaler.yaml> [--target <deployment.yaml>]
