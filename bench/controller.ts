@@ -21,7 +21,7 @@ import { WatchedResources } from "../src/adapters/kubernetes/watch.js";
 import { createLogger } from "../src/adapters/telemetry/logger.js";
 import { ScalerMetrics } from "../src/adapters/telemetry/metrics.js";
 import type { JsonPatchOp } from "../src/core/binding/patch.js";
-import { Controller, type ScalerStore, type TargetWrite } from "../src/app/controller.js";
+import { Controller, type ScalerStore, type GuardedWrite } from "../src/app/controller.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
 import { SteadySignals } from "./steady-signals.js";
@@ -71,7 +71,7 @@ class CountingStore implements ScalerStore {
     this.count(options?.fresh === true ? "getTarget(fresh)" : "getTarget");
     return this.inner.getTarget(namespace, name, options);
   }
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
+  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<GuardedWrite> {
     this.count("patchTarget");
     return this.inner.patchTarget(namespace, name, ops);
   }
@@ -84,7 +84,7 @@ class CountingStore implements ScalerStore {
     name: string,
     status: unknown,
     options?: { resourceVersion?: string | undefined },
-  ): Promise<TargetWrite> {
+  ): Promise<GuardedWrite> {
     this.count("writeScalerStatus");
     return this.inner.writeScalerStatus(namespace, name, status, options);
   }

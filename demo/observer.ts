@@ -3,7 +3,7 @@
  * commits, read from the API server) and what the engines served (the
  * simulator's ground truth), and adds up the summary.
  */
-import type { EngineFleet } from "../src/sim/engines/fleet.js";
+import type { EngineFleet } from "../src/sim/engines/engine-fleet.js";
 import type { EngineReplica } from "../src/sim/engines/model.js";
 import type { DemoWorld } from "./world.js";
 

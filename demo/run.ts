@@ -7,7 +7,7 @@ import { extname } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { formatProblem } from "../src/core/api/problem.js";
 import { parseTarget, validateScaler } from "../src/core/api/validation.js";
-import { podKey } from "../src/sim/engines/fleet.js";
+import { podKey } from "../src/sim/engines/engine-fleet.js";
 import { loadAzureTrace, loadMooncakeTrace } from "../src/sim/engines/traces.js";
 import { TraceWorkload, type TraceRow } from "../src/sim/engines/workload.js";
 import type { CliIo } from "../src/cli/io.js";

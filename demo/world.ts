@@ -21,7 +21,7 @@ import {
   releaseNamespace,
   waitForProductWebhooks,
 } from "../harness/product-webhooks.js";
-import { EngineFleet } from "../src/sim/engines/fleet.js";
+import { EngineFleet } from "../src/sim/engines/engine-fleet.js";
 import type { EngineCapacity } from "../src/sim/engines/model.js";
 import { FleetServer, type FileSdGroup } from "../src/sim/engines/server.js";
 import type { ArrivingRequest, Workload } from "../src/sim/engines/workload.js";

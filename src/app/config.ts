@@ -137,7 +137,7 @@ export type PrometheusSettings = Pick<Config, PrometheusSettingName>;
 /** Flag, help and default of each Prometheus setting, for another command's flag table (from src/app/settings.ts). */
 export function prometheusSettingFlags(): {
   name: PrometheusSettingName;
-  flag: string;
+  flag: `--${string}`;
   help: string;
   default?: string;
 }[] {

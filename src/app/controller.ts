@@ -21,14 +21,15 @@ import {
 import type { BindingWrite } from "../core/binding/binding.js";
 import { acquirePatch, commitPatch, releasePatch, type JsonPatchOp, type PatchTarget } from "../core/binding/patch.js";
 import { plan } from "../core/planner/plan.js";
-import { withLeaderToken } from "../core/planner/decision.js";
+import { withLeaderToken } from "../core/planner/decision-id.js";
 import type { PlanResult } from "../core/planner/types.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
 import { observeRole, staleAfterSeconds } from "../core/signals/observe.js";
 import type { RoleObservation, RoleSamples } from "../core/signals/types.js";
 import { NotLeaderError } from "../adapters/kubernetes/not-leader.js";
 import type { ScalerMetrics, ScalerReport } from "../adapters/telemetry/metrics.js";
-import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../adapters/retry/backoff.js";
+import { backoffDelayMs, type BackoffPolicy } from "../adapters/retry/backoff.js";
+import { FailureLog } from "../adapters/retry/failure-log.js";
 import { parseDecisionAnnotation } from "../core/binding/binding.js";
 import type { Commit } from "../core/planner/types.js";
 import type { Logger } from "../adapters/telemetry/logger.js";
@@ -39,13 +40,13 @@ import {
   type SampleRequest,
   type ScalerStore,
   type SignalSource,
-  type TargetWrite,
+  type GuardedWrite,
 } from "./ports.js";
 import { samplingWindowsOf } from "../core/algorithms/windows.js";
 
 export const finalizer = "worker.gpustack.ai/mds-scaler";
 
-export type { SampleRequest, ScalerStore, SignalSource, TargetWrite } from "./ports.js";
+export type { SampleRequest, ScalerStore, SignalSource, GuardedWrite } from "./ports.js";
 
 export interface ControllerDeps {
   readonly store: ScalerStore;
@@ -411,7 +412,7 @@ export class Controller {
    * The target is read back, and a decision that landed counts as committed.
    * One that lands later still is rebuilt by the next pass's plan.
    */
-  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<TargetWrite> {
+  private async commitTarget(namespace: string, target: ModelDeployment, commit: Commit): Promise<GuardedWrite> {
     const name = target.metadata.name;
     try {
       const decision = withLeaderToken(commit.decision, this.deps.leaderToken?.());
@@ -451,7 +452,7 @@ export class Controller {
     const random = this.deps.random ?? Math.random;
     const attempts = carries === "Record" ? recordWriteAttempts : 1;
     for (let attempt = 1; ; attempt++) {
-      let written: TargetWrite;
+      let written: GuardedWrite;
       try {
         written = await this.deps.store.writeScalerStatus(namespace, name, status, {
           resourceVersion: memory.scalerVersion,
@@ -494,8 +495,8 @@ export class Controller {
     write: BindingWrite,
     target: ModelDeployment | undefined,
     namespace: string,
-  ): Promise<TargetWrite> {
-    const nothing: TargetWrite = { kind: "Written", object: undefined };
+  ): Promise<GuardedWrite> {
+    const nothing: GuardedWrite = { kind: "Written", object: undefined };
     if (target === undefined || write.kind === "none") return nothing;
     const patch =
       write.kind === "acquire"

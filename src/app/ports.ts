@@ -8,9 +8,9 @@ import type { JsonPatchOp } from "../core/binding/patch.js";
 import type { RoleSamples } from "../core/signals/types.js";
 
 /** The answer to a guarded write (target or scaler status). */
-export type TargetWrite =
+export type GuardedWrite =
   | { readonly kind: "Written"; readonly object: unknown }
-  /** The target changed since it was read: nothing was applied. */
+  /** The object (target or scaler) changed since it was read: nothing was applied. */
   | { readonly kind: "Conflict"; readonly message: string };
 
 /** The Kubernetes calls the controller needs. Every other failure rejects. */
@@ -19,7 +19,7 @@ export interface ScalerStore {
   listScalers(namespace: string): Promise<unknown[]>;
   /** `fresh` reads the API server itself rather than a watch cache (after a conflict, or to read a write back). */
   getTarget(namespace: string, name: string, options?: { fresh?: boolean }): Promise<unknown | undefined>;
-  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite>;
+  patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<GuardedWrite>;
   patchScaler(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<unknown>;
   /** With `resourceVersion`, a write over a newer scaler is answered `Conflict` and applies nothing. */
   writeScalerStatus(
@@ -27,7 +27,7 @@ export interface ScalerStore {
     name: string,
     status: unknown,
     options?: { resourceVersion?: string | undefined },
-  ): Promise<TargetWrite>;
+  ): Promise<GuardedWrite>;
 }
 
 /** One scaler's sampling request. */

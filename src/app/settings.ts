@@ -270,12 +270,43 @@ export class ConfigError extends Error {
   }
 }
 
-/** A command's own flags beside the shared settings (files, output format): read from the command line only. */
+/**
+ * A command's own flag beside the shared settings (files, output format): read from the command line only.
+ * `observe` passes its own to `readSettings`; the commands without shared settings read theirs through
+ * src/cli/flags.ts. Both build their `parseArgs` options and `--help` lines here.
+ */
 export interface CommandFlag {
   readonly flag: `--${string}`;
   readonly short?: string;
+  /** The value's placeholder in the help; "" for a switch, which takes no value. */
   readonly value: string;
+  /** Repeatable: every occurrence is kept, in order. */
+  readonly multiple?: boolean;
+  /** The default, as the help shows it. */
+  readonly default?: string;
   readonly help: string;
+}
+
+/** The `node:util` `parseArgs` options of a command's own flags. */
+export function commandFlagOptions(own: readonly CommandFlag[]): ParseArgsOptionsConfig {
+  return Object.fromEntries(
+    own.map((o) => [
+      o.flag.slice(2),
+      {
+        type: o.value === "" ? ("boolean" as const) : ("string" as const),
+        ...(o.short === undefined ? {} : { short: o.short }),
+        ...(o.multiple === true ? { multiple: true } : {}),
+      },
+    ]),
+  );
+}
+
+/** The `--help` lines of a command's own flags: `-f, --filename FILE   help (default ...)`. */
+export function describeCommandFlags(own: readonly CommandFlag[]): string[] {
+  return own.map((o) => {
+    const flag = `${o.short === undefined ? "" : `-${o.short}, `}${o.flag}${o.value === "" ? "" : ` ${o.value}`}`;
+    return `  ${flag.padEnd(56)} ${o.help}${o.default === undefined ? "" : ` (default ${o.default})`}`;
+  });
 }
 
 export interface ReadSettings<K extends SettingName> {
@@ -320,10 +351,8 @@ export function readSettings<K extends SettingName>(
   env: Readonly<Record<string, string | undefined>>,
   own: readonly CommandFlag[] = [],
 ): ReadSettings<K> {
-  const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" } };
+  const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" }, ...commandFlagOptions(own) };
   for (const name of names) options[settings[name].flag.slice(2)] = { type: "string" };
-  for (const o of own)
-    options[o.flag.slice(2)] = { type: "string", ...(o.short === undefined ? {} : { short: o.short }) };
   const line = parseCommandLine(argv, options);
   const given: Partial<Record<K, string>> = {};
   for (const name of names) {
@@ -365,10 +394,7 @@ function defaultOf(name: SettingName): string {
 
 /** The `--help` lines of some settings and a command's own flags. */
 export function describeSettings(names: readonly SettingName[], own: readonly CommandFlag[] = []): string {
-  const ownLines = own.map((o) => {
-    const flag = `${o.short === undefined ? "" : `-${o.short}, `}${o.flag} ${o.value}`;
-    return `  ${flag.padEnd(56)} ${o.help}`;
-  });
+  const ownLines = describeCommandFlags(own);
   const shared = names.map((name) => {
     const s = settings[name];
     const def = defaultOf(name);

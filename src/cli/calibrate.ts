@@ -5,7 +5,6 @@
  * evidence by load band and the figure, or a scaler with the figures written in.
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import {
   parsePrometheusSettings,
   prometheusClientOf,
@@ -26,67 +25,60 @@ import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
 import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
+import { flagLines, readFlags, UsageError, type FlagValues } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
-interface Flag {
-  readonly name: string;
-  readonly short?: string;
-  readonly value: string;
-  readonly multiple?: boolean;
-  readonly default?: string;
-  readonly help: string;
-}
-
 /** calibrate's own flags; the Prometheus flags are the controller's (src/app/config.ts), appended below. */
-const ownFlags: readonly Flag[] = [
+const ownFlags: readonly CommandFlag[] = [
   {
-    name: "from-simulation",
+    flag: "--from-simulation",
     value: "FILE",
     multiple: true,
     help: "a `simulate -o json` run; repeat to pool runs (say, static fleets of several sizes)",
   },
   {
-    name: "filename",
+    flag: "--filename",
     short: "f",
     value: "FILE",
     help: "the ModelDeploymentScaler: its targets judge the minutes and the scaler output is this file with the figures written in (with --from-simulation: default the run's scaler)",
   },
-  { name: "scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
+  { flag: "--scaler", value: "NAMESPACE/NAME", help: "the ModelDeploymentScaler, read from the cluster" },
   {
-    name: "target",
+    flag: "--target",
     short: "t",
     value: "FILE",
     help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
   },
-  { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
-  { name: "start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
-  { name: "end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
-  { name: "last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
+  { flag: "--kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  { flag: "--start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
+  { flag: "--end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
+  { flag: "--last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
   {
-    name: "output",
+    flag: "--output",
     short: "o",
     value: "FORMAT",
     default: "table",
     help: "table, json, or scaler (the scaler with the calibrated targets)",
   },
   {
-    name: "latency-guard-reading",
+    flag: "--latency-guard-reading",
     value: "READING",
     default: defaultLatencyGuardReading,
     help: `how a minute's TTFT is judged, as the controller's latency guard with this reading judges it: ${latencyGuardReadings.join(" or ")} (queueing: a TTFT above target breaks a minute only when waiting is a material part of it)`,
   },
-  { name: "write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
-  { name: "report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
-  { name: "help", short: "h", value: "", help: "this help" },
+  { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
+  { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
 const promFlags = prometheusSettingFlags();
-const flags: readonly Flag[] = [
+const flags: readonly CommandFlag[] = [
   ...ownFlags,
   ...promFlags.map((p) => ({
-    name: p.flag.slice(2),
+    flag: p.flag,
     value: "VALUE",
     help: `${p.help} (the controller's flag)`,
     ...(p.default === undefined ? {} : { default: p.default }),
@@ -96,12 +88,7 @@ const flags: readonly Flag[] = [
 export const calibrateUsage = `usage: mds-scaler calibrate --from-simulation run.json [--from-simulation run2.json ...] [-f scaler.yaml] [flags]
        mds-scaler calibrate --prometheus-url URL (-f scaler.yaml | --scaler NS/NAME) [--target md.yaml] (--last 15m | --start T [--end T]) [flags]
 
-${flags
-  .map((f) => {
-    const name = `${f.short === undefined ? "    " : `-${f.short}, `}--${f.name}${f.value === "" ? "" : ` ${f.value}`}`;
-    return `  ${name.padEnd(36)}${f.help}${f.default === undefined ? "" : ` (default ${f.default})`}`;
-  })
-  .join("\n")}
+${flagLines(flags)}
 `;
 
 /** Longest period read from Prometheus: one sampling pass per minute. */
@@ -119,10 +106,6 @@ function parseDuration(text: string): number {
   if (m === null) throw new UsageError(`--last: ${JSON.stringify(text)} is not a duration such as 900s, 15m or 2h`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
 }
-
-class UsageError extends Error {}
-
-type Values = Record<string, string | string[] | boolean | undefined>;
 
 function readYaml(io: CliIo, path: string, what: string): unknown {
   const values = parseYamlDocuments(io.readFile(path), path);
@@ -144,7 +127,7 @@ interface Calibrated {
   readonly spec: ScalerSpec;
 }
 
-function fromSimulation(values: Values, io: CliIo, reading: LatencyGuardReading): Calibrated {
+function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const paths = values["from-simulation"] as string[];
   const sim = minutesFromSimulations(paths.map((path) => ({ path, text: io.readFile(path) })));
   const file = values["filename"] as string | undefined;
@@ -158,7 +141,7 @@ function fromSimulation(values: Values, io: CliIo, reading: LatencyGuardReading)
 }
 
 async function fromPrometheus(
-  values: Values,
+  values: FlagValues,
   io: CliIo,
   nowMs: number,
   reading: LatencyGuardReading,
@@ -227,30 +210,16 @@ async function fromPrometheus(
 
 /** The command line read and checked: the flags' values, the output format and the guard reading. */
 interface Invocation {
-  readonly values: Values;
+  readonly values: FlagValues;
   readonly output: "table" | "json" | "scaler";
   readonly reading: LatencyGuardReading;
 }
 
 /** Phase 1: the flags, or the exit code after `--help` or a usage mistake (named flag and value). */
 function parseInvocation(args: readonly string[], io: CliIo): Invocation | number {
-  let values: Values;
+  let values: FlagValues;
   try {
-    values = parseArgs({
-      args: [...args],
-      options: Object.fromEntries(
-        flags.map((f) => [
-          f.name,
-          {
-            type: f.value === "" ? ("boolean" as const) : ("string" as const),
-            ...(f.short === undefined ? {} : { short: f.short }),
-            ...(f.multiple === true ? { multiple: true } : {}),
-          },
-        ]),
-      ),
-      strict: true,
-      allowPositionals: false,
-    }).values as Values;
+    values = readFlags(flags, args);
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n${calibrateUsage}`);
     return exitCodes.usage;

@@ -16,10 +16,10 @@ import type { Algorithm } from "../core/algorithms/types.js";
 import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
 import type { RoleObservation } from "../core/signals/types.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
-
-export const planUsage = "usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]";
 
 const measured = z.number().finite().min(0);
 
@@ -63,31 +63,36 @@ const EnvelopeSchema = z.looseObject({
 
 export type OutputFormat = "json" | "yaml";
 
+/** plan's flags: the help and the command line are both read from this table. */
+const planFlags: readonly CommandFlag[] = [
+  {
+    flag: "--filename",
+    short: "f",
+    value: "FILE",
+    help: "the pass input: scaler with its previous status, target, observations and time (- reads standard input)",
+  },
+  { flag: "--output", short: "o", value: "json|yaml", default: "yaml", help: "output format" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
+];
+
+export const planUsage = `usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]
+
+${flagLines(planFlags)}
+`;
+
 interface PlanArgs {
   readonly file: string;
   readonly output: OutputFormat;
 }
 
-function parseArgs(args: readonly string[]): PlanArgs | string {
-  let file: string | undefined;
-  let output: OutputFormat = "yaml";
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (flag === "-h" || flag === "--help") return "";
-    if (flag !== "-f" && flag !== "--filename" && flag !== "-o" && flag !== "--output")
-      return `unknown argument ${JSON.stringify(arg)}`;
-    const value = inline ?? args[i + 1];
-    if (value === undefined || value === "") return `${flag} needs a value`;
-    if (inline === undefined) i++;
-    if (flag === "-f" || flag === "--filename") file = value;
-    else if (value === "json" || value === "yaml") output = value;
-    else return `-o must be json or yaml, got ${JSON.stringify(value)}`;
-  }
-  if (file === undefined) return "-f <input.yaml> is required (- reads standard input)";
-  return { file, output };
+/** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
+function parsePlanArgs(args: readonly string[]): PlanArgs | undefined {
+  const values = readFlags(planFlags, args, { emptyIsMissing: true });
+  if (values["help"] === true) return undefined;
+  const output = stringFlag(values, "output") ?? "yaml";
+  if (output !== "json" && output !== "yaml")
+    throw new UsageError(`-o must be json or yaml, got ${JSON.stringify(output)}`);
+  return { file: requiredFlag(values, "filename", "-f <input.yaml> is required (- reads standard input)"), output };
 }
 
 /** A validated pass input, or the problems that refuse it. */
@@ -138,11 +143,8 @@ export function formatPlanOutput(result: PlanResult, format: OutputFormat): stri
 
 /** Runs `plan`; `options.algorithm` replaces the registry's algorithm (tests). */
 export function runPlan(args: readonly string[], io: CliIo, options: { readonly algorithm?: Algorithm } = {}): number {
-  const parsed = parseArgs(args);
-  if (typeof parsed === "string") {
-    io.stderr(parsed === "" ? `${planUsage}\n` : `${parsed}\n${planUsage}\n`);
-    return parsed === "" ? exitCodes.ok : exitCodes.usage;
-  }
+  const parsed = invocationOf(() => parsePlanArgs(args), planUsage, io);
+  if (typeof parsed === "number") return parsed;
   let text: string;
   try {
     text = io.readFile(parsed.file);

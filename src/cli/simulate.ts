@@ -3,13 +3,15 @@
  * [--speedup N] [--copies K] [--seed N] [--report out.html] [-o table|json]`:
  * replays a trace through the simulated fleet with the real planner deciding
  * (src/sim/quality) and prints the run's SLO attainment, GPU-hours and scale
- * events. Bad input exits 1 naming the flag or field and the value.
+ * events. A usage mistake exits 2 and bad input 1, each naming the flag or
+ * field and the value.
  */
 import { writeFileSync } from "node:fs";
 import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
+import type { ScalerSpec } from "../core/api/scaler.js";
 import { validateScaler } from "../core/api/validation.js";
-import { routingRules } from "../sim/quality/fleet.js";
+import { routingRules } from "../sim/quality/cluster.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
 import { replicaPresetNames } from "../sim/quality/presets.js";
 import {
@@ -21,33 +23,53 @@ import {
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError, type FlagValues } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
+/** simulate's flags: the help and the command line are both read from this table. */
+const simulateFlags: readonly CommandFlag[] = [
+  {
+    flag: "--trace",
+    value: "NAME|FILE",
+    help: "azure-conv, azure-code, mooncake-conversation, mooncake-synthetic, servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an Azure 2023 .csv or Mooncake .jsonl file",
+  },
+  { flag: "--scaler", value: "FILE", help: "a ModelDeploymentScaler whose roles are the fleet's roles" },
+  {
+    flag: "--fleet",
+    value: "FILE",
+    help: "fleet settings: initialReplicas, preset (llama-3.1-70b-4xh100, the default, or llama-3.1-8b-1xh100), gpusPerReplica (default the preset's), routing (leastOutstandingTokens, the default, or leastOutstandingRequests), capacity (overrides the preset's), coldStartSeconds {min,max}, quotaReplicas, roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]), kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)",
+  },
+  { flag: "--speedup", value: "N", default: "1", help: "replay N times faster (trace seconds per simulated second)" },
+  { flag: "--copies", value: "K", default: "1", help: "overlay K copies of the trace, each delayed by up to 60 s" },
+  { flag: "--seed", value: "N", default: "1", help: "seed of cold starts and ServeGen draws" },
+  { flag: "--duration", value: "SECONDS", help: "replay only the first SECONDS of the (overlaid, sped-up) trace" },
+  {
+    flag: "--from",
+    value: "SECONDS",
+    help: "replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero: what a training slice of --duration SECONDS leaves out",
+  },
+  { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the run's charts" },
+  {
+    flag: "--latency-guard-reading",
+    value: latencyGuardReadings.join("|"),
+    default: defaultLatencyGuardReading,
+    help: "how the latency guard reads TTFT: counting a breach only when waiting is a material part of it (queueing), or as the specification words it (literal)",
+  },
+  {
+    flag: "--output",
+    short: "o",
+    value: "table|json",
+    default: "table",
+    help: "output format (json includes per-request TTFT and ITL, the scaler, and per role every minute as `mds-scaler calibrate --from-simulation` reads it)",
+  },
+  { flag: "--help", short: "h", value: "", help: "this help" },
+];
+
 export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml [flags]
 
-  --trace NAME|FILE   azure-conv, azure-code, mooncake-conversation, mooncake-synthetic,
-                      servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an
-                      Azure 2023 .csv or Mooncake .jsonl file
-  --scaler FILE       a ModelDeploymentScaler whose roles are the fleet's roles
-  --fleet FILE        fleet settings: initialReplicas, preset (llama-3.1-70b-4xh100, the default, or
-                      llama-3.1-8b-1xh100), gpusPerReplica (default the preset's), routing
-                      (leastOutstandingTokens, the default, or leastOutstandingRequests), capacity
-                      (overrides the preset's), coldStartSeconds {min,max}, quotaReplicas,
-                      roles (one Server role, the default, or a Prefill then a Decode role: [{name, kind}]),
-                      kvLink {bytesPerToken, linkBytesPerSecond} (the prefill-to-decode handoff)
-  --speedup N         replay N times faster (trace seconds per simulated second), default 1
-  --copies K          overlay K copies of the trace, each delayed by up to 60 s, default 1
-  --seed N            seed of cold starts and ServeGen draws, default 1
-  --duration SECONDS  replay only the first SECONDS of the (overlaid, sped-up) trace
-  --from SECONDS      replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero:
-                      what a training slice of --duration SECONDS leaves out
-  --report FILE       write a self-contained HTML page with the run's charts
-  --latency-guard-reading queueing|literal
-                      how the latency guard reads TTFT: counting a breach only when waiting is a
-                      material part of it (queueing, the default), or as the specification words it (literal)
-  -o table|json       output format, default table (json includes per-request TTFT and ITL, the scaler,
-                      and per role every minute as \`mds-scaler calibrate --from-simulation\` reads it)
+${flagLines(simulateFlags)}
 `;
 
 const FleetSchema = z.strictObject({
@@ -81,101 +103,59 @@ const FleetSchema = z.strictObject({
 type FleetFile = z.infer<typeof FleetSchema>;
 
 interface SimulateArgs {
-  trace?: string;
-  scaler?: string;
-  fleet?: string;
-  speedup: number;
-  copies: number;
-  seed: number;
-  durationSeconds?: number;
-  fromSeconds?: number;
-  report?: string;
-  output: "table" | "json";
-  latencyGuardReading: LatencyGuardReading;
+  readonly trace: string;
+  readonly scaler: string;
+  readonly fleet?: string;
+  readonly speedup: number;
+  readonly copies: number;
+  readonly seed: number;
+  readonly durationSeconds?: number;
+  readonly fromSeconds?: number;
+  readonly report?: string;
+  readonly output: "table" | "json";
+  readonly latencyGuardReading: LatencyGuardReading;
 }
 
-const valueFlags = new Set([
-  "--trace",
-  "--scaler",
-  "--fleet",
-  "--speedup",
-  "--copies",
-  "--seed",
-  "--duration",
-  "--from",
-  "--report",
-  "--latency-guard-reading",
-  "-o",
-  "--output",
-]);
+/** A positive number (or integer) flag, its default when absent; `UsageError` naming the flag and the value. */
+function positiveFlag(values: FlagValues, name: string, integer: boolean): number | undefined {
+  const text = stringFlag(values, name);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n))) return n;
+  throw new UsageError(`--${name} must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(text)}`);
+}
 
-function parseArgs(args: readonly string[]): SimulateArgs | string {
-  const out: SimulateArgs = {
-    speedup: 1,
-    copies: 1,
-    seed: 1,
-    output: "table",
-    latencyGuardReading: defaultLatencyGuardReading,
+/** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
+function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
+  const values = readFlags(simulateFlags, args, { emptyIsMissing: true });
+  if (values["help"] === true) return undefined;
+  const reading = stringFlag(values, "latency-guard-reading") ?? defaultLatencyGuardReading;
+  if (!isLatencyGuardReading(reading))
+    throw new UsageError(
+      `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(reading)}`,
+    );
+  const output = stringFlag(values, "output") ?? "table";
+  if (output !== "table" && output !== "json")
+    throw new UsageError(`-o must be table or json, got ${JSON.stringify(output)}`);
+  const optional = {
+    fleet: stringFlag(values, "fleet"),
+    durationSeconds: positiveFlag(values, "duration", false),
+    fromSeconds: positiveFlag(values, "from", false),
+    report: stringFlag(values, "report"),
   };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "-h" || arg === "--help") return "";
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    if (!valueFlags.has(flag)) return `unknown argument ${JSON.stringify(arg)}`;
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined || value === "") return `${flag} needs a value`;
-    const positive = (name: string, integer: boolean): number | string => {
-      const n = Number(value);
-      return Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n))
-        ? n
-        : `${name} must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(value)}`;
-    };
-    switch (flag) {
-      case "--trace":
-        out.trace = value;
-        break;
-      case "--scaler":
-        out.scaler = value;
-        break;
-      case "--fleet":
-        out.fleet = value;
-        break;
-      case "--report":
-        out.report = value;
-        break;
-      case "--latency-guard-reading":
-        if (!isLatencyGuardReading(value)) {
-          return `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(value)}`;
-        }
-        out.latencyGuardReading = value;
-        break;
-      case "--duration":
-      case "--from": {
-        const n = positive(flag, false);
-        if (typeof n === "string") return n;
-        if (flag === "--duration") out.durationSeconds = n;
-        else out.fromSeconds = n;
-        break;
-      }
-      case "--speedup":
-      case "--copies":
-      case "--seed": {
-        const n = positive(flag, flag !== "--speedup");
-        if (typeof n === "string") return n;
-        if (flag === "--speedup") out.speedup = n;
-        else if (flag === "--copies") out.copies = n;
-        else out.seed = n;
-        break;
-      }
-      default:
-        if (value !== "table" && value !== "json") return `-o must be table or json, got ${JSON.stringify(value)}`;
-        out.output = value;
-    }
-  }
-  if (out.trace === undefined) return "--trace is required";
-  if (out.scaler === undefined) return "--scaler is required";
-  return out;
+  const speedup = positiveFlag(values, "speedup", false) ?? 1;
+  const copies = positiveFlag(values, "copies", true) ?? 1;
+  const seed = positiveFlag(values, "seed", true) ?? 1;
+  return {
+    trace: requiredFlag(values, "trace", "--trace is required"),
+    scaler: requiredFlag(values, "scaler", "--scaler is required"),
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+    speedup,
+    copies,
+    seed,
+    output,
+    latencyGuardReading: reading,
+  };
 }
 
 function readYaml(io: CliIo, path: string): unknown {
@@ -229,74 +209,89 @@ export function summaryOf(result: RunResult): [string, string][] {
   ];
 }
 
-export function runSimulate(args: readonly string[], io: CliIo): number {
-  const parsed = parseArgs(args);
-  if (typeof parsed === "string") {
-    io.stderr(parsed === "" ? simulateUsage : `${parsed}\n${simulateUsage}`);
-    return parsed === "" ? exitCodes.ok : exitCodes.usage;
-  }
-  let fleet: FleetFile = {};
-  let trace: Trace;
-  let spec;
-  let scalerDocument: unknown;
+/** The scaler, fleet settings and trace a run replays, read and checked. */
+interface SimulateInputs {
+  readonly scalerDocument: unknown;
+  readonly spec: ScalerSpec;
+  readonly fleet: FleetFile;
+  readonly trace: Trace;
+}
+
+/** The fleet file's settings (none without `--fleet`), or exit 1 after naming each bad field. */
+function readFleet(io: CliIo, path: string | undefined): FleetFile | number {
+  if (path === undefined) return {};
+  const f = FleetSchema.safeParse(readYaml(io, path));
+  if (f.success) return f.data;
+  for (const issue of f.error.issues) io.stderr(`${path}: ${issue.path.join(".") || "(document)"}: ${issue.message}\n`);
+  return exitCodes.invalid;
+}
+
+/** The trace overlaid, sped up and cut as the flags say. */
+function traceOf(parsed: SimulateArgs): Trace {
+  const whole = speedUp(
+    overlay(loadTrace(parsed.trace, { seed: parsed.seed }), parsed.copies, parsed.seed),
+    parsed.speedup,
+  );
+  if (parsed.fromSeconds !== undefined && !(parsed.fromSeconds < whole.spanSeconds))
+    throw new Error(`--from: ${parsed.fromSeconds} is not before the trace's end (${whole.spanSeconds} s)`);
+  return firstSeconds(
+    parsed.fromSeconds === undefined ? whole : fromSecond(whole, parsed.fromSeconds),
+    parsed.durationSeconds ?? Infinity,
+  );
+}
+
+/** Phase 2: the scaler, the fleet file and the trace, or exit 1 after naming the file, field and value. */
+function readInputs(parsed: SimulateArgs, io: CliIo): SimulateInputs | number {
   try {
-    scalerDocument = readYaml(io, parsed.scaler as string);
+    const scalerDocument = readYaml(io, parsed.scaler);
     const scaler = validateScaler(scalerDocument);
     if (!scaler.ok) {
       io.stderr(`${parsed.scaler}: ${scaler.problems.length} problem(s)\n`);
       for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
       return exitCodes.invalid;
     }
-    spec = scaler.value.spec;
-    if (parsed.fleet !== undefined) {
-      const f = FleetSchema.safeParse(readYaml(io, parsed.fleet));
-      if (!f.success) {
-        for (const issue of f.error.issues)
-          io.stderr(`${parsed.fleet}: ${issue.path.join(".") || "(document)"}: ${issue.message}\n`);
-        return exitCodes.invalid;
-      }
-      fleet = f.data;
-    }
-    const whole = speedUp(
-      overlay(loadTrace(parsed.trace as string, { seed: parsed.seed }), parsed.copies, parsed.seed),
-      parsed.speedup,
-    );
-    if (parsed.fromSeconds !== undefined && !(parsed.fromSeconds < whole.spanSeconds))
-      throw new Error(`--from: ${parsed.fromSeconds} is not before the trace's end (${whole.spanSeconds} s)`);
-    trace = firstSeconds(
-      parsed.fromSeconds === undefined ? whole : fromSecond(whole, parsed.fromSeconds),
-      parsed.durationSeconds ?? Infinity,
-    );
+    const fleet = readFleet(io, parsed.fleet);
+    if (typeof fleet === "number") return fleet;
+    return { scalerDocument, spec: scaler.value.spec, fleet, trace: traceOf(parsed) };
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
-  let result: RunResult;
+}
+
+/** The simulated fleet's options: only the settings the fleet file gives. */
+function fleetOptions(fleet: FleetFile): NonNullable<NonNullable<Parameters<typeof runPolicy>[2]>["fleet"]> {
+  return {
+    ...(fleet.preset === undefined ? {} : { preset: fleet.preset }),
+    ...(fleet.gpusPerReplica === undefined ? {} : { gpusPerReplica: fleet.gpusPerReplica }),
+    ...(fleet.routing === undefined ? {} : { routing: fleet.routing }),
+    ...(fleet.capacity === undefined
+      ? {}
+      : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
+    ...(fleet.coldStartSeconds === undefined ? {} : { coldStartSeconds: fleet.coldStartSeconds }),
+    ...(fleet.quotaReplicas === undefined ? {} : { quotaReplicas: fleet.quotaReplicas }),
+    ...(fleet.roles === undefined ? {} : { roles: fleet.roles }),
+    ...(fleet.kvLink === undefined ? {} : { kvLink: fleet.kvLink }),
+  };
+}
+
+/** Phase 3: the replay with the real planner deciding, or exit 1 naming why the fleet cannot run. */
+function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): RunResult | number {
   try {
     const policy = mdsPolicy({
-      spec,
-      initialReplicas: fleet.initialReplicas ?? 1,
+      spec: inputs.spec,
+      initialReplicas: inputs.fleet.initialReplicas ?? 1,
       latencyGuardReading: parsed.latencyGuardReading,
     });
-    result = runPolicy(trace, policy, {
-      seed: parsed.seed,
-      fleet: {
-        ...(fleet.preset === undefined ? {} : { preset: fleet.preset }),
-        ...(fleet.gpusPerReplica === undefined ? {} : { gpusPerReplica: fleet.gpusPerReplica }),
-        ...(fleet.routing === undefined ? {} : { routing: fleet.routing }),
-        ...(fleet.capacity === undefined
-          ? {}
-          : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
-        ...(fleet.coldStartSeconds === undefined ? {} : { coldStartSeconds: fleet.coldStartSeconds }),
-        ...(fleet.quotaReplicas === undefined ? {} : { quotaReplicas: fleet.quotaReplicas }),
-        ...(fleet.roles === undefined ? {} : { roles: fleet.roles }),
-        ...(fleet.kvLink === undefined ? {} : { kvLink: fleet.kvLink }),
-      },
-    });
+    return runPolicy(inputs.trace, policy, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) });
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
+}
+
+/** Phase 4: the report page and the summary, as a table or as JSON with every request. */
+function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, result: RunResult, io: CliIo): number {
   const summary = summaryOf(result);
   if (parsed.report !== undefined) writeFileSync(parsed.report, renderReport({ result, slo: defaultSlo, summary }));
   if (parsed.output === "json") {
@@ -308,12 +303,23 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    io.stdout(`${JSON.stringify({ ...rest, scaler: scalerDocument, requests })}\n`);
+    io.stdout(`${JSON.stringify({ ...rest, scaler: inputs.scalerDocument, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);
   }
   return exitCodes.ok;
+}
+
+export function runSimulate(args: readonly string[], io: CliIo): number {
+  // Phase 1: the command line, or the exit code after `--help` (0) or a usage mistake (2, naming the flag).
+  const parsed = invocationOf(() => parseSimulateArgs(args), simulateUsage, io);
+  if (typeof parsed === "number") return parsed;
+  const inputs = readInputs(parsed, io);
+  if (typeof inputs === "number") return inputs;
+  const result = replay(parsed, inputs, io);
+  if (typeof result === "number") return result;
+  return writeOutputs(parsed, inputs, result, io);
 }
 
 export const simulateCommand: Command = {

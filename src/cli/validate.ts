@@ -7,38 +7,34 @@ import { stringify } from "yaml";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
-export const validateUsage = "usage: mds-scaler validate -f <scaler.yaml> [--target <deployment.yaml>]";
+/** validate's flags: the help and the command line are both read from this table. */
+const validateFlags: readonly CommandFlag[] = [
+  { flag: "--filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler (every document of the file)" },
+  { flag: "--target", short: "t", value: "FILE", help: "its ModelDeployment, to check the scaler's roles against" },
+  { flag: "--help", short: "h", value: "", help: "this help" },
+];
+
+export const validateUsage = `usage: mds-scaler validate -f <scaler.yaml> [--target <deployment.yaml>]
+
+${flagLines(validateFlags)}
+`;
 
 interface ValidateArgs {
   readonly file: string;
   readonly target?: string;
 }
 
-function parseArgs(args: readonly string[]): ValidateArgs | string {
-  let file: string | undefined;
-  let target: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const [flag, inline] =
-      arg.startsWith("--") && arg.includes("=")
-        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-        : [arg, undefined];
-    const value = inline ?? args[i + 1];
-    if (flag === "-f" || flag === "--filename" || flag === "-t" || flag === "--target") {
-      if (value === undefined || value === "") return `${flag} needs a file name`;
-      if (inline === undefined) i++;
-      if (flag === "-f" || flag === "--filename") file = value;
-      else target = value;
-    } else if (flag === "-h" || flag === "--help") {
-      return "";
-    } else {
-      return `unknown argument ${JSON.stringify(arg)}`;
-    }
-  }
-  if (file === undefined) return "-f <scaler.yaml> is required";
+/** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
+function parseValidateArgs(args: readonly string[]): ValidateArgs | undefined {
+  const values = readFlags(validateFlags, args, { emptyIsMissing: true });
+  if (values["help"] === true) return undefined;
+  const file = requiredFlag(values, "filename", "-f <scaler.yaml> is required");
+  const target = stringFlag(values, "target");
   return target === undefined ? { file } : { file, target };
 }
 
@@ -77,11 +73,8 @@ function loadTarget(path: string, io: CliIo): ModelDeployment | number {
 }
 
 export function runValidate(args: readonly string[], io: CliIo): number {
-  const parsed = parseArgs(args);
-  if (typeof parsed === "string") {
-    io.stderr(parsed === "" ? `${validateUsage}\n` : `${parsed}\n${validateUsage}\n`);
-    return parsed === "" ? exitCodes.ok : exitCodes.usage;
-  }
+  const parsed = invocationOf(() => parseValidateArgs(args), validateUsage, io);
+  if (typeof parsed === "number") return parsed;
   const target = parsed.target === undefined ? undefined : loadTarget(parsed.target, io);
   if (typeof target === "number") return target;
   const docs = readDocuments(parsed.file, io);

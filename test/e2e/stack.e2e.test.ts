@@ -31,7 +31,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
-import { EngineFleet } from "../../src/sim/engines/fleet.js";
+import { EngineFleet } from "../../src/sim/engines/engine-fleet.js";
 import { FleetServer, metricsPath } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
 import { defaultFleetDeployment, EngineFleetPort, SimulatedReconciler } from "../../src/sim/reconciler/index.js";

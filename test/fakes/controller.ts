@@ -7,7 +7,7 @@
  * every write can be refused at once, as a replica whose leadership ended refuses them.
  */
 import jsonPatch from "fast-json-patch";
-import type { Clock, SampleRequest, ScalerStore, SignalSource, TargetWrite } from "../../src/app/ports.js";
+import type { Clock, SampleRequest, ScalerStore, SignalSource, GuardedWrite } from "../../src/app/ports.js";
 import type { JsonPatchOp } from "../../src/core/binding/patch.js";
 import type { PodWindowRates, RoleSamples } from "../../src/core/signals/types.js";
 
@@ -85,7 +85,7 @@ export class FakeStore implements ScalerStore {
     return target === undefined ? undefined : structuredClone(target);
   }
 
-  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
+  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<GuardedWrite> {
     const key = `${namespace}/${name}`;
     const fault = await this.enterWrite("patchTarget", key);
     if (fault === "conflict") {
@@ -127,7 +127,7 @@ export class FakeStore implements ScalerStore {
     name: string,
     status: unknown,
     options: { resourceVersion?: string | undefined } = {},
-  ): Promise<TargetWrite> {
+  ): Promise<GuardedWrite> {
     const key = `${namespace}/${name}`;
     const fault = await this.enterWrite("writeScalerStatus", key);
     const scaler = this.scalers.get(key);

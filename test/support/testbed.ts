@@ -14,7 +14,7 @@ import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { Controller, type ScalerStore } from "../../src/app/controller.js";
 import { PromqlSignals } from "../../src/adapters/prometheus/signal-port.js";
-import { EngineFleet } from "../../src/sim/engines/fleet.js";
+import { EngineFleet } from "../../src/sim/engines/engine-fleet.js";
 import { FleetServer } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
 import {

@@ -24,7 +24,7 @@ import {
   type V1LeaseSpec,
 } from "@kubernetes/client-node";
 import type { LeaderToken } from "../../core/api/model-deployment.js";
-import { FailureLog } from "../retry/backoff.js";
+import { FailureLog } from "../retry/failure-log.js";
 import type { Logger } from "../telemetry/logger.js";
 import { callOptions } from "./call-options.js";
 import { NotLeaderError } from "./not-leader.js";

@@ -6,9 +6,10 @@
  */
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import type { JsonPatchOp } from "../../core/binding/patch.js";
-import { backoffDelayMs, FailureLog, type BackoffPolicy } from "../retry/backoff.js";
+import { backoffDelayMs, type BackoffPolicy } from "../retry/backoff.js";
+import { FailureLog } from "../retry/failure-log.js";
 import type { Logger } from "../telemetry/logger.js";
-import type { ScalerStore, TargetWrite } from "../../app/ports.js";
+import type { ScalerStore, GuardedWrite } from "../../app/ports.js";
 import { ConflictError, KubeResources, scalerResource, type ResourceRef, type WatchCache } from "./resources.js";
 
 type Cache = WatchCache;
@@ -97,7 +98,7 @@ export class WatchedResources implements ScalerStore {
   }
 
   /** The guarded write; a stale `resourceVersion` is answered as a `Conflict` value (the controller's port). */
-  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<TargetWrite> {
+  async patchTarget(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<GuardedWrite> {
     try {
       return { kind: "Written", object: await this.opts.resources.patchTarget(namespace, name, ops) };
     } catch (error) {
@@ -116,7 +117,7 @@ export class WatchedResources implements ScalerStore {
     name: string,
     status: unknown,
     options?: { resourceVersion?: string | undefined },
-  ): Promise<TargetWrite> {
+  ): Promise<GuardedWrite> {
     try {
       return { kind: "Written", object: await this.opts.resources.writeScalerStatus(namespace, name, status, options) };
     } catch (error) {

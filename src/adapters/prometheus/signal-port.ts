@@ -7,7 +7,7 @@
  */
 import type { RoleSamples } from "../../core/signals/types.js";
 import type { SampleRequest, SignalSource } from "../../app/ports.js";
-import { FailureLog } from "../retry/backoff.js";
+import { FailureLog } from "../retry/failure-log.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { PrometheusSignalSource } from "./source.js";
 

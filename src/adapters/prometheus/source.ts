@@ -17,7 +17,7 @@ import type {
   SignalFamily,
 } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
-import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
+import { validatePrometheusSignalConfig, type PrometheusLabelNames, type PrometheusSignalConfig } from "./config.js";
 import {
   buildPartQueries,
   buildSamplingQueries,
@@ -222,100 +222,134 @@ export class PrometheusSignalSource {
 
   /** Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known. */
   private accumulate(answers: readonly UsableAnswer[]): Map<string, PodAcc> {
-    const l = this.config.labels;
     const pods = new Map<string, PodAcc>();
-    const podOf = (s: VectorSample): PodAcc | undefined => {
-      const namespace = s.labels[l.namespace];
-      const deployment = s.labels[l.deployment];
-      const role = s.labels[l.role];
-      const pod = s.labels[l.pod];
-      if (!namespace || !deployment || !role || !pod) return undefined;
-      const key = JSON.stringify([namespace, deployment, role, pod]);
-      let acc = pods.get(key);
-      if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
-      return acc;
-    };
-    const targetOf = (acc: PodAcc, s: VectorSample): TargetAcc => {
-      const instance = s.labels[instanceLabel] ?? "";
-      let target = acc.targets.get(instance);
-      if (!target) acc.targets.set(instance, (target = { gauges: new Map(), gaugeSeries: new Map() }));
-      return target;
-    };
-    const windowOf = (acc: PodAcc, w: number): WindowAcc | undefined => {
-      if (!Number.isFinite(w)) return undefined;
-      let win = acc.windows.get(w);
-      if (!win)
-        acc.windows.set(
-          w,
-          (win = {
-            rates: new Map(),
-            present: new Set(),
-            ttft: { buckets: new Map() },
-            itl: { buckets: new Map() },
-            queue: { buckets: new Map() },
-          }),
-        );
-      return win;
-    };
-    for (const answer of answers) {
-      const { family: name, signal: querySignal, windowSeconds: queryWindow } = answer.query;
-      for (const s of answer.result.samples) {
-        // NaN and ±Inf are unknown, never a reading.
-        if (!Number.isFinite(s.value)) continue;
-        // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
-        const [engineTag, signal, counter] = (querySignal ?? s.labels[signalLabel] ?? "").split("/");
-        if ((engineTag !== "vllm" && engineTag !== "sglang") || !signal) continue;
-        const acc = podOf(s);
-        if (!acc) continue;
-        if (name === "gauges") {
-          const target = targetOf(acc, s);
-          if (signal === "timestamp") {
-            if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engineTag;
-            target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
-          } else if (answer.use === "all") {
-            target.gauges.set(`${engineTag}/${signal}`, s.value);
-            const series = s.labels[seriesLabel];
-            if (series !== undefined) target.gaugeSeries.set(`${engineTag}/${signal}`, `${engineTag}:${series}`);
-          }
-          continue;
-        }
-        const win = windowOf(acc, queryWindow ?? Number(s.labels[windowLabel]));
-        if (!win) continue;
-        if (name === "counters") {
-          if (signal === "resets") {
-            win.resets = (win.resets ?? 0) + s.value;
-            if (counter !== undefined) win.present.add(`${engineTag}/${counter}`);
-          } else if (signal === "cached") {
-            // Storage tiers are named per backend (`storage_HiCacheNixl`); an unlabelled series is a total.
-            const source = s.labels["cache_source"] ?? "";
-            const tier = source === "" ? "total" : source.startsWith("storage") ? "storage" : source;
-            const key = `${engineTag}/cached/${tier}`;
-            win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
-          } else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
-          else if (signal === "instances") win.instances = Math.max(win.instances ?? 0, s.value);
-          else if (signal === "effective") win.rates.set(`${engineTag}/effective/${s.labels["mode"] ?? ""}`, s.value);
-          else win.rates.set(`${engineTag}/${signal}`, s.value);
-          continue;
-        }
-        // Queue-time parts ride in the TTFT answer, tagged `<engine>/queue/<part>`.
-        const queue = signal === "queue";
-        const h = queue ? win.queue : name === "ttft" ? win.ttft : win.itl;
-        const part = queue ? counter : signal;
-        const engine = newestTarget(acc)?.engine;
-        if (engineTag !== engine && engine !== undefined) continue;
-        if (name === "itl" && s.labels[seriesLabel] !== undefined)
-          win.itlSeries = `${engineTag}:${s.labels[seriesLabel]}`;
-        if (part === "bucket") {
-          // `le="1.0"` (Prometheus 2) and `le="1"` (Prometheus 3) are one bucket: a window
-          // spanning an upgrade holds both series, each with part of the increase.
-          const le = parseLe(s.labels["le"]);
-          if (le !== undefined) h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
-        } else if (part === "count") h.count = s.value;
-        else if (part === "sum") h.sum = s.value;
-      }
-    }
+    for (const answer of answers)
+      for (const s of answer.result.samples) readSample(pods, this.config.labels, answer, s);
     return pods;
   }
+}
+
+/** A sample with what its tag says: the engine, the signal and, for a reset count or a queue-time part, the counter. */
+interface TaggedSample {
+  readonly sample: VectorSample;
+  readonly engine: EngineKind;
+  readonly signal: string;
+  readonly counter: string | undefined;
+}
+
+/** Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window. */
+function readSample(
+  pods: Map<string, PodAcc>,
+  labels: PrometheusLabelNames,
+  answer: UsableAnswer,
+  s: VectorSample,
+): void {
+  const tagged = tagOf(answer.query, s);
+  if (tagged === undefined) return;
+  const acc = podOf(pods, labels, s);
+  if (!acc) return;
+  const family = answer.query.family;
+  if (family === "gauges") return readGauge(targetOf(acc, s), tagged, answer.use);
+  const win = windowOf(acc, answer.query.windowSeconds ?? Number(s.labels[windowLabel]));
+  if (!win) return;
+  if (family === "counters") return readCounter(win, tagged);
+  readHistogramPart(acc, win, family, tagged);
+}
+
+function tagOf(query: IssuedQuery, s: VectorSample): TaggedSample | undefined {
+  // NaN and ±Inf are unknown, never a reading.
+  if (!Number.isFinite(s.value)) return undefined;
+  // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
+  const [engine, signal, counter] = (query.signal ?? s.labels[signalLabel] ?? "").split("/");
+  if ((engine !== "vllm" && engine !== "sglang") || !signal) return undefined;
+  return { sample: s, engine, signal, counter };
+}
+
+function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
+  const namespace = s.labels[l.namespace];
+  const deployment = s.labels[l.deployment];
+  const role = s.labels[l.role];
+  const pod = s.labels[l.pod];
+  if (!namespace || !deployment || !role || !pod) return undefined;
+  const key = JSON.stringify([namespace, deployment, role, pod]);
+  let acc = pods.get(key);
+  if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
+  return acc;
+}
+
+function targetOf(acc: PodAcc, s: VectorSample): TargetAcc {
+  const instance = s.labels[instanceLabel] ?? "";
+  let target = acc.targets.get(instance);
+  if (!target) acc.targets.set(instance, (target = { gauges: new Map(), gaugeSeries: new Map() }));
+  return target;
+}
+
+function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
+  if (!Number.isFinite(w)) return undefined;
+  let win = acc.windows.get(w);
+  if (!win)
+    acc.windows.set(
+      w,
+      (win = {
+        rates: new Map(),
+        present: new Set(),
+        ttft: { buckets: new Map() },
+        itl: { buckets: new Map() },
+        queue: { buckets: new Map() },
+      }),
+    );
+  return win;
+}
+
+/** The scrape time names the target's engine; gauge values count only from a complete answer. */
+function readGauge(target: TargetAcc, { sample: s, engine, signal }: TaggedSample, use: Usable): void {
+  if (signal === "timestamp") {
+    if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engine;
+    target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
+  } else if (use === "all") {
+    target.gauges.set(`${engine}/${signal}`, s.value);
+    const series = s.labels[seriesLabel];
+    if (series !== undefined) target.gaugeSeries.set(`${engine}/${signal}`, `${engine}:${series}`);
+  }
+}
+
+function readCounter(win: WindowAcc, { sample: s, engine, signal, counter }: TaggedSample): void {
+  if (signal === "resets") {
+    win.resets = (win.resets ?? 0) + s.value;
+    if (counter !== undefined) win.present.add(`${engine}/${counter}`);
+  } else if (signal === "cached") {
+    // Storage tiers are named per backend (`storage_HiCacheNixl`); an unlabelled series is a total.
+    const source = s.labels["cache_source"] ?? "";
+    const tier = source === "" ? "total" : source.startsWith("storage") ? "storage" : source;
+    const key = `${engine}/cached/${tier}`;
+    win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
+  } else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
+  else if (signal === "instances") win.instances = Math.max(win.instances ?? 0, s.value);
+  else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
+  else win.rates.set(`${engine}/${signal}`, s.value);
+}
+
+/** A TTFT, ITL or queue-time part, counted only when it comes from the engine the pod's newest target runs. */
+function readHistogramPart(
+  acc: PodAcc,
+  win: WindowAcc,
+  family: QueryName,
+  { sample: s, engine: tagEngine, signal, counter }: TaggedSample,
+): void {
+  // Queue-time parts ride in the TTFT answer, tagged `<engine>/queue/<part>`.
+  const queue = signal === "queue";
+  const h = queue ? win.queue : family === "ttft" ? win.ttft : win.itl;
+  const part = queue ? counter : signal;
+  const engine = newestTarget(acc)?.engine;
+  if (tagEngine !== engine && engine !== undefined) return;
+  if (family === "itl" && s.labels[seriesLabel] !== undefined) win.itlSeries = `${tagEngine}:${s.labels[seriesLabel]}`;
+  if (part === "bucket") {
+    // `le="1.0"` (Prometheus 2) and `le="1"` (Prometheus 3) are one bucket: a window
+    // spanning an upgrade holds both series, each with part of the increase.
+    const le = parseLe(s.labels["le"]);
+    if (le !== undefined) h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
+  } else if (part === "count") h.count = s.value;
+  else if (part === "sum") h.sum = s.value;
 }
 
 function roleKey(namespace: string, deployment: string, role: string): string {

@@ -6,7 +6,7 @@
 import { quantityValue } from "../api/quantity.js";
 import type { Ratio } from "../api/scaler.js";
 import type { AlgorithmRoleInput, RoleRecommendation } from "./types.js";
-import { ceilReplicas } from "./decision.js";
+import { ceilReplicas } from "./round-and-hold.js";
 import { algorithmReasons } from "./reasons.js";
 
 /**

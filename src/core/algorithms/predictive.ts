@@ -8,7 +8,7 @@ import { quantityValue } from "../api/quantity.js";
 import { PredictiveSchema, type PredictiveParams, type PredictorStatus } from "../api/scaler.js";
 import { forecastCapacityPerReplica, roleDemandTokensPerSecond, tokenTargetPerReplica } from "./capacity.js";
 import { withCoupledRoles } from "./coupling.js";
-import { ceilReplicas, type Decision } from "./decision.js";
+import { ceilReplicas, type Decision } from "./round-and-hold.js";
 import { forecastTrend, initialTrendState, updateTrend, type NoiseModel, type TrendFilterState } from "./kalman.js";
 import { formatTimestamp, parseTimestampMs } from "../time/timestamp.js";
 import { decodeNumber, encodeNumber, nextHistory, type DemandSample } from "./predictor-state.js";

@@ -6,7 +6,7 @@ import { quantityValue } from "../api/quantity.js";
 import type { ProportionalMetric, ProportionalParams } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
 import { withCoupledRoles } from "./coupling.js";
-import { ceilReplicas, guardUnknownSignal, noReadyReplicas, waitForMetrics, type Decision } from "./decision.js";
+import { ceilReplicas, guardUnknownSignal, noReadyReplicas, waitForMetrics, type Decision } from "./round-and-hold.js";
 import { algorithmReasons } from "./reasons.js";
 import type { Algorithm, AlgorithmInput, AlgorithmResult, AlgorithmRoleInput, RoleRecommendation } from "./types.js";
 

@@ -17,7 +17,7 @@ import {
   noReadyReplicas,
   waitForMetrics,
   type Decision,
-} from "./decision.js";
+} from "./round-and-hold.js";
 import { nextHistory } from "./predictor-state.js";
 import { algorithmReasons } from "./reasons.js";
 import { defaultLatencyGuardReading, ttftReading, type LatencyGuardReading, type TtftReading } from "./ttft-reading.js";

@@ -6,7 +6,7 @@
  * pending cohort when it grows roles, and `lastScaleDown` when it shrinks one.
  */
 import type { LastCommit, LastScaleDown, PendingCohort, ReplicaVector } from "../api/scaler.js";
-import { decisionID } from "./decision.js";
+import { decisionID } from "./decision-id.js";
 import type { Pass } from "./pass.js";
 import type { Recovery } from "./recovery.js";
 import type { Commit } from "./types.js";

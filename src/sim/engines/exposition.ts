@@ -59,6 +59,17 @@ class Writer {
   sample(name: string, labels: Labels, value: number): void {
     this.lines.push(`${name}${labelString(labels)} ${formatSampleValue(value)}`);
   }
+  /** The cumulative buckets of histograms with one layout, added together, then `+Inf` and `_count`. */
+  buckets(base: string, labels: Labels, hs: readonly Histogram[]): void {
+    let cumulative = 0;
+    hs[0]?.upperBoundsSeconds.forEach((le, i) => {
+      cumulative += hs.reduce((n, h) => n + (h.bucketCounts[i] ?? 0), 0);
+      this.sample(`${base}_bucket`, { ...labels, le: formatSampleValue(le) }, cumulative);
+    });
+    const count = hs.reduce((n, h) => n + h.count, 0);
+    this.sample(`${base}_bucket`, { ...labels, le: "+Inf" }, count);
+    this.sample(`${base}_count`, labels, count);
+  }
   text(): string {
     return this.lines.length === 0 ? "" : `${this.lines.join("\n")}\n`;
   }
@@ -98,16 +109,8 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
     w.family(base, "histogram", help);
     for (const { rank, labels } of ranks) {
       const hs = pick(rank);
-      const first = hs[0];
-      if (!first) continue;
-      let cumulative = 0;
-      first.upperBoundsSeconds.forEach((le, i) => {
-        cumulative += hs.reduce((n, h) => n + (h.bucketCounts[i] ?? 0), 0);
-        w.sample(`${base}_bucket`, { ...labels, le: formatSampleValue(le) }, cumulative);
-      });
-      const count = hs.reduce((n, h) => n + h.count, 0);
-      w.sample(`${base}_bucket`, { ...labels, le: "+Inf" }, count);
-      w.sample(`${base}_count`, labels, count);
+      if (hs.length === 0) continue;
+      w.buckets(base, labels, hs);
       w.sample(
         `${base}_sum`,
         labels,
@@ -177,16 +180,43 @@ function renderVllm(replica: EngineReplica, options: ExpositionOptions): string 
 
 // ---------------------------------------------------------------- SGLang
 
+/** One scheduler series set: the rank, its labels, and whether it writes scheduler stats. */
+interface SchedulerSeries {
+  readonly rank: EngineRank;
+  readonly labels: Labels;
+  /** Tensor rank 0, or every rank with metrics on all schedulers. */
+  readonly writes: boolean;
+}
+
+/** One tokenizer `is_streaming` child and the counters it reads. */
+interface TokenizerStream {
+  readonly flag: "true" | "false";
+  readonly pick: (r: EngineRank) => StreamCounters;
+}
+
+const tokenizerStreams: readonly TokenizerStream[] = [
+  { flag: "true", pick: (r) => r.counters.byStreaming.streaming },
+  { flag: "false", pick: (r) => r.counters.byStreaming.nonStreaming },
+];
+
 function renderSglang(replica: EngineReplica): string {
   const w = new Writer();
+  const scheduler = schedulerSeries(replica);
+  writeSchedulerGauges(w, scheduler);
+  writeEffectiveTokens(w, scheduler);
+  writeTokenizerCounters(w, replica);
+  writeSglangHistograms(w, replica, scheduler);
+  return w.text();
+}
+
+/**
+ * Scheduler series: one per DP rank (DP attention: tp_rank is the rank's global TP rank), plus
+ * duplicates on tensor-parallel ranks other than 0.
+ */
+function schedulerSeries(replica: EngineReplica): SchedulerSeries[] {
   const spec = replica.spec;
-  const model = spec.modelName;
-  const engineType = spec.serving;
   const dp = spec.dataParallelSize > 1;
-  // Scheduler series: one per DP rank (DP attention: tp_rank is the rank's
-  // global TP rank), plus duplicates on tensor-parallel ranks other than 0.
-  // `writes`: the rank writes scheduler stats (tensor rank 0, or every rank with metrics on all schedulers).
-  const scheduler: { rank: EngineRank; labels: Labels; writes: boolean }[] = [];
+  const scheduler: SchedulerSeries[] = [];
   replica.ranks.forEach((rank, i) => {
     for (let tp = 0; tp < spec.tensorParallelSize; tp++) {
       const tpRank = dp ? i * spec.tensorParallelSize + tp : tp;
@@ -194,8 +224,8 @@ function renderSglang(replica: EngineReplica): string {
         rank,
         writes: tp === 0 || spec.metricsForAllSchedulers === true,
         labels: {
-          engine_type: engineType,
-          model_name: model,
+          engine_type: spec.serving,
+          model_name: spec.modelName,
           moe_ep_rank: "0",
           pp_rank: "0",
           tp_rank: String(tpRank),
@@ -204,6 +234,10 @@ function renderSglang(replica: EngineReplica): string {
       });
     }
   });
+  return scheduler;
+}
+
+function writeSchedulerGauges(w: Writer, scheduler: readonly SchedulerSeries[]): void {
   const schedGauge = (name: string, help: string, value: (r: EngineRank) => number): void => {
     w.family(name, "gauge", help);
     for (const { rank, labels, writes } of scheduler) if (writes) w.sample(name, labels, value(rank));
@@ -233,6 +267,9 @@ function renderSglang(replica: EngineReplica): string {
     "The number of requests in the decode transfer queue.",
     (r) => r.gauges().decodeTransfer,
   );
+}
+
+function writeEffectiveTokens(w: Writer, scheduler: readonly SchedulerSeries[]): void {
   w.family(
     "sglang:prefill_effective_tokens_total",
     "counter",
@@ -253,80 +290,92 @@ function renderSglang(replica: EngineReplica): string {
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "host_hit" }, 0);
     w.sample("sglang:prefill_effective_tokens_total", { ...labels, mode: "storage_hit" }, 0);
   }
+}
 
-  // Tokenizer series: one per server, no rank labels, split by is_streaming.
-  const streams = [
-    { flag: "true", pick: (r: EngineRank) => r.counters.byStreaming.streaming },
-    { flag: "false", pick: (r: EngineRank) => r.counters.byStreaming.nonStreaming },
-  ];
-  const sum = (f: (r: EngineRank) => number): number => replica.ranks.reduce((n, r) => n + f(r), 0);
-  // Tokenizer series are created when the first request finishes: a labelled child (one
-  // `is_streaming` value) appears with its first finished request, the family with the server's first.
-  const finished = (s: (typeof streams)[number]): boolean => sum((r) => s.pick(r).requests) > 0;
-  const anyFinished = streams.some(finished);
+/** A replica-wide sum over its ranks. */
+function sumOverRanks(replica: EngineReplica, f: (r: EngineRank) => number): number {
+  return replica.ranks.reduce((n, r) => n + f(r), 0);
+}
+
+/**
+ * Tokenizer counters: one series per server, no rank labels, split by is_streaming. They are created
+ * when the first request finishes: a labelled child (one `is_streaming` value) appears with its first
+ * finished request, the family with the server's first.
+ */
+function writeTokenizerCounters(w: Writer, replica: EngineReplica): void {
+  const engineType = replica.spec.serving;
+  const model = replica.spec.modelName;
+  const finished = (s: TokenizerStream): boolean => sumOverRanks(replica, (r) => s.pick(r).requests) > 0;
+  if (!tokenizerStreams.some(finished)) return;
   const tokCounter = (name: string, help: string, value: (s: StreamCounters) => number): void => {
-    if (!anyFinished) return;
     w.family(name, "counter", help);
-    for (const s of streams) {
+    for (const s of tokenizerStreams) {
       if (!finished(s)) continue;
       w.sample(
         name,
         { engine_type: engineType, is_streaming: s.flag, model_name: model },
-        sum((r) => value(s.pick(r))),
+        sumOverRanks(replica, (r) => value(s.pick(r))),
       );
     }
   };
   tokCounter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", (s) => s.promptTokens);
   tokCounter("sglang:generation_tokens_total", "Number of generation tokens processed.", (s) => s.generationTokens);
   tokCounter("sglang:num_requests_total", "Number of requests processed.", (s) => s.requests);
-  if (anyFinished) {
-    w.family(
-      "sglang:cached_tokens_total",
-      "counter",
-      "Number of cached prompt tokens by source (device/host/storage).",
-    );
+  w.family("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens by source (device/host/storage).");
+  w.sample(
+    "sglang:cached_tokens_total",
+    { cache_source: "device", engine_type: engineType, model_name: model },
+    sumOverRanks(
+      replica,
+      (r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens,
+    ),
+  );
+}
+
+/** A histogram family, `_sum` before the buckets; a labelled child appears with its first observation. */
+function writeSglangHistogram(
+  w: Writer,
+  name: string,
+  help: string,
+  series: readonly { labels: Labels; all: Histogram[] }[],
+): void {
+  const used = series.filter(({ all }) => all.some((h) => h.count > 0));
+  if (used.length === 0) return;
+  w.family(name, "histogram", help);
+  for (const { labels, all } of used) {
+    if (all.length === 0) continue;
     w.sample(
-      "sglang:cached_tokens_total",
-      { cache_source: "device", engine_type: engineType, model_name: model },
-      sum((r) => r.counters.byStreaming.streaming.cachedTokens + r.counters.byStreaming.nonStreaming.cachedTokens),
+      `${name}_sum`,
+      labels,
+      all.reduce((n, h) => n + h.sum, 0),
     );
+    w.buckets(name, labels, all);
   }
-  // A labelled child appears with its first observation, so a series with none is absent.
-  const histogram = (name: string, help: string, series: { labels: Labels; all: Histogram[] }[]): void => {
-    const used = series.filter(({ all }) => all.some((h) => h.count > 0));
-    if (used.length === 0) return;
-    w.family(name, "histogram", help);
-    for (const { labels, all } of used) {
-      const first = all[0];
-      if (!first) continue;
-      w.sample(
-        `${name}_sum`,
-        labels,
-        all.reduce((n, h) => n + h.sum, 0),
-      );
-      let cumulative = 0;
-      first.upperBoundsSeconds.forEach((le, i) => {
-        cumulative += all.reduce((n, h) => n + (h.bucketCounts[i] ?? 0), 0);
-        w.sample(`${name}_bucket`, { ...labels, le: formatSampleValue(le) }, cumulative);
-      });
-      const count = all.reduce((n, h) => n + h.count, 0);
-      w.sample(`${name}_bucket`, { ...labels, le: "+Inf" }, count);
-      w.sample(`${name}_count`, labels, count);
-    }
-  };
+}
+
+function writeSglangHistograms(w: Writer, replica: EngineReplica, scheduler: readonly SchedulerSeries[]): void {
+  const engineType = replica.spec.serving;
+  const model = replica.spec.modelName;
   // Tokenizer histograms: one series per server, summed over its ranks.
   const tokHistogram = (
     name: string,
     help: string,
     series: { labels: Labels; hs: (r: EngineRank) => Histogram }[],
   ): void =>
-    histogram(
+    writeSglangHistogram(
+      w,
       name,
       help,
       series.map(({ labels, hs }) => ({ labels, all: replica.ranks.map(hs) })),
     );
+  const perStream = (pick: (c: StreamCounters) => Histogram): { labels: Labels; hs: (r: EngineRank) => Histogram }[] =>
+    tokenizerStreams.map((s) => ({
+      labels: { engine_type: engineType, is_streaming: s.flag, model_name: model },
+      hs: (r: EngineRank) => pick(s.pick(r)),
+    }));
   // Scheduler histogram: one series per rank that writes stats, observed when a request is scheduled.
-  histogram(
+  writeSglangHistogram(
+    w,
     "sglang:queue_time_seconds",
     "Histogram of queueing time in seconds.",
     scheduler.filter(({ writes }) => writes).map(({ rank, labels }) => ({ labels, all: [rank.counters.queueTime] })),
@@ -334,10 +383,7 @@ function renderSglang(replica: EngineReplica): string {
   tokHistogram(
     "sglang:time_to_first_token_seconds",
     "Histogram of time to first token in seconds.",
-    streams.map((s) => ({
-      labels: { engine_type: engineType, is_streaming: s.flag, model_name: model },
-      hs: (r: EngineRank) => s.pick(r).ttft,
-    })),
+    perStream((c) => c.ttft),
   );
   tokHistogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", [
     { labels: { engine_type: engineType, model_name: model }, hs: (r) => r.counters.itl },
@@ -345,10 +391,6 @@ function renderSglang(replica: EngineReplica): string {
   tokHistogram(
     "sglang:e2e_request_latency_seconds",
     "Histogram of End-to-end request latency in seconds",
-    streams.map((s) => ({
-      labels: { engine_type: engineType, is_streaming: s.flag, model_name: model },
-      hs: (r: EngineRank) => s.pick(r).e2e,
-    })),
+    perStream((c) => c.e2e),
   );
-  return w.text();
 }

@@ -1,6 +1,6 @@
 export * from "./buckets.js";
 export * from "./exposition.js";
-export * from "./fleet.js";
+export * from "./engine-fleet.js";
 export * from "./model.js";
 export * from "./random.js";
 export * from "./server.js";

@@ -1,12 +1,12 @@
 /**
  * Serves a simulated fleet over HTTP, one metrics path per pod
  * (`/pods/<namespace>/<pod>/metrics`), and ticks it in real time. The model
- * stays in fleet.ts; this file owns the clock and the sockets.
+ * stays in engine-fleet.ts; this file owns the clock and the sockets.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { renderExposition } from "./exposition.js";
-import { podKey, type EngineFleet } from "./fleet.js";
+import { podKey, type EngineFleet } from "./engine-fleet.js";
 import type { RankGauges } from "./model.js";
 
 /** What a scrape saw: the ground truth of gauges at the scrape instant. */

@@ -7,7 +7,7 @@
  */
 import { tokenFieldsRead } from "../../core/algorithms/capacity.js";
 import { minuteOf, type CalibrationMinute, type RoleMinutes, type SkipReason } from "../../core/calibrate/minute.js";
-import type { FleetRoleKind, QualityFleet } from "./fleet.js";
+import type { FleetRoleKind, QualityFleet } from "./cluster.js";
 import { buildObservation, type ScrapeHistory } from "./observations.js";
 
 /** The length of a calibration minute. */

@@ -7,7 +7,7 @@
  * the headroom family and the static fleets.
  */
 import type { EngineCapacity } from "../engines/model.js";
-import type { QualityFleet } from "./fleet.js";
+import type { QualityFleet } from "./cluster.js";
 import type { Policy, PolicyContext } from "./policy.js";
 import type { Trace } from "./traces.js";
 

@@ -2,7 +2,7 @@
  * What the simulated-time loop asks of a scaling policy. A policy reads the
  * fleet (as its real counterpart would read it) and sets the desired count.
  */
-import type { QualityFleet } from "./fleet.js";
+import type { QualityFleet } from "./cluster.js";
 import type { ScrapeHistory } from "./observations.js";
 
 export interface PolicyContext {

@@ -5,7 +5,7 @@
  * random source. GPU time is charged up to the trace's end; after it the
  * engines keep running (at most `tailSeconds`) so late requests can finish.
  */
-import { QualityFleet, serverRoles, type FleetOptions, type FleetRole, type RequestRecord } from "./fleet.js";
+import { QualityFleet, serverRoles, type FleetOptions, type FleetRole, type RequestRecord } from "./cluster.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import { MinuteRecorder, minuteSeconds } from "./minutes.js";
 import { ScrapeHistory, scrapeOf } from "./observations.js";

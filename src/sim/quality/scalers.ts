@@ -10,7 +10,7 @@
 import { defaultScalerSpec } from "../../core/api/defaulting.js";
 import type { AlgorithmType, ScalerSpec } from "../../core/api/scaler.js";
 import type { EngineCapacity } from "../engines/model.js";
-import { disaggregatedRoles } from "./fleet.js";
+import { disaggregatedRoles } from "./cluster.js";
 import type { Trace } from "./traces.js";
 
 /** The share of measured capacity a user configures as the per-replica target. */

@@ -7,7 +7,7 @@
  * commits).
  */
 import type { EngineCapacity } from "../engines/model.js";
-import { disaggregatedRoles } from "./fleet.js";
+import { disaggregatedRoles } from "./cluster.js";
 import { sloTtftMilliseconds } from "./matrix.js";
 import { defaultPresetName, replicaPresets } from "./presets.js";
 import { fluidNeed } from "./oracle.js";

@@ -3,8 +3,8 @@
  * starts and stops; a `FleetPort` makes that real in some simulator.
  */
 import type { RoleKind } from "../../core/api/model-deployment.js";
-import type { EngineFleet, SimDeploymentSpec, SimRoleSpec } from "../engines/fleet.js";
-import { podKey } from "../engines/fleet.js";
+import type { EngineFleet, SimDeploymentSpec, SimRoleSpec } from "../engines/engine-fleet.js";
+import { podKey } from "../engines/engine-fleet.js";
 import type { ServingKind, SimEngineKind } from "../engines/model.js";
 
 /** What the ModelDeployment says about the replica's surroundings, for ports that need it. */

@@ -133,3 +133,26 @@ describe("nextHistory", () => {
     ]);
   });
 });
+
+describe("predictor state", () => {
+  it("refuses to store a number that is not finite, naming it", () => {
+    expect(() => encodeNumber(Number.POSITIVE_INFINITY)).toThrow("predictor state must be finite, got Infinity");
+  });
+
+  it("keeps the samples inside the window and before now, readable ones only", () => {
+    const at = (offsetSeconds: number, tokensPerSecond = "1"): { timestamp: string; tokensPerSecond: string } => ({
+      timestamp: new Date(t0Ms + offsetSeconds * 1000).toISOString(),
+      tokensPerSecond,
+    });
+    const history = [
+      at(-600),
+      at(-599),
+      at(-10, "x"),
+      at(-5),
+      at(0),
+      at(5),
+      { timestamp: "never", tokensPerSecond: "1" },
+    ];
+    expect(nextHistory(history, t0Ms, 600, undefined)).toEqual([at(-599), at(-5)]);
+  });
+});

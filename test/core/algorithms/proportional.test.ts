@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ProportionalMetric } from "../../../src/core/api/scaler.js";
 import type { RoleObservation } from "../../../src/core/signals/types.js";
-import { brief, observation, recommendationOf, role, run, spec } from "./fixtures.js";
+import { algorithmReasons } from "../../../src/core/algorithms/reasons.js";
+import { proportional, proportionalMetricTotal } from "../../../src/core/algorithms/proportional.js";
+import { fieldsRead } from "../../../src/core/algorithms/reads.js";
+import { brief, observation, recommendationOf, role, run, spec, t0Ms } from "./fixtures.js";
 
 function proportionalSpec(metric: ProportionalMetric, target: string, tolerance?: string) {
   return spec({
@@ -204,5 +207,73 @@ describe("Proportional", () => {
       ["other", false, 3, "NoTarget"],
     ]);
     expect(result.predictors).toEqual([]);
+  });
+});
+
+describe("proportional metric totals", () => {
+  it.each([
+    ["QueueDepth", { runningRequests: 3 }],
+    ["QueueDepth", { waitingRequests: 3 }],
+    ["TotalTokensPerSecond", { panicPromptTokensPerSecond: 3 }],
+    ["TotalTokensPerSecond", { panicGenerationTokensPerSecond: 3 }],
+  ] as const)("%s with only %j is unknown", (metric, fields) => {
+    expect(proportionalMetricTotal(metric, observation(fields))).toBeUndefined();
+  });
+
+  it("a composite metric adds its parts", () => {
+    expect(proportionalMetricTotal("QueueDepth", observation({ runningRequests: 3, waitingRequests: 4 }))).toBe(7);
+    const rates = observation({ panicPromptTokensPerSecond: 3, panicGenerationTokensPerSecond: 4 });
+    expect(proportionalMetricTotal("TotalTokensPerSecond", rates)).toBe(7);
+  });
+});
+
+describe("proportional recommendations", () => {
+  const proportionalSpec = spec(
+    {
+      algorithm: {
+        proportional: {
+          metric: "RunningRequests",
+          roleTargets: [
+            { name: "a", target: "10" },
+            { name: "b", target: "10" },
+          ],
+        },
+      },
+    },
+    ["a", "b", "c"],
+  );
+
+  it("a recommendation without a hold carries no hold field, and the algorithm keeps no predictor", () => {
+    const result = run(proportionalSpec, [
+      role("a", "Server", 2, observation({ runningRequests: 60 })),
+      role("b", "Server", 2, observation({ runningRequests: 20 })),
+      role("c", "Server", 2, observation()),
+    ]);
+    expect(result.predictors).toEqual([]);
+    expect(result.roles[0]).toEqual({ role: "a", scaled: true, replicas: 6, reason: "Proportional" });
+    expect(result.roles[1]).not.toHaveProperty("scaleDownHold");
+    expect(result.roles[2]).toMatchObject({ role: "c", scaled: false, reason: algorithmReasons.noTarget });
+  });
+
+  it("without its parameter block no role is driven", () => {
+    const bare = { ...proportionalSpec, algorithm: { type: "Proportional" as const } };
+    const result = proportional.recommend({
+      spec: bare,
+      roles: [role("a", "Server", 2, observation({ runningRequests: 60 }))],
+      predictors: [],
+      nowMs: t0Ms,
+    });
+    expect(result.roles).toEqual([{ role: "a", scaled: false, replicas: 2, reason: algorithmReasons.noTarget }]);
+  });
+
+  it("reads nothing without its parameter block", () => {
+    const bare = { ...proportionalSpec, algorithm: { type: "Proportional" as const } };
+    expect(fieldsRead(bare, { name: "a", kind: "Server" })).toEqual([]);
+  });
+
+  it("reads its metric's fields for every targeted role and none for the others", () => {
+    expect(fieldsRead(proportionalSpec, { name: "a", kind: "Server" })).toEqual(["runningRequests"]);
+    expect(fieldsRead(proportionalSpec, { name: "b", kind: "Server" })).toEqual(["runningRequests"]);
+    expect(fieldsRead(proportionalSpec, { name: "c", kind: "Server" })).toEqual([]);
   });
 });

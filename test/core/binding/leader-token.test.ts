@@ -7,7 +7,7 @@ import {
 } from "../../../src/core/api/model-deployment.js";
 import { admitTargetUpdate } from "../../../src/core/binding/fence.js";
 import { staleLeaderReason } from "../../../src/core/binding/leader-token.js";
-import { withLeaderToken } from "../../../src/core/planner/decision.js";
+import { withLeaderToken } from "../../../src/core/planner/decision-id.js";
 
 const controller = "system:serviceaccount:mds-system:mds-scaler";
 

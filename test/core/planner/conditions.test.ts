@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockedCondition, setConditions } from "../../../src/core/planner/conditions.js";
-import { canonicalVector, decisionID, fnv1a64Hex } from "../../../src/core/planner/decision.js";
+import { canonicalVector, decisionID, fnv1a64Hex } from "../../../src/core/planner/decision-id.js";
 import { t0 } from "./fixtures.js";
 
 describe("setConditions", () => {

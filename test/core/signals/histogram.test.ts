@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { mergeHistograms, p95Milliseconds } from "../../../src/core/signals/histogram.js";
-import { histogram } from "./pods.js";
+import { mergeHistograms, p95Bracket, p95Milliseconds } from "../../../src/core/signals/histogram.js";
+import { eightOfTenUnder100ms, histogram } from "./pods.js";
 
 describe("p95Milliseconds", () => {
   it.each([
@@ -177,5 +177,76 @@ describe("mergeHistograms", () => {
     );
     expect(mergeHistograms([good, { buckets: [], count: Number.NaN, sum: 1 }])).toEqual(mergeHistograms([good]));
     expect(mergeHistograms([{ buckets: [], count: -3, sum: 1 }])).toBeUndefined();
+  });
+});
+
+describe("histogram edges: empty, merged layouts, exact 95%", () => {
+  it("a histogram without observations is usable; one with a negative count or sum is not", () => {
+    expect(mergeHistograms([{ buckets: [], count: 0, sum: 0 }])).toEqual({ buckets: [], count: 0, sum: 0 });
+    expect(mergeHistograms([{ buckets: [], count: -1, sum: 0 }])).toBeUndefined();
+    expect(mergeHistograms([{ buckets: [], count: 1, sum: -1 }])).toBeUndefined();
+  });
+
+  it("a pod without observations and without buckets still withholds the bucket merge", () => {
+    const merged = mergeHistograms([{ buckets: [], count: 0, sum: 0 }, eightOfTenUnder100ms]);
+    expect(merged).toEqual({ buckets: [], count: 10, sum: 0.9 });
+  });
+
+  it("merges different layouts in ascending boundary order", () => {
+    const a = histogram(
+      [
+        [0.1, 1],
+        [0.5, 2],
+        [Infinity, 2],
+      ],
+      0.5,
+    );
+    const b = histogram(
+      [
+        [0.25, 1],
+        [Infinity, 1],
+      ],
+      0.2,
+    );
+    expect(mergeHistograms([a, b])?.buckets.map((bucket) => bucket.upperBound)).toEqual([0.1, 0.25, 0.5, Infinity]);
+  });
+
+  it("no histogram has no percentile", () => {
+    expect(p95Milliseconds(undefined)).toBeUndefined();
+    expect(p95Bracket(undefined)).toBeUndefined();
+  });
+
+  it("p95Bracket needs buckets", () => {
+    expect(p95Bracket({ buckets: [], count: 10, sum: 1 })).toBeUndefined();
+  });
+
+  it("a bucket holding exactly 95% of the observations is the percentile's bucket", () => {
+    const exact = histogram(
+      [
+        [0.1, 95],
+        [0.2, 100],
+        [Infinity, 100],
+      ],
+      10,
+    );
+    expect(p95Milliseconds(exact)).toBe(100);
+    expect(p95Bracket(exact)).toEqual({ lowerMilliseconds: 0, upperMilliseconds: 100, estimateMilliseconds: 100 });
+  });
+
+  it("an infinite bucket short of the count leaves the last finite boundary as the lower end", () => {
+    // Extrapolated window counts need not agree: the buckets end at 90 of 100 observations.
+    const short = {
+      buckets: [
+        { upperBound: 0.1, count: 50 },
+        { upperBound: Infinity, count: 90 },
+      ],
+      count: 100,
+      sum: 5,
+    };
+    expect(p95Bracket(short)).toEqual({
+      lowerMilliseconds: 100,
+      upperMilliseconds: Infinity,
+      estimateMilliseconds: 100,
+    });
   });
 });

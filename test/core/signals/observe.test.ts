@@ -689,3 +689,28 @@ describe("coverage by fields read", () => {
     expect(observe([reset], { reads: [] }).sampledReplicas).toBe(0);
   });
 });
+
+describe("observation: a generation-only window, one sample per pod, the 64-pod cap", () => {
+  it("a generation rate alone is a usable stable window", () => {
+    expect(observe([pod("a", { stable: { generationTokensPerSecond: 5 } })]).signalState).toBe("Fresh");
+  });
+
+  it("a pod reported twice keeps its newest sample whichever comes first", () => {
+    const observation = observe([
+      pod("a", { ageSeconds: 2, runningRequests: 1, stable: { promptTokensPerSecond: 1 } }),
+      pod("a", { ageSeconds: 30, runningRequests: 9, stable: { promptTokensPerSecond: 1 } }),
+    ]);
+    expect(observation.runningRequests).toBe(1);
+  });
+
+  it("the 64-pod cap takes the first 64 by name from any arrival order", () => {
+    const pods = Array.from({ length: 70 }, (_, i) =>
+      pod(`pod-${String(i).padStart(3, "0")}`, { runningRequests: 1, stable: { generationTokensPerSecond: i } }),
+    );
+    // A fixed shuffle: 37 is coprime with 70, so i -> 37 i mod 70 visits every pod once.
+    const shuffled = pods.map((_, i) => pods[(37 * i) % 70] as PodSample);
+    for (const order of [shuffled, [...pods].reverse()]) {
+      expect(observe(order).generationTokensPerSecond).toBe((63 * 64) / 2);
+    }
+  });
+});

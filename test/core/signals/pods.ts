@@ -1,5 +1,13 @@
 /** Hand-written per-pod samples, as the Prometheus adapter hands them to the observation builder. */
-import type { EngineKind, HistogramWindow, PodSample, PodWindowRates } from "../../../src/core/signals/types.js";
+import { observeRole } from "../../../src/core/signals/observe.js";
+import type { PodField } from "../../../src/core/signals/pod-fields.js";
+import type {
+  EngineKind,
+  HistogramWindow,
+  PodSample,
+  PodWindowRates,
+  RoleObservation,
+} from "../../../src/core/signals/types.js";
 
 /** The time of every test pass: 2026-11-29T12:00:00Z. */
 export const nowMs = Date.UTC(2026, 10, 29, 12, 0, 0);
@@ -41,3 +49,24 @@ export function histogram(pairs: readonly (readonly [number, number])[], sum: nu
   const buckets = pairs.map(([upperBound, count]) => ({ upperBound, count }));
   return { buckets, count: buckets.at(-1)?.count ?? 0, sum };
 }
+
+/** A Server role of these pods, all ready, stale after 60 s, reading `reads`. */
+export function observeServer(pods: readonly PodSample[], reads: readonly PodField[] = []): RoleObservation {
+  return observeRole({
+    kind: "Server",
+    samples: { pods },
+    readyReplicas: pods.length,
+    nowMs,
+    staleAfterSeconds: 60,
+    reads,
+  });
+}
+
+/** Ten observations, eight of them at or under 100 ms. */
+export const eightOfTenUnder100ms = histogram(
+  [
+    [0.1, 8],
+    [Infinity, 10],
+  ],
+  0.9,
+);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
-import { disaggregatedRoles, type QualityFleet } from "../../../src/sim/quality/fleet.js";
+import { disaggregatedRoles, type QualityFleet } from "../../../src/sim/quality/cluster.js";
 import { mdsPolicy } from "../../../src/sim/quality/policies/mds.js";
 import { staticVectorPolicy } from "../../../src/sim/quality/policies/static.js";
 import type { Policy } from "../../../src/sim/quality/policy.js";

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
 import type { Commit } from "../../../src/core/planner/types.js";
-import type { QualityFleet } from "../../../src/sim/quality/fleet.js";
+import type { QualityFleet } from "../../../src/sim/quality/cluster.js";
 import { mdsPolicy } from "../../../src/sim/quality/policies/mds.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
 import { defaultScaler, replicaFigures } from "../../../src/sim/quality/scalers.js";

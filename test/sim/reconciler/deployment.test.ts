@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ModelDeploymentSchema, type ModelDeployment } from "../../../src/core/api/model-deployment.js";
-import { EngineFleet } from "../../../src/sim/engines/fleet.js";
+import { EngineFleet } from "../../../src/sim/engines/engine-fleet.js";
 import {
   DeploymentSim,
   newControls,

@@ -14,7 +14,7 @@ import type { PlanResult } from "../../../core/planner/types.js";
 import { fieldsRead } from "../../../core/algorithms/reads.js";
 import type { LatencyGuardReading } from "../../../core/algorithms/ttft-reading.js";
 import { buildObservation } from "../observations.js";
-import type { FleetRole, QualityFleet } from "../fleet.js";
+import type { FleetRole, QualityFleet } from "../cluster.js";
 import type { RoleObservation } from "../../../core/signals/types.js";
 import type { Policy, PolicyContext } from "../policy.js";
 import { samplingWindowsOf } from "../../../core/algorithms/windows.js";

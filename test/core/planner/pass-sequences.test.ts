@@ -1,7 +1,8 @@
 /**
- * Five behaviours the review of the planner against the specification found
- * wrong. Each test failed before its fix (the pinned-at-maximum case passed
- * before and guards the fix of the other direction case).
+ * `plan()` over sequences of passes, each commit applied to the target as the
+ * controller would: gaps in the recommendation history, holds for missing
+ * signals, a component's direction, roles driven only by a ratio, and a scaled
+ * role nothing drives.
  */
 import { describe, expect, it } from "vitest";
 import { plan } from "../../../src/core/planner/plan.js";
@@ -63,7 +64,7 @@ const oneRole = specOf({
   behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
 });
 
-describe("defect 1: a gap in the recommendation history restarts the scale-down window", () => {
+describe("a gap in the recommendation history restarts the scale-down window", () => {
   it("after an hour without passes, a dip in demand holds for the whole window", () => {
     const run = new Run(oneRole, { s: 4 });
     run.passes(0, 600, 15, () => ({ s: want(4, 4) }));
@@ -117,7 +118,7 @@ describe("defect 1: a gap in the recommendation history restarts the scale-down 
   });
 });
 
-describe("defect 2: a pass that holds for missing signals is not a recommendation", () => {
+describe("a pass that holds for missing signals is not a recommendation", () => {
   it("one Missing pass inside a falling window: scale-down proceeds on the next fresh pass", () => {
     const run = new Run(oneRole, { s: 4 });
     run.passes(0, 300, 15, () => ({ s: want(4, 4) }));
@@ -143,7 +144,7 @@ describe("defect 2: a pass that holds for missing signals is not a recommendatio
   });
 });
 
-describe("defect 3: a component's direction comes from the recommendations", () => {
+describe("a component's direction comes from the recommendations", () => {
   const pair = (maxP: number): ScalerSpec =>
     specOf({
       roles: [
@@ -171,7 +172,7 @@ describe("defect 3: a component's direction comes from the recommendations", () 
   });
 });
 
-describe("defect 4: a role driven only by a ratio needs no engine signals of its own", () => {
+describe("a role driven only by a ratio needs no engine signals of its own", () => {
   const encoded = specOf({
     roles: [
       { name: "p", minReplicas: 1, maxReplicas: 16 },
@@ -208,7 +209,7 @@ describe("defect 4: a role driven only by a ratio needs no engine signals of its
   });
 });
 
-describe("defect 5: a scaled role nothing drives is reported", () => {
+describe("a scaled role nothing drives is reported", () => {
   it("NoTarget sets Blocked=True BoundsConflict naming the missing field", () => {
     const spec = specOf({
       roles: [

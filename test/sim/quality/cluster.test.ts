@@ -6,7 +6,7 @@
  * replica-hours times the preset's GPUs per replica.
  */
 import { describe, expect, it } from "vitest";
-import { QualityFleet, type RoutingRule } from "../../../src/sim/quality/fleet.js";
+import { QualityFleet, type RoutingRule } from "../../../src/sim/quality/cluster.js";
 import { staticPolicy } from "../../../src/sim/quality/policies/static.js";
 import { replicaPresets } from "../../../src/sim/quality/presets.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
