@@ -168,6 +168,56 @@ describe("calibrate --from-simulation", () => {
     expect(answer?.["capacityTokensPerSecondPerReplica"]).toBeGreaterThan(answer?.["tokensPerSecondPerReplica"] ?? 0);
   });
 
+  it("measures the demand's noise from adjacent minutes of each run and writes it as Predictive's measurementNoise", async () => {
+    const user = join(dir, "predictive-noise.yaml");
+    writeFileSync(
+      user,
+      readFileSync(staticScaler(1), "utf8")
+        .replace("minReplicas: 1, maxReplicas: 1", "minReplicas: 1, maxReplicas: 16")
+        .replace(/tokenThroughput: (\{.*\})/, "type: Predictive\n    predictive:\n      tokenThroughput: $1"),
+    );
+    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    const json = memoryIo();
+    expect(await runCalibrate([...args, "-o", "json"], json)).toBe(0);
+    const role = (
+      JSON.parse(json.out) as {
+        roles: { demandNoise?: { varianceTokensPerSecondSquared: number; pairs: number }; minutes: number }[];
+      }
+    ).roles[0];
+    // Two runs of 15 minutes: the pairs inside each run, never the jump from one run's end to the next's start.
+    expect(role?.demandNoise?.pairs).toBeGreaterThanOrEqual(20);
+    expect(role?.demandNoise?.pairs).toBeLessThanOrEqual((role?.minutes ?? 0) - 2);
+    const variance = role?.demandNoise?.varianceTokensPerSecondSquared ?? 0;
+    // Far above the specification's 10 (tokens/s)²: a minute's demand on this trace moves by thousands of tokens/s.
+    expect(variance).toBeGreaterThan(10_000);
+    const io = memoryIo();
+    expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
+    expect(validateScaler(parse(io.out)).ok).toBe(true);
+    const predictive = (parse(io.out) as { spec: { algorithm: { predictive: Record<string, unknown> } } }).spec
+      .algorithm.predictive;
+    expect(Number(predictive["measurementNoise"])).toBe(variance);
+    const table = memoryIo();
+    expect(await runCalibrate(args, table)).toBe(0);
+    expect(table.out).toMatch(
+      /demand noise: [0-9.e+]+ \(tok\/s\)² from \d+ pairs of adjacent minutes \(Predictive's measurementNoise\)/,
+    );
+  });
+
+  it("writes no measurementNoise into a TokenThroughput scaler", async () => {
+    const user = join(dir, "tt-noise.yaml");
+    writeFileSync(
+      user,
+      readFileSync(staticScaler(1), "utf8").replace(
+        "minReplicas: 1, maxReplicas: 1",
+        "minReplicas: 1, maxReplicas: 16",
+      ),
+    );
+    const io = memoryIo();
+    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
+    expect(io.out).not.toContain("measurementNoise");
+  });
+
   it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {
     const table = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);

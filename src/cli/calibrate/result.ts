@@ -11,6 +11,7 @@ import {
   type LatencyTargets,
   type RoleCalibration,
 } from "../../core/calibrate/bands.js";
+import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
 import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
@@ -130,6 +131,11 @@ export function table(result: CalibrationResult): string {
         ? `  answer: ${fmt(a.tokensPerSecondPerReplica)} tok/s per ready replica (capacity, where the targets broke: ${fmt(a.capacityTokensPerSecondPerReplica)}): ${a.why}`
         : `  answer: ${a.kind}: ${a.why}`,
     );
+    lines.push(
+      r.demandNoise === undefined
+        ? `  demand noise: fewer than ${minAdjacentPairs} pairs of adjacent minutes, not measured`
+        : `  demand noise: ${fmt(r.demandNoise.varianceTokensPerSecondSquared)} (tok/s)² from ${r.demandNoise.pairs} pairs of adjacent minutes (Predictive's measurementNoise)`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -141,7 +147,10 @@ const targetField: Readonly<Record<RoleKind, string | undefined>> = {
   Encode: undefined,
 };
 
-/** Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback block). */
+/**
+ * Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback
+ * block), and for Predictive the measured demand noise as `measurementNoise`.
+ */
 function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
   const block = (
     spec.algorithm.type === "Predictive"
@@ -152,6 +161,20 @@ function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Re
     const field = targetField[r.kind];
     if (field !== undefined && r.answer.kind === "calibrated") block[field] = fmt(r.answer.tokensPerSecondPerReplica);
   }
+  const noise = measurementNoiseOf(result);
+  if (spec.algorithm.type === "Predictive" && noise !== undefined)
+    (algorithm["predictive"] as Record<string, unknown>)["measurementNoise"] = fmt(noise);
+}
+
+/**
+ * Predictive's `measurementNoise` (one per scaler): the largest demand noise any role measured,
+ * so no role's filter trusts a reading more than its own minutes justify; undefined when none did.
+ */
+export function measurementNoiseOf(result: CalibrationResult): number | undefined {
+  const measured = result.roles.flatMap((r) =>
+    r.demandNoise === undefined ? [] : [r.demandNoise.varianceTokensPerSecondSquared],
+  );
+  return measured.length === 0 ? undefined : Math.max(...measured);
 }
 
 /** The YAML to paste under a scaler's `spec:` for the roles that have a figure; undefined when none has. */

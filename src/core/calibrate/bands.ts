@@ -17,6 +17,7 @@
  */
 import type { RoleKind } from "../api/model-deployment.js";
 import { waitingIsMaterial, type LatencyGuardReading } from "../algorithms/ttft-reading.js";
+import { demandNoise, type DemandNoise } from "./demand-noise.js";
 import { judgedLatencies, type CalibrationMinute } from "./minute.js";
 
 /** Fewer minutes than this in a band say nothing about it. Below 100 minutes, 99 % means every minute. */
@@ -122,6 +123,8 @@ export interface RoleCalibration {
   /** How TTFT was judged: as the latency guard with this reading judges it. */
   readonly reading: LatencyGuardReading;
   readonly answer: CalibrationAnswer;
+  /** The variance of one minute's demand reading (Predictive's `measurementNoise`); absent with too few adjacent minutes. */
+  readonly demandNoise?: DemandNoise;
 }
 
 function range(band: LoadBand): string {
@@ -178,7 +181,12 @@ export function calibrateRole(
     };
   });
   const base = { kind, minutes: minutes.length, bandWidthTokensPerSecond: width, bands, queueTime, reading } as const;
-  return { ...base, answer: answerOf(bands, byBand, indexes, minutes.length) };
+  const noise = demandNoise(minutes);
+  return {
+    ...base,
+    answer: answerOf(bands, byBand, indexes, minutes.length),
+    ...(noise === undefined ? {} : { demandNoise: noise }),
+  };
 }
 
 /** Band edges are multiples of a round width: strip float noise (0.1 × 3 = 0.30000000000000004). */

@@ -219,6 +219,7 @@ export function calibratedVariants(
         latencyGuardReading: figures.reading,
       });
     const brokeFrom = figures.capacityTokensPerSecondPerReplica;
+    const noise = figures.calibration.demandNoise?.varianceTokensPerSecondSquared;
     return [
       row(defaultScaler(options)),
       // A shorter scale-down window (docs/quality.md, third calibrated run).
@@ -229,6 +230,10 @@ export function calibratedVariants(
       // Predictive with calibrate's capacity as its forecast capacity (fourth calibrated run).
       ...(algorithm === "Predictive" && brokeFrom !== undefined
         ? [row(defaultScaler({ ...options, forecastCapacityPerReplica: brokeFrom }), "capacity where targets broke")]
+        : []),
+      // Predictive with the demand noise calibrate measured as its filter's measurement noise (sixth run).
+      ...(algorithm === "Predictive" && noise !== undefined
+        ? [row(defaultScaler({ ...options, measurementNoise: noise }), "measured noise")]
         : []),
     ];
   });

@@ -66,6 +66,8 @@ export interface ScalerOptions {
   readonly tokensPerSecondPerReplica?: number;
   /** Predictive's `serverTokenCapacityPerReplica` (calibrate's capacity); the target stands in when absent. */
   readonly forecastCapacityPerReplica?: number;
+  /** Predictive's `measurementNoise`, (tokens/s)² (calibrate's demand noise); the specification's default (10) when absent. */
+  readonly measurementNoise?: number;
   /** `behavior.scaleDown.stabilizationWindowSeconds`; the specification's default (300) when absent. */
   readonly scaleDownStabilizationSeconds?: number;
 }
@@ -100,6 +102,7 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
               ...(options.forecastCapacityPerReplica === undefined
                 ? {}
                 : { serverTokenCapacityPerReplica: String(Math.round(options.forecastCapacityPerReplica)) }),
+              ...(options.measurementNoise === undefined ? {} : { measurementNoise: String(options.measurementNoise) }),
             },
           };
   const result = defaultScalerSpec({
