@@ -9,6 +9,11 @@ const roleSel = `${sel}, role=~"$role"`;
 /** Per-role gauges, one series per scaler and role whatever the scrape added (instance, pod). */
 const perRole = (metric: string, extra = ""): string =>
   `max by (namespace, scaler, role${extra}) (${metric}{${roleSel}})`;
+/** A per-role gauge as one panel series, its legend the scaler, the role and what the series is. */
+const roleSeries = (metric: string, what: string): { expr: string; legend: string } => ({
+  expr: perRole(metric),
+  legend: `{{scaler}}/{{role}} ${what}`,
+});
 const perScaler = (counter: string, window = "15m"): string =>
   `sum by (namespace, scaler) (increase(${counter}{${sel}}[${window}]))`;
 
@@ -78,11 +83,11 @@ export const scalersDashboard: DashboardSpec = {
           question:
             "How many replicas does each role run, how many would the algorithm run (recommended), how many do bounds, ratios, pacing and guards allow (constrained), and what was last written (committed)?",
           targets: [
-            { expr: perRole("mds_role_current_replicas"), legend: "{{scaler}}/{{role}} current" },
-            { expr: perRole("mds_role_ready_replicas"), legend: "{{scaler}}/{{role}} ready" },
-            { expr: perRole("mds_role_recommended_replicas"), legend: "{{scaler}}/{{role}} recommended" },
-            { expr: perRole("mds_role_constrained_replicas"), legend: "{{scaler}}/{{role}} constrained" },
-            { expr: perRole("mds_role_committed_replicas"), legend: "{{scaler}}/{{role}} committed" },
+            roleSeries("mds_role_current_replicas", "current"),
+            roleSeries("mds_role_ready_replicas", "ready"),
+            roleSeries("mds_role_recommended_replicas", "recommended"),
+            roleSeries("mds_role_constrained_replicas", "constrained"),
+            roleSeries("mds_role_committed_replicas", "committed"),
           ],
           unit: "none",
           width: 12,
@@ -132,11 +137,11 @@ export const scalersDashboard: DashboardSpec = {
           question:
             "Are the roles within their latency targets? TTFT guards prefill and server roles, ITL guards decode and server roles; above 1.2x the target the guard adds a replica. Read on queueing, a TTFT breach counts only while queue time is above half the TTFT target.",
           targets: [
-            { expr: perRole("mds_role_ttft_p95_milliseconds"), legend: "{{scaler}}/{{role}} TTFT p95" },
-            { expr: perRole("mds_role_ttft_target_milliseconds"), legend: "{{scaler}}/{{role}} TTFT target" },
-            { expr: perRole("mds_role_queue_time_p95_milliseconds"), legend: "{{scaler}}/{{role}} queue time p95" },
-            { expr: perRole("mds_role_itl_p95_milliseconds"), legend: "{{scaler}}/{{role}} ITL p95" },
-            { expr: perRole("mds_role_itl_target_milliseconds"), legend: "{{scaler}}/{{role}} ITL target" },
+            roleSeries("mds_role_ttft_p95_milliseconds", "TTFT p95"),
+            roleSeries("mds_role_ttft_target_milliseconds", "TTFT target"),
+            roleSeries("mds_role_queue_time_p95_milliseconds", "queue time p95"),
+            roleSeries("mds_role_itl_p95_milliseconds", "ITL p95"),
+            roleSeries("mds_role_itl_target_milliseconds", "ITL target"),
           ],
           unit: "ms",
           width: 12,
@@ -146,8 +151,8 @@ export const scalersDashboard: DashboardSpec = {
           title: "Requests running and waiting",
           question: "Are requests queueing? Across sampled replicas; a decode role's waiting count includes the transfer queue.",
           targets: [
-            { expr: perRole("mds_role_running_requests"), legend: "{{scaler}}/{{role}} running" },
-            { expr: perRole("mds_role_waiting_requests"), legend: "{{scaler}}/{{role}} waiting" },
+            roleSeries("mds_role_running_requests", "running"),
+            roleSeries("mds_role_waiting_requests", "waiting"),
           ],
           unit: "short",
           width: 8,
@@ -190,7 +195,7 @@ export const scalersDashboard: DashboardSpec = {
           question:
             "Where does the Predictive algorithm think demand is heading? Its Kalman estimate of demand and its change per second (Predictive scalers only).",
           targets: [
-            { expr: perRole("mds_role_predictor_level_tokens_per_second"), legend: "{{scaler}}/{{role}} level" },
+            roleSeries("mds_role_predictor_level_tokens_per_second", "level"),
             {
               expr: perRole("mds_role_predictor_trend_tokens_per_second_per_second"),
               legend: "{{scaler}}/{{role}} trend",

@@ -488,32 +488,36 @@ export async function patchCaBundles(opts: CaBundleTargets): Promise<void> {
             { op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle },
           ],
     );
-  if (opts.validatingConfiguration !== "") {
-    const name = opts.validatingConfiguration;
-    try {
-      const current = await api.readValidatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs));
-      const patch = ops(current.webhooks ?? []);
-      if (patch.length > 0)
-        await api.patchValidatingWebhookConfiguration(
-          { name, body: patch },
+  // Each configuration is read, then patched only where a webhook's bundle differs.
+  const configurations = [
+    {
+      kind: "ValidatingWebhookConfiguration",
+      name: opts.validatingConfiguration,
+      read: (name: string) => api.readValidatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs)),
+      patch: (name: string, body: object[]) =>
+        api.patchValidatingWebhookConfiguration(
+          { name, body },
           callOptions(opts.timeoutMs, "application/json-patch+json"),
-        );
-    } catch (error) {
-      throw new Error(`patch the CA bundle into ValidatingWebhookConfiguration ${name}`, { cause: error });
-    }
-  }
-  if (opts.mutatingConfiguration !== "") {
-    const name = opts.mutatingConfiguration;
-    try {
-      const current = await api.readMutatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs));
-      const patch = ops(current.webhooks ?? []);
-      if (patch.length > 0)
-        await api.patchMutatingWebhookConfiguration(
-          { name, body: patch },
+        ),
+    },
+    {
+      kind: "MutatingWebhookConfiguration",
+      name: opts.mutatingConfiguration,
+      read: (name: string) => api.readMutatingWebhookConfiguration({ name }, callOptions(opts.timeoutMs)),
+      patch: (name: string, body: object[]) =>
+        api.patchMutatingWebhookConfiguration(
+          { name, body },
           callOptions(opts.timeoutMs, "application/json-patch+json"),
-        );
+        ),
+    },
+  ];
+  for (const { kind, name, read, patch } of configurations) {
+    if (name === "") continue;
+    try {
+      const body = ops((await read(name)).webhooks ?? []);
+      if (body.length > 0) await patch(name, body);
     } catch (error) {
-      throw new Error(`patch the CA bundle into MutatingWebhookConfiguration ${name}`, { cause: error });
+      throw new Error(`patch the CA bundle into ${kind} ${name}`, { cause: error });
     }
   }
 }

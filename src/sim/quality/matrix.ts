@@ -244,31 +244,30 @@ function spread(center: number, points: number): number[] {
   return [...new Set(factors.map((f) => Math.max(1, Math.round(center * f))))];
 }
 
-export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
-  const start = performance.now();
-  // The benchmark's replica: the default preset (docs/quality.md, "Replica presets").
-  const capacity = options.capacity ?? replicaPresets[defaultPresetName].capacity;
-  const runOptions: RunOptions = { ...options.run, seed: options.seed, fleet: { ...options.run?.fleet, capacity } };
-  const rows: Row[] = [];
-  const run = (policy: Policy): Row => {
-    const row = rowOf(runPolicy(trace, policy, runOptions));
-    rows.push(row);
-    options.onRow?.(row);
-    return row;
-  };
-  const need = fluidNeed(trace, capacity);
-  const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
-  const peakNeed = Math.max(...need);
-  const maxReplicas = userMaxReplicas(peakNeed);
+/** Runs one policy on the table's trace, records its row and reports it. */
+type RowRunner = (policy: Policy) => Row;
 
-  // Oracle family: per rounding slack, a headroom search on a geometric grid, then bisection.
-  const oracleRows: Row[] = [];
+/** The oracle family's rows, and the headroom of the cheapest schedule at slack 0 (undefined when none passed). */
+interface OracleSearch {
+  readonly rows: Row[];
+  readonly high: number | undefined;
+}
+
+/** Per rounding slack, a headroom search on a geometric grid, then bisection. */
+function searchOracle(
+  run: RowRunner,
+  need: readonly number[],
+  peakNeed: number,
+): OracleSearch & {
+  readonly schedules: Map<Row, number[]>;
+} {
+  const rows: Row[] = [];
   const schedules = new Map<Row, number[]>();
   const oracleRun = (h: number, slack: number): Row => {
     const label = `oracle-search h=${h.toFixed(3)} slack=${slack}`;
     const schedule = oracleSchedule(need, h, slack);
     const row = run(schedulePolicy(schedule, label, "oracle-search"));
-    oracleRows.push(row);
+    rows.push(row);
     schedules.set(row, schedule);
     return row;
   };
@@ -294,35 +293,48 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     }
     if (slack === 0) high = passing;
   }
-  // Spend the allowed 1 % where it is cheapest: from the cheapest passing schedule, lower the
-  // edge of a plateau (start a replica a minute later, or retire it a minute earlier), keeping
-  // each step that still reaches the goal and costs less. Only for small fleets, where one
-  // replica is a large share of the cost; at most 16 trials.
+  return { rows, high, schedules };
+}
+
+/**
+ * Spends the allowed 1 % where it is cheapest: from the cheapest passing schedule, lowers the
+ * edge of a plateau (start a replica a minute later, or retire it a minute earlier), keeping
+ * each step that still reaches the goal and costs less. Only for small fleets, where one
+ * replica is a large share of the cost; at most 16 trials. Appends its rows to `oracleRows`.
+ */
+function trimOraclePlateaus(
+  run: RowRunner,
+  oracleRows: Row[],
+  schedules: ReadonlyMap<Row, number[]>,
+  peakNeed: number,
+): void {
   const bestSearch = cheapestAtGoal(oracleRows);
   let schedule = bestSearch === undefined ? undefined : schedules.get(bestSearch);
-  if (schedule !== undefined && bestSearch !== undefined && peakNeed < 12) {
-    let cost = bestSearch.gpuHours;
-    const tried = new Set<string>();
-    for (let trials = 0; trials < 16;) {
-      const current: number[] = schedule;
-      const edge = plateauEdges(current).find((i) => !tried.has(`${i}:${current[i]}`));
-      if (edge === undefined) break;
-      tried.add(`${edge}:${current[edge]}`);
-      const trial = [...current];
-      trial[edge] = (trial[edge] ?? 1) - 1;
-      trials++;
-      const row = run(schedulePolicy(trial, `oracle-search edge ${edge}`, "oracle-search"));
-      oracleRows.push(row);
-      if (reaches(row) && row.gpuHours < cost) {
-        schedule = trial;
-        cost = row.gpuHours;
-      }
+  if (schedule === undefined || bestSearch === undefined || peakNeed >= 12) return;
+  let cost = bestSearch.gpuHours;
+  const tried = new Set<string>();
+  for (let trials = 0; trials < 16;) {
+    const current: number[] = schedule;
+    const edge = plateauEdges(current).find((i) => !tried.has(`${i}:${current[i]}`));
+    if (edge === undefined) break;
+    tried.add(`${edge}:${current[edge]}`);
+    const trial = [...current];
+    trial[edge] = (trial[edge] ?? 1) - 1;
+    trials++;
+    const row = run(schedulePolicy(trial, `oracle-search edge ${edge}`, "oracle-search"));
+    oracleRows.push(row);
+    if (reaches(row) && row.gpuHours < cost) {
+      schedule = trial;
+      cost = row.gpuHours;
     }
   }
-  const initialReplicas = oracleSchedule(need, high ?? 1)[0] ?? 1;
+}
 
-  // Static fleets: the mean-load fleet, then sizes growing by half until one reaches the goal
-  // (peak provisioning in hindsight), then bisection down to the smallest that does.
+/**
+ * Static fleets: the mean-load fleet, then sizes growing by half until one reaches the goal
+ * (peak provisioning in hindsight), then bisection down to the smallest that does.
+ */
+function searchStatic(run: RowRunner, meanNeed: number, maxReplicas: number): Map<number, Row> {
   const staticRows = new Map<number, Row>();
   const runStatic = (n: number): Row => {
     const seen = staticRows.get(n);
@@ -346,7 +358,22 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     if (reaches(runStatic(mid))) passingStatic = mid;
     else failing = mid;
   }
+  return staticRows;
+}
 
+/** The baselines that react (HPA, Knative), mds-scaler at today's figures, then at the user's calibrated ones. */
+function runScalerRows(
+  run: RowRunner,
+  trace: Trace,
+  options: MatrixOptions,
+  table: {
+    readonly capacity: EngineCapacity;
+    readonly runOptions: RunOptions;
+    readonly initialReplicas: number;
+    readonly maxReplicas: number;
+  },
+): CalibratedFigures[] | undefined {
+  const { capacity, runOptions, initialReplicas, maxReplicas } = table;
   const figures = replicaFigures(trace, capacity);
   const points = options.sweepPoints ?? 3;
   for (const target of spread(figures.queueDepthAtTarget, points))
@@ -364,9 +391,34 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
       : (readings ?? [defaultLatencyGuardReading]).map((reading) =>
           calibrateOnTraining(options.training as Trace, capacity, runOptions, reading),
         );
-  for (const figures of calibrated ?? [])
-    for (const policy of calibratedVariants(figures, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
+  for (const c of calibrated ?? [])
+    for (const policy of calibratedVariants(c, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
       run(policy);
+  return calibrated;
+}
+
+export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
+  const start = performance.now();
+  // The benchmark's replica: the default preset (docs/quality.md, "Replica presets").
+  const capacity = options.capacity ?? replicaPresets[defaultPresetName].capacity;
+  const runOptions: RunOptions = { ...options.run, seed: options.seed, fleet: { ...options.run?.fleet, capacity } };
+  const rows: Row[] = [];
+  const run: RowRunner = (policy) => {
+    const row = rowOf(runPolicy(trace, policy, runOptions));
+    rows.push(row);
+    options.onRow?.(row);
+    return row;
+  };
+  const need = fluidNeed(trace, capacity);
+  const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
+  const peakNeed = Math.max(...need);
+  const maxReplicas = userMaxReplicas(peakNeed);
+
+  const { rows: oracleRows, high, schedules } = searchOracle(run, need, peakNeed);
+  trimOraclePlateaus(run, oracleRows, schedules, peakNeed);
+  const initialReplicas = oracleSchedule(need, high ?? 1)[0] ?? 1;
+  const staticRows = searchStatic(run, meanNeed, maxReplicas);
+  const calibrated = runScalerRows(run, trace, options, { capacity, runOptions, initialReplicas, maxReplicas });
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);
@@ -383,7 +435,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     wallSeconds: (performance.now() - start) / 1000,
     ...(calibrated === undefined ? {} : { calibrated }),
     ruleOfThumb: {
-      tokensPerSecondPerReplica: Math.round(targetUtilisation * figures.tokensPerSecond),
+      tokensPerSecondPerReplica: Math.round(targetUtilisation * replicaFigures(trace, capacity).tokensPerSecond),
       ttftTargetMilliseconds: sloTtftMilliseconds(trace, capacity),
     },
   };

@@ -114,30 +114,67 @@ function checkPolicyRoles(policy: Policy, fleetRoles: readonly FleetRole[]): voi
     );
 }
 
-export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): RunResult {
-  const wallStart = performance.now();
-  const cpuStart = process.cpuUsage();
+/** What the loop over simulated time produces besides the fleet's own records. */
+interface LoopOutcome {
+  readonly series: readonly { atSeconds: number; arrivals: number; desired: number; ready: number }[];
+  readonly maxReplicas: number;
+  readonly minutes: MinuteRecorder;
+}
+
+/** The step cadences of one run, in ticks of `dt` seconds. */
+interface Cadence {
+  readonly dt: number;
+  readonly scrape: number;
+  readonly decision: number;
+  readonly second: number;
+  readonly series: number;
+  readonly minute: number;
+}
+
+function cadenceOf(options: RunOptions, policy: Policy): Cadence {
   const dt = options.stepSeconds ?? 0.25;
-  const scrapeEvery = options.scrapeIntervalSeconds ?? 15;
-  const slo = options.slo ?? defaultSlo;
+  const ticks = (seconds: number): number => Math.max(1, Math.round(seconds / dt));
+  return {
+    dt,
+    scrape: ticks(options.scrapeIntervalSeconds ?? 15),
+    decision: ticks(policy.intervalSeconds),
+    second: ticks(1),
+    series: ticks(options.seriesSeconds ?? 30),
+    minute: ticks(minuteSeconds),
+  };
+}
+
+/** Scrapes every ready or draining replica into its history, as Prometheus would at `nowSeconds`. */
+function scrapeFleet(fleet: QualityFleet, scrapes: Map<string, ScrapeHistory>, nowSeconds: number): void {
+  for (const r of fleet.replicas) {
+    if (r.phase !== "Ready" && r.phase !== "Draining") continue;
+    let history = scrapes.get(r.name);
+    if (history === undefined) scrapes.set(r.name, (history = new ScrapeHistory(scrapeKeepSeconds)));
+    history.add(scrapeOf(nowSeconds, r.engine.totals()));
+  }
+}
+
+/** Scrapes are kept this long: the longest window a policy reads, with room. */
+const scrapeKeepSeconds = 900;
+const epochMs = Date.parse("2026-01-01T00:00:00Z");
+
+/** The policy samples once a second and decides once an interval, while the trace lasts. */
+function consultPolicy(policy: Policy, cadence: Cadence, tick: number, ctx: () => PolicyContext): void {
+  if (policy.sample !== undefined && tick % cadence.second === 0) policy.sample(ctx());
+  if (tick > 0 && tick % cadence.decision === 0) policy.decide(ctx());
+}
+
+/** Runs the trace through the fleet and the policy until every request is served or the tail ends. */
+function simulateRun(trace: Trace, policy: Policy, options: RunOptions, fleet: QualityFleet): LoopOutcome {
+  const cadence = cadenceOf(options, policy);
+  const { dt } = cadence;
   const tail = options.tailSeconds ?? 900;
-  const seriesEvery = options.seriesSeconds ?? 30;
-  checkPolicyRoles(policy, options.fleet?.roles ?? serverRoles);
-  const fleet = new QualityFleet({ ...options.fleet, seed: options.seed, initialReplicas: policy.initialReplicas });
   const scrapes = new Map<string, ScrapeHistory>();
-  const keepSeconds = 900;
-  const epochMs = Date.parse("2026-01-01T00:00:00Z");
   const ctx = (nowSeconds: number): PolicyContext => ({ nowSeconds, fleet, scrapes, epochMs });
   policy.start?.(fleet);
-
   const requests = trace.requests;
   const span = trace.spanSeconds;
-  const ticksPerScrape = Math.max(1, Math.round(scrapeEvery / dt));
-  const ticksPerDecision = Math.max(1, Math.round(policy.intervalSeconds / dt));
-  const ticksPerSecond = Math.max(1, Math.round(1 / dt));
-  const ticksPerSeries = Math.max(1, Math.round(seriesEvery / dt));
-  const ticksPerMinute = Math.max(1, Math.round(minuteSeconds / dt));
-  const minutes = new MinuteRecorder(fleet, scrapeEvery);
+  const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? 15);
   const series: { atSeconds: number; arrivals: number; desired: number; ready: number }[] = [];
   let next = 0;
   let arrivalsInPoint = 0;
@@ -146,28 +183,17 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     const now = tick * dt;
     fleet.advance(now);
     if (now >= span && next >= requests.length && (fleet.outstanding() === 0 || now >= span + tail)) break;
-    if (tick % ticksPerScrape === 0) {
-      for (const r of fleet.replicas) {
-        if (r.phase !== "Ready" && r.phase !== "Draining") continue;
-        let history = scrapes.get(r.name);
-        if (history === undefined) scrapes.set(r.name, (history = new ScrapeHistory(keepSeconds)));
-        history.add(scrapeOf(now, r.engine.totals()));
-      }
-    }
+    if (tick % cadence.scrape === 0) scrapeFleet(fleet, scrapes, now);
     // After the scrape of the same tick, as Prometheus would hold it at the minute's end.
-    if (tick > 0 && tick % ticksPerMinute === 0 && now <= span) minutes.record(fleet, scrapes, epochMs, now);
-    if (tick % ticksPerSecond === 0) fleet.sampleBacklog();
-    if (now < span) {
-      if (policy.sample !== undefined && tick % ticksPerSecond === 0) policy.sample(ctx(now));
-      if (tick > 0 && tick % ticksPerDecision === 0) policy.decide(ctx(now));
-    }
+    if (tick > 0 && tick % cadence.minute === 0 && now <= span) minutes.record(fleet, scrapes, epochMs, now);
+    if (tick % cadence.second === 0) fleet.sampleBacklog();
+    if (now < span) consultPolicy(policy, cadence, tick, () => ctx(now));
     const first = next;
     while (next < requests.length && (requests[next] as { arrivalSeconds: number }).arrivalSeconds < now + dt) next++;
     arrivalsInPoint += next - first;
     fleet.step(now, dt, first === next ? [] : requests.slice(first, next));
-    const live = fleet.admitted();
-    if (live > maxReplicas) maxReplicas = live;
-    if (tick % ticksPerSeries === 0 && now < span) {
+    maxReplicas = Math.max(maxReplicas, fleet.admitted());
+    if (tick % cadence.series === 0 && now < span) {
       series.push({
         atSeconds: now,
         arrivals: arrivalsInPoint,
@@ -177,23 +203,37 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
       arrivalsInPoint = 0;
     }
   }
+  return { series, maxReplicas, minutes };
+}
 
-  const records = fleet.records;
-  const cp = fleet.capacity.prefillTokensPerSecond;
+/** Shares of requests within their TTFT target, their ITL target and both; and how many finished. */
+function attainmentOf(
+  records: readonly RequestRecord[],
+  slo: SloTargets,
+  prefillTokensPerSecond: number,
+): { readonly attainment: Attainment; readonly completed: number } {
   let both = 0;
   let ttft = 0;
   let itl = 0;
   let completed = 0;
   for (const r of records) {
     if (r.endSeconds !== undefined) completed++;
-    const t = meetsTtft(r, slo, cp);
+    const t = meetsTtft(r, slo, prefillTokensPerSecond);
     const i = meetsItl(r, slo);
     if (t) ttft++;
     if (i) itl++;
     if (t && i) both++;
   }
   const n = Math.max(1, records.length);
-  // Latency series by arrival interval.
+  return { attainment: { both: both / n, ttft: ttft / n, itl: itl / n }, completed };
+}
+
+/** The run's time series: arrivals and replicas per point, with the latency of the requests that arrived in it. */
+function seriesPoints(
+  series: LoopOutcome["series"],
+  records: readonly RequestRecord[],
+  seriesEvery: number,
+): SeriesPoint[] {
   const byPoint = new Map<number, { ttft: number[]; itl: number[] }>();
   for (const r of records) {
     if (r.firstTokenSeconds === undefined) continue;
@@ -203,7 +243,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     b.ttft.push(r.firstTokenSeconds - r.arrivalSeconds);
     if (r.meanItlSeconds !== undefined) b.itl.push(r.meanItlSeconds);
   }
-  const points: SeriesPoint[] = series.map((p, i) => {
+  return series.map((p, i) => {
     const b = byPoint.get(i - 1);
     const ttftP95 = b === undefined ? undefined : percentile(b.ttft, 0.95);
     const itlMean = b === undefined || b.itl.length === 0 ? undefined : b.itl.reduce((a, x) => a + x, 0) / b.itl.length;
@@ -216,6 +256,21 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
       ...(itlMean === undefined ? {} : { itlMeanSeconds: itlMean }),
     };
   });
+}
+
+export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): RunResult {
+  const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
+  checkPolicyRoles(policy, options.fleet?.roles ?? serverRoles);
+  const fleet = new QualityFleet({ ...options.fleet, seed: options.seed, initialReplicas: policy.initialReplicas });
+  const loop = simulateRun(trace, policy, options, fleet);
+  const span = trace.spanSeconds;
+  const records = fleet.records;
+  const { attainment, completed } = attainmentOf(
+    records,
+    options.slo ?? defaultSlo,
+    fleet.capacity.prefillTokensPerSecond,
+  );
   return {
     policy: policy.name,
     family: policy.family,
@@ -223,20 +278,20 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     requests: records.length,
     completed,
     unfinished: records.length - completed,
-    attainment: { both: both / n, ttft: ttft / n, itl: itl / n },
+    attainment,
     gpuHours: fleet.gpuSeconds(span) / 3600,
     replicaHours: fleet.replicaSeconds(span) / 3600,
     gpusPerReplica: fleet.gpusPerReplica,
     gpuHoursByRole: Object.fromEntries(fleet.roles.map((r) => [r.name, fleet.gpuSeconds(span, r.name) / 3600])),
     scaleEvents: fleet.scaleEvents,
     maxBacklog: fleet.maxBacklog,
-    maxReplicas,
+    maxReplicas: loop.maxReplicas,
     spanSeconds: span,
     wallSeconds: (performance.now() - wallStart) / 1000,
     cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
     ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
-    series: points,
-    minutes: minutes.result(),
+    series: seriesPoints(loop.series, records, options.seriesSeconds ?? 30),
+    minutes: loop.minutes.result(),
     records,
   };
 }
