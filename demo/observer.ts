@@ -47,7 +47,7 @@ export interface Summary {
   readonly commits: readonly Commit[];
   readonly commitsUp: number;
   readonly commitsDown: number;
-  /** First tokens later than the TTFT target, by what the scaler was doing in the second they were served (`lateCause`). */
+  /** First tokens later than the TTFT target, by what the scaler was doing when they arrived (`lateCause`, `lateByArrival`). */
   readonly lateFirstTokensByCause: Readonly<Record<string, number>>;
 }
 
@@ -81,8 +81,10 @@ export class Observer {
   private readonly tallies = new Map<EngineReplica, ReplicaTally>();
   private readonly replicaSeconds = new Map<string, number>();
   private lastSampleMs: number | undefined;
-  /** First tokens seen and those within the target, at the last look. */
-  private firstTokens = { total: 0, within: 0 };
+  /** First tokens by TTFT bucket over every prefill or unified engine, cumulative, at the last look. */
+  private firstTokens: ReadonlyMap<number, number> = new Map();
+  /** What the scaler was doing at each look, oldest first (`lateCause`). */
+  private readonly causes: { atMs: number; cause: string }[] = [];
   private readonly lateByCause = new Map<string, number>();
 
   constructor(
@@ -136,7 +138,7 @@ export class Observer {
     });
     const snapshot: Snapshot = { atSeconds, roles, conditions: sstatus.conditions ?? [] };
     this.latest = snapshot;
-    this.attributeLateFirstTokens(roles);
+    this.attributeLateFirstTokens(roles, nowMs);
     const newCommits: Commit[] = [];
     const last = sstatus.lastCommit;
     if (last !== undefined && last.decisionID !== this.lastDecisionID) {
@@ -151,17 +153,15 @@ export class Observer {
     return { snapshot, newCommits };
   }
 
-  /** The first tokens that came late since the last look, charged to what the scaler was doing now. */
-  private attributeLateFirstTokens(roles: readonly RoleView[]): void {
-    const counts = countsWithin(
-      [...this.tallies.values()].map((t) => t.ttft),
-      this.ttftTargetMs / 1000,
+  /** The first tokens that came late since the last look, each charged to what the scaler was doing when it arrived. */
+  private attributeLateFirstTokens(roles: readonly RoleView[], nowMs: number): void {
+    this.causes.push({ atMs: nowMs, cause: lateCause(roles) });
+    const now = mergedCumulative([...this.tallies.values()].map((t) => t.ttft));
+    const late = lateByArrival(this.firstTokens, now, this.ttftTargetMs / 1000, nowMs, (atMs) =>
+      causeAt(this.causes, atMs),
     );
-    const late = counts.total - counts.within - (this.firstTokens.total - this.firstTokens.within);
-    this.firstTokens = counts;
-    if (late <= 0) return;
-    const cause = lateCause(roles);
-    this.lateByCause.set(cause, (this.lateByCause.get(cause) ?? 0) + late);
+    this.firstTokens = now;
+    for (const [cause, count] of late) this.lateByCause.set(cause, (this.lateByCause.get(cause) ?? 0) + count);
   }
 
   private tallyFleet(nowMs: number): void {
@@ -221,8 +221,8 @@ export class Observer {
 }
 
 /**
- * What the scaler was doing while first tokens came late, in the words its
- * status uses: replicas it committed that are not ready yet (starting), or
+ * What the scaler was doing at one look, in the words its status uses, to
+ * charge late first tokens to: replicas it committed that are not ready yet (starting), or
  * else each role's reason for its last decision (the rule that set the
  * replica count, e.g. `TokenThroughput`, `MaxReplicas`, `ScaleDownStabilization`).
  */
@@ -231,6 +231,55 @@ export function lateCause(roles: readonly RoleView[]): string {
   if (starting.length > 0)
     return `replicas starting (${starting.map((r) => `${r.name} ${r.ready} of ${r.committed} ready`).join(", ")})`;
   return roles.map((r) => `${r.name} ${r.reason === "" ? "no decision yet" : r.reason}`).join(", ");
+}
+
+/** Cumulative counts by bucket upper bound, summed over histograms. */
+export function mergedCumulative(histograms: readonly (readonly Histo[])[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const h of histograms) for (const b of h) out.set(b.upperBound, (out.get(b.upperBound) ?? 0) + b.count);
+  return out;
+}
+
+/**
+ * The first tokens late between two looks at the merged TTFT histogram, by what the scaler was doing when
+ * each arrived. Late is above the largest bucket bound not above the target, as `countsWithin` counts
+ * within. A first token in the bucket (L, U] came out by `nowMs` after waiting more than L, so it arrived
+ * before `nowMs` − L: it is charged to `causeAt` that instant, the latest state it can have arrived in.
+ * Charged at arrival, a request that waited out a scale-up counts against the fleet it arrived to, not
+ * against the rule in force once the replicas it waited for were ready.
+ */
+export function lateByArrival(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+  targetSeconds: number,
+  nowMs: number,
+  causeAt: (atMs: number) => string,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  let lower = 0;
+  let previous = 0;
+  for (const bound of bounds) {
+    const cumulative = (after.get(bound) ?? 0) - (before.get(bound) ?? 0);
+    const inBucket = cumulative - previous;
+    previous = cumulative;
+    if (bound > targetSeconds + 1e-12 && inBucket > 0) {
+      const cause = causeAt(nowMs - lower * 1000);
+      out.set(cause, (out.get(cause) ?? 0) + inBucket);
+    }
+    lower = bound;
+  }
+  return out;
+}
+
+/** The cause recorded at the latest look at or before `atMs`; the first look's for earlier instants. */
+export function causeAt(causes: readonly { atMs: number; cause: string }[], atMs: number): string {
+  let found = causes[0]?.cause ?? "no look yet";
+  for (const c of causes) {
+    if (c.atMs > atMs) break;
+    found = c.cause;
+  }
+  return found;
 }
 
 /** Observations, and those at or below the largest bucket bound not above `targetSeconds`. */

@@ -15,9 +15,9 @@ const reasons: Readonly<Record<string, string>> = {
   "behavior.scaleDown.stabilizationWindowSeconds":
     "a short scale-down window (default 300 s), so the replicas a burst added come back within the minute",
   "algorithm.tokenThroughput.prefillTargetTokensPerSecond":
-    "sized to the simulated prefill engine and the sped-up trace, so its bursts need several replicas",
+    "calibrated on the part of the trace the demo does not replay (npm run calibrate:demo)",
   "algorithm.tokenThroughput.decodeTargetTokensPerSecond":
-    "sized to the simulated decode engine and the trace's short code completions",
+    "calibrate's lower bound on the part of the trace the demo does not replay (npm run calibrate:demo)",
 };
 
 export interface Setting {

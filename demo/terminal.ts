@@ -55,13 +55,13 @@ export function progressLine(opts: {
 const percent = (f: number | undefined): string =>
   f === undefined ? "unknown (no requests)" : `${(f * 100).toFixed(1)} %`;
 
-/** Below 99 %: the late first tokens by what the scaler was doing when they were served, largest share first. */
+/** Below 99 %: the late first tokens by what the scaler was doing when they arrived, largest share first. */
 function lateLines(s: Summary): string[] {
   const entries = Object.entries(s.lateFirstTokensByCause).sort((a, b) => b[1] - a[1]);
   const late = entries.reduce((n, [, count]) => n + count, 0);
   if (s.ttftAttainment === undefined || s.ttftAttainment >= 0.99 || late === 0) return [];
   return [
-    `  late first tokens   ${late}, by what the scaler was doing when they were served (status reasons):`,
+    `  late first tokens   ${late}, by what the scaler was doing when they arrived (status reasons):`,
     ...entries.map(([cause, count]) => `    ${lpad(`${((100 * count) / late).toFixed(0)} %`, 5)}  ${cause}`),
   ];
 }

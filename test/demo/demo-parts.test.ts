@@ -5,7 +5,15 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readPanels, substitute } from "../../demo/dashboards.js";
-import { attainment, lateCause, type RoleView, type Summary } from "../../demo/observer.js";
+import {
+  attainment,
+  causeAt,
+  lateByArrival,
+  lateCause,
+  mergedCumulative,
+  type RoleView,
+  type Summary,
+} from "../../demo/observer.js";
 import { formatSummary } from "../../demo/terminal.js";
 import { parseDemoArgs } from "../../demo/options.js";
 import { timelineScript } from "../../demo/page.js";
@@ -194,6 +202,39 @@ describe("late first tokens", () => {
     expect(lateCause([role("prefill", 3, 3, "MaxReplicas"), role("decode", 1, 1, "")])).toBe(
       "prefill MaxReplicas, decode no decision yet",
     );
+  });
+
+  it("are charged to what the scaler was doing when they arrived: the look before now minus their bucket's lower bound", () => {
+    const causes = [
+      { atMs: 10_000, cause: "prefill TokenThroughput" },
+      { atMs: 11_000, cause: "replicas starting (prefill 2 of 5 ready)" },
+      { atMs: 14_000, cause: "prefill Panic" },
+    ];
+    expect(causeAt(causes, 9_000)).toBe("prefill TokenThroughput");
+    expect(causeAt(causes, 13_999)).toBe("replicas starting (prefill 2 of 5 ready)");
+    expect(causeAt(causes, 14_000)).toBe("prefill Panic");
+    const bucket = (upperBound: number, count: number): { upperBound: number; count: number } => ({
+      upperBound,
+      count,
+    });
+    // Two engines; since the last look: 3 within 0.5 s, 2 in (0.5, 1], 4 in (2.5, 5], 1 in (5, +Inf).
+    const before = mergedCumulative([
+      [bucket(0.5, 1), bucket(1, 1), bucket(2.5, 1), bucket(5, 1), bucket(Infinity, 1)],
+    ]);
+    const after = mergedCumulative([
+      [bucket(0.5, 3), bucket(1, 4), bucket(2.5, 4), bucket(5, 6), bucket(Infinity, 6)],
+      [bucket(0.5, 1), bucket(1, 2), bucket(2.5, 2), bucket(5, 4), bucket(Infinity, 5)],
+    ]);
+    const late = lateByArrival(before, after, 0.5, 14_500, (atMs) => causeAt(causes, atMs));
+    expect(Object.fromEntries(late)).toEqual({
+      // (0.5, 1]: arrived before 14.0 s.
+      "prefill Panic": 2,
+      // (2.5, 5] before 12.0 s and (5, +Inf) before 9.5 s.
+      "replicas starting (prefill 2 of 5 ready)": 4,
+      "prefill TokenThroughput": 1,
+    });
+    // A target between bounds counts late from the bucket above the largest bound not above it.
+    expect([...lateByArrival(before, after, 0.7, 14_500, () => "x").values()]).toEqual([7]);
   });
 
   it("are listed in the summary below 99 % attainment, largest share first, and not above it", () => {
