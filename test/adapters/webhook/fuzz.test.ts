@@ -10,11 +10,11 @@
 import { Agent, request } from "node:https";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/adapters/telemetry/logger.js";
-import { generateCertificate } from "../../src/adapters/webhook/certificates.js";
-import { createHandlers, webhookPaths, type WebhookLookups } from "../../src/adapters/webhook/handlers.js";
-import { startWebhookServer, webhookApp, type RunningWebhookServer } from "../../src/adapters/webhook/server.js";
-import { bindingAnnotation } from "../../src/core/api/model-deployment.js";
+import { createLogger } from "../../../src/adapters/telemetry/logger.js";
+import { generateCertificate } from "../../../src/adapters/webhook/certificates.js";
+import { createHandlers, webhookPaths, type WebhookLookups } from "../../../src/adapters/webhook/handlers.js";
+import { startWebhookServer, webhookApp, type RunningWebhookServer } from "../../../src/adapters/webhook/server.js";
+import { bindingAnnotation } from "../../../src/core/api/model-deployment.js";
 
 const tls = generateCertificate(["localhost", "127.0.0.1"], Date.now());
 let server: RunningWebhookServer;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeReview, denied, encodeReview } from "../../src/adapters/webhook/review.js";
-import type { JsonPatchOp } from "../../src/core/binding/patch.js";
+import { decodeReview, denied, encodeReview } from "../../../src/adapters/webhook/review.js";
+import type { JsonPatchOp } from "../../../src/core/binding/patch.js";
 
 describe("the AdmissionReview envelope", () => {
   it.each([

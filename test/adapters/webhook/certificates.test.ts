@@ -10,7 +10,7 @@ import {
   nextCertificateStep,
   splitPem,
   type StoredCertificates,
-} from "../../src/adapters/webhook/certificates.js";
+} from "../../../src/adapters/webhook/certificates.js";
 
 const hosts = ["mds.mds-system.svc", "127.0.0.1"];
 const dayMs = 24 * 60 * 60 * 1000;
