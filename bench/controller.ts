@@ -6,16 +6,31 @@
  * interval per pass so every scaler is due in every pass. Prints, per size,
  * the passes until nothing changes (with their writes), then p50/p99 of a pass
  * with no changes split into list, sampling and reconcile (observe, plan,
- * writes), and the API round trips per pass by call.
+ * writes), and the API round trips per pass by call. Each converging pass also
+ * prints the CPU of this process and of the API server with etcd, and the
+ * connections opened to the API server.
  *
- *   npm run bench:controller [-- --sizes 100,1000 --passes 20 --cpu-profile <dir>]
+ * `--connections per-request,pooled` (the default: both, side by side in one
+ * run, each size in its own namespace) chooses the controller's client: the
+ * library's own (a new connection per request, as before `pooledConnections`)
+ * or the kept-alive pool the controller uses (src/adapters/kubernetes/connections.ts).
+ *
+ *   npm run bench:controller [-- --sizes 100,1000 --passes 20 --connections pooled --cpu-profile <dir>]
  *   npm run bench:controller -- --live   # end to end: simulated engines, Prometheus, reconciler (MDS_BENCH_SCALERS)
  */
+import { subscribe } from "node:diagnostics_channel";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
 import { callOptions } from "../src/adapters/kubernetes/call-options.js";
+import { pooledConnections } from "../src/adapters/kubernetes/connections.js";
 import { KubeResources } from "../src/adapters/kubernetes/resources.js";
 import { WatchedResources } from "../src/adapters/kubernetes/watch.js";
 import { createLogger } from "../src/adapters/telemetry/logger.js";
@@ -24,6 +39,7 @@ import type { JsonPatchOp } from "../src/core/binding/patch.js";
 import { Controller, type ScalerStore, type GuardedWrite } from "../src/app/controller.js";
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
+import { cpuSecondsOfProcess } from "./proc-cpu.js";
 import { SteadySignals } from "./steady-signals.js";
 
 const group = "worker.gpustack.ai";
@@ -90,6 +106,24 @@ class CountingStore implements ScalerStore {
   }
 }
 
+/** The controller's Kubernetes client: the library's own, or on kept-alive connections. */
+const connectionModes = ["per-request", "pooled"] as const;
+type ConnectionMode = (typeof connectionModes)[number];
+
+function parseConnectionModes(text: string): ConnectionMode[] {
+  const modes = text.split(",");
+  const unknown = modes.filter((m) => !(connectionModes as readonly string[]).includes(m));
+  if (unknown.length > 0 || modes.length === 0)
+    throw new Error(`--connections: ${JSON.stringify(text)} is not a list of ${connectionModes.join(", ")}`);
+  return modes as ConnectionMode[];
+}
+
+/** Connections undici opened (after the TLS handshake), counted from its diagnostics channel. */
+let connectionsOpened = 0;
+subscribe("undici:client:connected", () => {
+  connectionsOpened += 1;
+});
+
 /** Runs `task` over `items` with at most `limit` at once. */
 async function bounded<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -99,9 +133,9 @@ async function bounded<T>(items: readonly T[], limit: number, task: (item: T) =>
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-async function createObjects(plane: ControlPlane, namespace: string, count: number): Promise<void> {
-  const custom = plane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await plane.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+async function createObjects(kubeConfig: KubeConfig, namespace: string, count: number): Promise<void> {
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   const names = Array.from({ length: count }, (_, i) => `model-${String(i).padStart(4, "0")}`);
   await bounded(names, 16, async (name) => {
     await custom.createNamespacedCustomObject({
@@ -172,6 +206,10 @@ async function startProfile(): Promise<{ stop: (name: string) => Promise<void> }
 
 interface PassFigures {
   readonly ms: number;
+  /** CPU of this process, and of the API server with etcd, during the pass. */
+  readonly cpuMs: number;
+  readonly serverCpuMs: number;
+  readonly connectionsOpened: number;
   readonly listMs: number;
   readonly sampleMs: number;
   readonly reconcileMs: number;
@@ -180,10 +218,13 @@ interface PassFigures {
   readonly calls: ReadonlyMap<string, number>;
 }
 
-async function measure(plane: ControlPlane, count: number, passes: number): Promise<string[]> {
-  const namespace = `bench-${count}`;
+async function measure(plane: ControlPlane, count: number, passes: number, mode: ConnectionMode): Promise<string[]> {
+  const namespace = `bench-${count}-${mode}`;
+  const client = mode === "pooled" ? pooledConnections(plane.kubeConfig) : plane.kubeConfig;
+  const setup = pooledConnections(plane.kubeConfig);
   const createdAt = performance.now();
-  await createObjects(plane, namespace, count);
+  await createObjects(setup, namespace, count);
+  await setup.close();
   const createMs = performance.now() - createdAt;
   // Real time plus one sampling interval per pass: every scaler is due in every pass, and the
   // controller's own phase timings (from this clock) stay real durations.
@@ -199,7 +240,7 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
       else if (record.level === "error" || record.level === "warn") process.stderr.write(`${line}\n`);
     },
   });
-  const resources = new KubeResources(plane.kubeConfig, { timeoutMs: 30_000 });
+  const resources = new KubeResources(client, { timeoutMs: 30_000 });
   const watched = new WatchedResources({ resources, namespace, logger });
   await watched.start();
   const store = new CountingStore(watched);
@@ -215,12 +256,20 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
     store.reset();
     phases.length = 0;
     skewMs += intervalSeconds * 1000;
+    const serverCpu0 = await serverCpuSeconds(plane);
+    const cpu0 = process.cpuUsage();
+    const opened0 = connectionsOpened;
     const t0 = performance.now();
     const passed = await controller.tick();
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const serverCpuMs = ((await serverCpuSeconds(plane)) - serverCpu0) * 1000;
     const phase = phases[0] ?? { sampleMs: NaN, reconcileMs: NaN };
     return {
       ms,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      serverCpuMs,
+      connectionsOpened: connectionsOpened - opened0,
       listMs: store.listMs,
       sampleMs: phase.sampleMs,
       reconcileMs: phase.reconcileMs,
@@ -252,10 +301,12 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
         .sort()
         .map(([k, v]) => `${k} ${v}`)
         .join(", ");
-    lines.push(`${count} scalers (created in ${(createMs / 1000).toFixed(1)} s)`);
+    lines.push(`${count} scalers, connections ${mode} (created in ${(createMs / 1000).toFixed(1)} s)`);
     converging.forEach((f, i) =>
       lines.push(
-        `  converging pass ${i + 1}: ${f.ms.toFixed(0)} ms, ${f.scalers} scalers, ${f.roundTrips} round trips (${calls(f)})`,
+        `  converging pass ${i + 1}: ${f.ms.toFixed(0)} ms, ${f.scalers} scalers, ${f.roundTrips} round trips (${calls(f)});` +
+          ` CPU ${f.cpuMs.toFixed(0)} ms here, ${f.serverCpuMs.toFixed(0)} ms in the API server and etcd;` +
+          ` ${f.connectionsOpened} connections opened`,
       ),
     );
     lines.push(
@@ -273,13 +324,21 @@ async function measure(plane: ControlPlane, count: number, passes: number): Prom
           sorted((f) => f.reconcileMs),
           0.99,
         ).toFixed(0)} ms`,
+      `  connections opened in the passes with no changes: ${steady.reduce((n, f) => n + f.connectionsOpened, 0)}`,
       `  round trips per pass with no changes: min ${Math.min(...trips)}, max ${Math.max(...trips)} (${steady[0] ? calls(steady[0]) : ""})`,
       `  heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
     );
   } finally {
     await watched.stop();
+    if (client !== plane.kubeConfig) await (client as ReturnType<typeof pooledConnections>).close();
   }
   return lines;
+}
+
+/** The API server's and etcd's CPU so far, in seconds. */
+async function serverCpuSeconds(plane: ControlPlane): Promise<number> {
+  const each = await Promise.all(plane.processIds.map((pid) => cpuSecondsOfProcess(pid)));
+  return each.reduce((a, b) => a + b, 0);
 }
 
 async function split(): Promise<void> {
@@ -287,6 +346,7 @@ async function split(): Promise<void> {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1))
     throw new Error(`--sizes: ${JSON.stringify(flagValue("sizes"))} is not a list of counts`);
   const passes = Number(flagValue("passes") ?? 20);
+  const modes = parseConnectionModes(flagValue("connections") ?? connectionModes.join(","));
   const plane = await startControlPlane();
   try {
     const crdText = readFileSync(
@@ -297,8 +357,10 @@ async function split(): Promise<void> {
     await plane.applyCrd(await loadModelDeploymentCrd());
     const out: string[] = [];
     for (const size of sizes) {
-      out.push(...(await measure(plane, size, passes)));
-      process.stderr.write(`bench:controller: ${size} scalers measured\n`);
+      for (const mode of modes) {
+        out.push(...(await measure(plane, size, passes, mode)));
+        process.stderr.write(`bench:controller: ${size} scalers, connections ${mode}, measured\n`);
+      }
     }
     process.stdout.write(
       `\nreal kube-apiserver, fake signal source, clock advanced ${intervalSeconds} s per pass\n${out.join("\n")}\n`,

@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { pooledConnections } from "../adapters/kubernetes/connections.js";
 import { probeApiServer } from "../adapters/kubernetes/reachable.js";
 import { ConfigError, type Config } from "./config.js";
 
@@ -45,9 +46,18 @@ function loadFiles(paths: readonly string[], origin: string): KubeConfig {
 
 /**
  * In order: --kubeconfig or KUBECONFIG (a list separated like PATH), then
- * in-cluster when KUBERNETES_SERVICE_HOST is set, then ~/.kube/config.
+ * in-cluster when KUBERNETES_SERVICE_HOST is set, then ~/.kube/config. The
+ * configuration found keeps its connections alive (`pooledConnections`).
  */
 export function clusterConfigFrom(
+  config: Pick<Config, "kubeconfig">,
+  env: Readonly<Record<string, string | undefined>>,
+): ClusterConfig {
+  const found = foundClusterConfig(config, env);
+  return { ...found, kubeConfig: pooledConnections(found.kubeConfig) };
+}
+
+function foundClusterConfig(
   config: Pick<Config, "kubeconfig">,
   env: Readonly<Record<string, string | undefined>>,
 ): ClusterConfig {
