@@ -61,6 +61,25 @@ beforeAll(() => {
   for (const n of [1, 2, 4]) runs[n] = simulate(n);
 }, 180_000);
 
+/**
+ * The scaler a user runs (one replica up to 16) written to `name`, as TokenThroughput or as Predictive
+ * with the same block as its fallback, and calibrate's arguments pooling the 1- and 2-replica runs with it.
+ */
+function userScalerArgs(name: string, algorithm: "TokenThroughput" | "Predictive"): string[] {
+  const user = join(dir, name);
+  const scaler = readFileSync(staticScaler(1), "utf8").replace(
+    "minReplicas: 1, maxReplicas: 1",
+    "minReplicas: 1, maxReplicas: 16",
+  );
+  writeFileSync(
+    user,
+    algorithm === "Predictive"
+      ? scaler.replace(/tokenThroughput: (\{.*\})/, "type: Predictive\n    predictive:\n      tokenThroughput: $1")
+      : scaler,
+  );
+  return ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+}
+
 describe("calibrate --from-simulation", () => {
   it("writes per-minute figures into simulate's JSON: every minute of the slice, for the one role", () => {
     const run = JSON.parse(readFileSync(runs[2] as string, "utf8")) as {
@@ -117,17 +136,9 @@ describe("calibrate --from-simulation", () => {
   });
 
   it("writes the user's scaler with the figure, the same on stdout and in --write-scaler", async () => {
-    const user = join(dir, "user.yaml");
-    writeFileSync(
-      user,
-      readFileSync(staticScaler(1), "utf8").replace(
-        "minReplicas: 1, maxReplicas: 1",
-        "minReplicas: 1, maxReplicas: 16",
-      ),
-    );
+    const args = userScalerArgs("user.yaml", "TokenThroughput");
     const written = join(dir, "calibrated.yaml");
     const io = memoryIo();
-    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
     expect(await runCalibrate([...args, "-o", "scaler", "--write-scaler", written], io)).toBe(0);
     expect(readFileSync(written, "utf8")).toBe(io.out);
     const scaler = validateScaler(parse(io.out));
@@ -143,14 +154,7 @@ describe("calibrate --from-simulation", () => {
   });
 
   it("writes a Predictive scaler's fallback target, and reports where the targets broke without writing it", async () => {
-    const user = join(dir, "predictive.yaml");
-    writeFileSync(
-      user,
-      readFileSync(staticScaler(1), "utf8")
-        .replace("minReplicas: 1, maxReplicas: 1", "minReplicas: 1, maxReplicas: 16")
-        .replace(/tokenThroughput: (\{.*\})/, "type: Predictive\n    predictive:\n      tokenThroughput: $1"),
-    );
-    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    const args = userScalerArgs("predictive.yaml", "Predictive");
     const json = memoryIo();
     expect(await runCalibrate([...args, "-o", "json"], json)).toBe(0);
     const answer = (JSON.parse(json.out) as { roles: { answer: Record<string, number> }[] }).roles[0]?.answer;
@@ -169,14 +173,7 @@ describe("calibrate --from-simulation", () => {
   });
 
   it("measures the demand's noise from adjacent minutes of each run and writes it as Predictive's measurementNoise", async () => {
-    const user = join(dir, "predictive-noise.yaml");
-    writeFileSync(
-      user,
-      readFileSync(staticScaler(1), "utf8")
-        .replace("minReplicas: 1, maxReplicas: 1", "minReplicas: 1, maxReplicas: 16")
-        .replace(/tokenThroughput: (\{.*\})/, "type: Predictive\n    predictive:\n      tokenThroughput: $1"),
-    );
-    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
+    const args = userScalerArgs("predictive-noise.yaml", "Predictive");
     const json = memoryIo();
     expect(await runCalibrate([...args, "-o", "json"], json)).toBe(0);
     const role = (
@@ -204,16 +201,8 @@ describe("calibrate --from-simulation", () => {
   });
 
   it("writes no measurementNoise into a TokenThroughput scaler", async () => {
-    const user = join(dir, "tt-noise.yaml");
-    writeFileSync(
-      user,
-      readFileSync(staticScaler(1), "utf8").replace(
-        "minReplicas: 1, maxReplicas: 1",
-        "minReplicas: 1, maxReplicas: 16",
-      ),
-    );
+    const args = userScalerArgs("tt-noise.yaml", "TokenThroughput");
     const io = memoryIo();
-    const args = ["--from-simulation", runs[1] as string, "--from-simulation", runs[2] as string, "-f", user];
     expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
     expect(io.out).not.toContain("measurementNoise");
   });

@@ -16,7 +16,7 @@ import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core
 import { staticPolicy } from "./policies/static.js";
 import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
-import { defaultScaler, replicaFigures, targetUtilisation } from "./scalers.js";
+import { defaultScaler, replicaFigures, targetUtilisation, type ReplicaFigures } from "./scalers.js";
 import type { Trace } from "./traces.js";
 import {
   calibrateOnTraining,
@@ -371,17 +371,17 @@ function runScalerRows(
     readonly runOptions: RunOptions;
     readonly initialReplicas: number;
     readonly maxReplicas: number;
+    readonly figures: ReplicaFigures;
+    readonly sloTtftMilliseconds: number;
   },
 ): CalibratedFigures[] | undefined {
-  const { capacity, runOptions, initialReplicas, maxReplicas } = table;
-  const figures = replicaFigures(trace, capacity);
+  const { capacity, runOptions, initialReplicas, maxReplicas, figures, sloTtftMilliseconds: sloTtft } = table;
   const points = options.sweepPoints ?? 3;
   for (const target of spread(figures.queueDepthAtTarget, points))
     run(hpaPolicy({ targetPerReplica: target, initialReplicas, maxReplicas }));
   for (const target of spread(figures.queueDepthAtTarget, points))
     run(knativePolicy({ targetPerReplica: target, initialReplicas, maxReplicas }));
   const readings = options.latencyGuardReadings;
-  const sloTtft = sloTtftMilliseconds(trace, capacity);
   for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtft, readings)) run(policy);
   // The user's figures from the training slice alone, beside today's rows in the same run.
   // One calibration per guard reading: calibrate judges TTFT as the guard the rows run with does.
@@ -418,7 +418,16 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   trimOraclePlateaus(run, oracleRows, schedules, peakNeed);
   const initialReplicas = oracleSchedule(need, high ?? 1)[0] ?? 1;
   const staticRows = searchStatic(run, meanNeed, maxReplicas);
-  const calibrated = runScalerRows(run, trace, options, { capacity, runOptions, initialReplicas, maxReplicas });
+  const figures = replicaFigures(trace, capacity);
+  const sloTtft = sloTtftMilliseconds(trace, capacity);
+  const calibrated = runScalerRows(run, trace, options, {
+    capacity,
+    runOptions,
+    initialReplicas,
+    maxReplicas,
+    figures,
+    sloTtftMilliseconds: sloTtft,
+  });
 
   const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
   const best = cheapestAtGoal(candidates);
@@ -435,8 +444,8 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     wallSeconds: (performance.now() - start) / 1000,
     ...(calibrated === undefined ? {} : { calibrated }),
     ruleOfThumb: {
-      tokensPerSecondPerReplica: Math.round(targetUtilisation * replicaFigures(trace, capacity).tokensPerSecond),
-      ttftTargetMilliseconds: sloTtftMilliseconds(trace, capacity),
+      tokensPerSecondPerReplica: Math.round(targetUtilisation * figures.tokensPerSecond),
+      ttftTargetMilliseconds: sloTtft,
     },
   };
 }

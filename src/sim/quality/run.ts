@@ -114,9 +114,17 @@ function checkPolicyRoles(policy: Policy, fleetRoles: readonly FleetRole[]): voi
     );
 }
 
+/** One point of the run's time series, as the loop records it: arrivals since the last point and the fleet's counts. */
+interface SeriesSample {
+  readonly atSeconds: number;
+  readonly arrivals: number;
+  readonly desired: number;
+  readonly ready: number;
+}
+
 /** What the loop over simulated time produces besides the fleet's own records. */
 interface LoopOutcome {
-  readonly series: readonly { atSeconds: number; arrivals: number; desired: number; ready: number }[];
+  readonly series: readonly SeriesSample[];
   readonly maxReplicas: number;
   readonly minutes: MinuteRecorder;
 }
@@ -131,6 +139,11 @@ interface Cadence {
   readonly minute: number;
 }
 
+/** The time series' point spacing: 30 s unless the run asks for another. */
+function seriesSecondsOf(options: RunOptions): number {
+  return options.seriesSeconds ?? 30;
+}
+
 function cadenceOf(options: RunOptions, policy: Policy): Cadence {
   const dt = options.stepSeconds ?? 0.25;
   const ticks = (seconds: number): number => Math.max(1, Math.round(seconds / dt));
@@ -139,10 +152,15 @@ function cadenceOf(options: RunOptions, policy: Policy): Cadence {
     scrape: ticks(options.scrapeIntervalSeconds ?? 15),
     decision: ticks(policy.intervalSeconds),
     second: ticks(1),
-    series: ticks(options.seriesSeconds ?? 30),
+    series: ticks(seriesSecondsOf(options)),
     minute: ticks(minuteSeconds),
   };
 }
+
+/** Scrapes are kept this long: the longest window a policy reads, with room. */
+const scrapeKeepSeconds = 900;
+/** Simulated second 0 as a wall-clock instant, for the policies' timestamps (status, predictor history). */
+const epochMs = Date.parse("2026-01-01T00:00:00Z");
 
 /** Scrapes every ready or draining replica into its history, as Prometheus would at `nowSeconds`. */
 function scrapeFleet(fleet: QualityFleet, scrapes: Map<string, ScrapeHistory>, nowSeconds: number): void {
@@ -153,10 +171,6 @@ function scrapeFleet(fleet: QualityFleet, scrapes: Map<string, ScrapeHistory>, n
     history.add(scrapeOf(nowSeconds, r.engine.totals()));
   }
 }
-
-/** Scrapes are kept this long: the longest window a policy reads, with room. */
-const scrapeKeepSeconds = 900;
-const epochMs = Date.parse("2026-01-01T00:00:00Z");
 
 /** The policy samples once a second and decides once an interval, while the trace lasts. */
 function consultPolicy(policy: Policy, cadence: Cadence, tick: number, ctx: () => PolicyContext): void {
@@ -175,7 +189,7 @@ function simulateRun(trace: Trace, policy: Policy, options: RunOptions, fleet: Q
   const requests = trace.requests;
   const span = trace.spanSeconds;
   const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? 15);
-  const series: { atSeconds: number; arrivals: number; desired: number; ready: number }[] = [];
+  const series: SeriesSample[] = [];
   let next = 0;
   let arrivalsInPoint = 0;
   let maxReplicas = 0;
@@ -230,7 +244,7 @@ function attainmentOf(
 
 /** The run's time series: arrivals and replicas per point, with the latency of the requests that arrived in it. */
 function seriesPoints(
-  series: LoopOutcome["series"],
+  series: readonly SeriesSample[],
   records: readonly RequestRecord[],
   seriesEvery: number,
 ): SeriesPoint[] {
@@ -290,7 +304,7 @@ export function runPolicy(trace: Trace, policy: Policy, options: RunOptions): Ru
     wallSeconds: (performance.now() - wallStart) / 1000,
     cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpuStart)),
     ...(policy.notes === undefined ? {} : { notes: policy.notes() }),
-    series: seriesPoints(loop.series, records, options.seriesSeconds ?? 30),
+    series: seriesPoints(loop.series, records, seriesSecondsOf(options)),
     minutes: loop.minutes.result(),
     records,
   };
