@@ -170,7 +170,7 @@ function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Re
  * Predictive's `measurementNoise` (one per scaler): the largest demand noise any role measured,
  * so no role's filter trusts a reading more than its own minutes justify; undefined when none did.
  */
-export function measurementNoiseOf(result: CalibrationResult): number | undefined {
+function measurementNoiseOf(result: CalibrationResult): number | undefined {
   const measured = result.roles.flatMap((r) =>
     r.demandNoise === undefined ? [] : [r.demandNoise.varianceTokensPerSecondSquared],
   );
