@@ -15,6 +15,7 @@ import { Observer } from "./observer.js";
 import { demoUsage, parseDemoArgs, type DemoOptions } from "./options.js";
 import { startPage, type RunningPage } from "./page.js";
 import { missingPieces } from "./preflight.js";
+import { notServingYet } from "./serving.js";
 import { nonDefaultScalerSettings } from "./settings.js";
 import { decisionKey, formatSummary, progressLine, tableHeader, tableRows } from "./terminal.js";
 import { DemoWorld, waitFor, type WorldSettings } from "./world.js";
@@ -188,6 +189,20 @@ export async function runDemo(
         status: string;
       }[];
       return conditions.some((c) => c.type === "Active" && c.status === "True");
+    });
+    // A fleet being replaced serves before traffic moves to it: without this wait the trace's first burst
+    // meets pods still starting, and whether the scaler sees it depends on which finishes first.
+    io.stdout("waiting for the target's replicas to serve and the scaler to read them...\n");
+    let waiting: string[] = [];
+    const live = world;
+    await waitFor("the target's replicas to be ready and read by the scaler", 60_000, async () => {
+      waiting = notServingYet(
+        await live.get(namespace, "modeldeployments", targetName),
+        await live.get(namespace, "modeldeploymentscalers", scalerName),
+      );
+      return waiting.length === 0;
+    }).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)} (${waiting.join("; ")})`);
     });
 
     const replayStartedMs = Date.now();
