@@ -78,7 +78,7 @@ async function load(options: DemoOptions, io: CliIo): Promise<Loaded> {
     rows,
     ttftTargetMs: Number(tt?.ttftTargetMilliseconds ?? 500),
     itlTargetMs: Number(tt?.itlTargetMilliseconds ?? 50),
-    rules: demoRules(result.value.spec, (worldSettings.timings.coldStartMs ?? 0) / 1000),
+    rules: demoRules(result.value.spec, (worldSettings.timings.coldStartMs as number) / 1000),
   };
 }
 
