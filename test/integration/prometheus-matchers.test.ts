@@ -73,19 +73,24 @@ afterAll(async () => {
 
 describe("two clusters' series with the same names in one store", () => {
   it("pinned by --prometheus-matchers, each scaler reads its own cluster's series only", async () => {
-    // Enough scrapes for the stable window, read a little in the past so every scrape up to it landed.
+    // Enough scrapes in the stable window for every pod of both clusters, read 5 s in the past so every
+    // scrape up to it has landed even on a loaded machine, and every query below sees the same samples.
+    const decode = `${namespace}/pd-vllm/decode`;
+    const flowing = (samples: Map<string, RoleSamples>): boolean =>
+      (samples.get(decode)?.pods ?? []).filter((p) => (p.windows.stable.generationTokensPerSecond ?? 0) > 0).length ===
+      2;
     const deadline = Date.now() + 60_000;
-    let atMs = Date.now() - 2_000;
+    let atMs = Date.now() - 5_000;
     let pinned = new Map<string, RoleSamples>();
-    while (Date.now() < deadline) {
-      atMs = Date.now() - 2_000;
+    let other = new Map<string, RoleSamples>();
+    for (;;) {
+      atMs = Date.now() - 5_000;
       pinned = await samplesOf(sourceWith('cluster="a"'), atMs);
-      const decode = pinned.get(`${namespace}/pd-vllm/decode`);
-      const ready = decode?.pods.filter((p) => (p.windows.stable.generationTokensPerSecond ?? 0) > 0) ?? [];
-      if (ready.length === 2) break;
+      other = await samplesOf(sourceWith('cluster="b"'), atMs);
+      if (flowing(pinned) && flowing(other)) break;
+      if (Date.now() > deadline) throw new Error("both clusters' decode pods never had a generation rate");
       await new Promise((r) => setTimeout(r, 500));
     }
-    const other = await samplesOf(sourceWith('cluster="b"'), atMs);
     const unpinned = await samplesOf(sourceWith(""), atMs);
     const truthA = await generationByPod(
       `cluster="a",namespace="${namespace}",app_kubernetes_io_instance="pd-vllm"`,
@@ -93,7 +98,6 @@ describe("two clusters' series with the same names in one store", () => {
     );
     const truthBoth = await generationByPod(`namespace="${namespace}",app_kubernetes_io_instance="pd-vllm"`, atMs);
 
-    const decode = `${namespace}/pd-vllm/decode`;
     const generation = (s: RoleSamples | undefined): Map<string, number | undefined> =>
       new Map((s?.pods ?? []).map((p) => [p.pod, p.windows.stable.generationTokensPerSecond]));
     const ownA = generation(pinned.get(decode));
