@@ -48,7 +48,7 @@ export const settings = {
   prometheusQueries: {
     flag: "--prometheus-queries",
     env: "MDS_PROMETHEUS_QUERIES",
-    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side) or 'unions' (four queries, each a union of tagged parts). Both read the same observations.",
+    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts) or 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge). All read the same observations.",
     schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default("parts"),
   },
   metricSeparator: {
