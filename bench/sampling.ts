@@ -6,7 +6,8 @@
  * SGLang, 15 s scrapes, cached, never built by CI) for 10, 100 and 1,000
  * deployments; every pass samples every deployment at a time inside the data,
  * with each query plan (`--plans`), the plans taking turns pass by pass.
- * Prints per plan the pass p50/p99 and CPU per pass, per family the samples
+ * Prints per plan the pass p50/p99, CPU per pass and series answered per
+ * deployment per pass (what the controller decodes), per family the samples
  * touched (query stats), the Prometheus RSS, and checks every pod is Fresh
  * with the same fields as at the smallest size and that every plan read the
  * same pass as the first.
@@ -146,11 +147,15 @@ class TimedClient implements PrometheusQueryClient {
   readonly latenciesMs: number[] = [];
   /** By query text. */
   readonly byQuery = new Map<string, number[]>();
+  /** Series answered, what the controller decodes. */
+  answeredSeries = 0;
   constructor(private readonly inner: PrometheusQueryClient) {}
   async instantQuery(query: string, atUnixMs: number): ReturnType<PrometheusQueryClient["instantQuery"]> {
     const t0 = performance.now();
     try {
-      return await this.inner.instantQuery(query, atUnixMs);
+      const result = await this.inner.instantQuery(query, atUnixMs);
+      this.answeredSeries += result.samples.length;
+      return result;
     } finally {
       const ms = performance.now() - t0;
       this.latenciesMs.push(ms);
@@ -428,6 +433,7 @@ async function measureSize(
       run.coldMs = performance.now() - t0;
       run.client.latenciesMs.length = 0;
       run.client.byQuery.clear();
+      run.client.answeredSeries = 0;
     }
     // The plans take turns, pass by pass, so the load of the shared machine falls on both alike.
     for (let p = 0; p < passes; p++) {
@@ -488,7 +494,7 @@ async function measureSize(
       const benchCpuPerPass = run.benchCpuSeconds / passes;
       const passMs = [...run.passMs].sort((a, b) => a - b);
       lines.push(
-        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)}`,
+        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)} ${(run.client.answeredSeries / passes / size).toFixed(0).padStart(10)}`,
       );
       lines.push(
         `=sampling cost at ${size} deployments (${run.plan} plan): Prometheus ${((promCpuPerPass * 1000) / size).toFixed(2)} ms and controller ${((benchCpuPerPass * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
@@ -539,9 +545,11 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process)`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
-  console.log("deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s");
+  console.log(
+    "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",
+  );
   for (const r of results) for (const l of r.lines) if (kind(l) === "") console.log(l);
   console.log("\ndeployments prom RSS MiB bench RSS MiB  load 1m b-a");
   for (const r of results) for (const l of r.lines) if (kind(l) === "+") console.log(l.slice(1));
