@@ -12,7 +12,7 @@
  * with the same fields as at the smallest size and that every plan read the
  * same pass as the first.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts --query-timeout 600]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts,roles --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -67,7 +67,7 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
   --sizes <list>          deployments per prepared TSDB (default 10,100,1000)
   --passes <n>            timed passes per size and plan, after one cold pass (default 20)
   --plans <list>          query plans to measure side by side, taking turns pass by
-                          pass, and to compare pass by pass (default unions,parts;
+                          pass, and to compare pass by pass (default unions,parts,roles;
                           roles is compared by every observation and the samples
                           but for buckets)
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
@@ -316,7 +316,7 @@ const expectedPods = (size: number): number => size * preparedRoles.length * pre
 
 function plansFlag(): QueryPlan[] {
   const i = process.argv.indexOf("--plans");
-  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts";
+  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts,roles";
   const plans = raw.split(",");
   for (const plan of plans)
     if (!(queryPlans as readonly string[]).includes(plan))

@@ -82,6 +82,9 @@ export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "
 export const queryPlans = ["unions", "parts", "roles"] as const;
 export type QueryPlan = (typeof queryPlans)[number];
 
+/** The plan a pass uses unless told otherwise: `roles`, kept by its rule (docs/prometheus-signals.md, "Cost"). */
+export const defaultQueryPlan: QueryPlan = "roles";
+
 /** One signal of one window (no window for the gauges), as an expression without tags. */
 export interface Part {
   readonly signal: string;

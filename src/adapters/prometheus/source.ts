@@ -29,6 +29,7 @@ import { validatePrometheusSignalConfig, type PrometheusLabelNames, type Prometh
 import {
   buildPartQueries,
   buildSamplingQueries,
+  defaultQueryPlan,
   firstUseCounters,
   podBucketParts,
   instanceLabel,
@@ -42,6 +43,7 @@ import {
   type PartQuery,
   type QueryContext,
   type QueryName,
+  type QueryPlan,
   type SamplingQueries,
   type TargetSelection,
   type WindowSelection,
@@ -161,11 +163,14 @@ export class PrometheusSignalSource {
   /** Queries issued since construction. */
   queriesIssued = 0;
 
+  private readonly plan: QueryPlan;
+
   constructor(
     private readonly client: PrometheusQueryClient,
     config: PrometheusSignalConfig,
   ) {
     this.config = validatePrometheusSignalConfig(config);
+    this.plan = this.config.queryPlan ?? defaultQueryPlan;
   }
 
   /** One pass over exactly these scalers, evaluated at `atUnixMs`. */
@@ -186,7 +191,7 @@ export class PrometheusSignalSource {
     }
     const acc: PassAcc = { pods: new Map(), roles: new Map() };
     this.accumulate(acc, answers.usable);
-    const summed = this.config.queryPlan === "roles";
+    const summed = this.plan === "roles";
     let out = buildPass(scalers, acc, answers.unknownFamilies, summed ? new Set() : undefined);
     let issued = queries.length;
     // The roles whose summed buckets the core could not use: their pods' own buckets, in a constant number of queries.
@@ -221,7 +226,7 @@ export class PrometheusSignalSource {
 
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
-    const plan = this.config.queryPlan;
+    const plan = this.plan;
     if (plan === "roles") return buildPartQueries(this.partsFor(scalers, summedByRole));
     if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
