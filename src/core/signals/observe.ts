@@ -124,9 +124,8 @@ function windowHistogram(
     return rates.established && histogram !== undefined ? [histogram] : [];
   });
   const merged = mergeHistograms(histograms);
-  if (role === undefined || merged === undefined) return merged;
-  // The pods came without their buckets: the role's sum stands for them only where it is their merge, else unknown.
-  return roleSumHolds(role, pods, window, field) ? { ...merged, buckets: role.buckets } : undefined;
+  // The pods came without their buckets: the role's sum stands for them (`latency` proves it first).
+  return role === undefined || merged === undefined ? merged : { ...merged, buckets: role.buckets };
 }
 
 /**
@@ -141,7 +140,10 @@ function latency(
   roles: RoleHistograms,
 ): { milliseconds?: number; bracket?: LatencyBracket } {
   for (const window of ["panic", "stable"] as const) {
-    const histogram = windowHistogram(pods, window, field, roles?.[window]?.[field]);
+    const role = roles?.[window]?.[field];
+    // A role's sum that is not its pods' merge is unknown latency, not a reason to read the other window.
+    if (role !== undefined && !roleSumHolds(role, pods, window, field)) return {};
+    const histogram = windowHistogram(pods, window, field, role);
     const milliseconds = p95Milliseconds(histogram);
     if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
   }

@@ -95,6 +95,22 @@ describe("a role's summed buckets stand for its pods only where they are the pod
     expect(observation.ttftBracket).toBeUndefined();
   });
 
+  it("an unproven panic window is unknown latency, not a reason to read the stable window", () => {
+    const observation = observeRole({
+      kind: "Server",
+      samples: {
+        pods: podsOf(),
+        roleHistograms: { stable: { ttftSeconds: summed() }, panic: { ttftSeconds: summed(["a"]) } },
+      },
+      readyReplicas: 2,
+      nowMs,
+      staleAfterSeconds: 60,
+      reads: [],
+    });
+    expect(observation.ttftMilliseconds).toBeUndefined();
+    expect(observe(podsOf(), summed()).ttftMilliseconds).toBe(500);
+  });
+
   it("not proven when the sum's +Inf bucket is not the pods' counts (a pod's buckets dropped, its count kept)", () => {
     expect(roleSumHolds(summed(["a", "b"], 10), podsOf(), "stable", "ttftSeconds")).toBe(false);
     expect(roleSumHolds(summed(["a", "b"], 20 + 1e-12), podsOf(), "stable", "ttftSeconds")).toBe(true);
