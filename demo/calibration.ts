@@ -19,6 +19,10 @@
  * the runs, until calibrate gives the prefill role an answer other than "not
  * enough evidence". On this slice the answer moves with the pairs pooled
  * (docs/demo.md says how far); this rule fixes which.
+ *
+ * The bounds come from the same load test (`demoBounds`): the pair it started
+ * from is the static fleet a user replaces, so the target starts there and
+ * each role's `maxReplicas` is that pair: the scaler never spends more than it.
  */
 import { parse, stringify } from "yaml";
 import { runCli } from "../src/cli/commands.js";
@@ -77,6 +81,25 @@ export interface DemoCalibration {
   readonly table: string;
   /** The shell commands a user would type for the same runs. */
   readonly commands: readonly string[];
+}
+
+/** What a user replacing the load test's starting fleet writes as the target's replicas and each role's bounds. */
+export interface DemoBounds {
+  /** The target's `spec.roles[].replicas` when the scaler takes it over: the static fleet it replaces. */
+  readonly startingReplicasPerRole: number;
+  /** Each role's `maxReplicas`: never more than that static fleet. */
+  readonly maxReplicasPerRole: number;
+}
+
+/**
+ * The demo's bounds from its load test: the starting pair (the smallest, doubling from one, that kept the TTFT
+ * target for 99 % of the slice's first tokens) is the static fleet a user replaces, the fleet the target starts
+ * from and the ceiling of each role.
+ */
+export function demoBounds(calibration: Pick<DemoCalibration, "pooledReplicas">): DemoBounds {
+  const starting = calibration.pooledReplicas[0];
+  if (starting === undefined) throw new Error("the demo's load test pooled no run: it has no starting pair");
+  return { startingReplicasPerRole: starting, maxReplicasPerRole: starting };
 }
 
 /** The fleet file of one fixed pair: the demo's engines as `simulate` models them. */

@@ -5,6 +5,7 @@
  */
 import type { EngineFleet } from "../src/sim/engines/engine-fleet.js";
 import type { EngineReplica } from "../src/sim/engines/model.js";
+import { ruleAt, type DemoRules, type Look } from "./late-rules.js";
 import type { DemoWorld } from "./world.js";
 
 export interface RoleView {
@@ -47,8 +48,8 @@ export interface Summary {
   readonly commits: readonly Commit[];
   readonly commitsUp: number;
   readonly commitsDown: number;
-  /** First tokens later than the TTFT target, by what the scaler was doing when they arrived (`lateCause`, `lateByArrival`). */
-  readonly lateFirstTokensByCause: Readonly<Record<string, number>>;
+  /** First tokens later than the TTFT target, by the rule that kept the fleet below their need when they arrived (`ruleAt`). */
+  readonly lateFirstTokensByRule: Readonly<Record<string, number>>;
 }
 
 interface ScalerStatusRole {
@@ -83,9 +84,10 @@ export class Observer {
   private lastSampleMs: number | undefined;
   /** First tokens by TTFT bucket over every prefill or unified engine, cumulative, at the last look. */
   private firstTokens: ReadonlyMap<number, number> = new Map();
-  /** What the scaler was doing at each look, oldest first (`lateCause`). */
-  private readonly causes: { atMs: number; cause: string }[] = [];
-  private readonly lateByCause = new Map<string, number>();
+  /** Each look's roles, oldest first: what late first tokens are charged to (`ruleAt`). */
+  private readonly looks: Look[] = [];
+  /** Late first tokens by the index in `looks` of the look they arrived at. */
+  private readonly lateByLook = new Map<number, number>();
 
   constructor(
     private readonly world: DemoWorld,
@@ -95,6 +97,7 @@ export class Observer {
     private readonly scalerName: string,
     private readonly startedMs: number,
     private readonly ttftTargetMs: number,
+    private readonly rules: DemoRules,
   ) {}
 
   /** One look at the world; returns the commits new since the last look. */
@@ -153,15 +156,25 @@ export class Observer {
     return { snapshot, newCommits };
   }
 
-  /** The first tokens that came late since the last look, each charged to what the scaler was doing when it arrived. */
+  /** The first tokens that came late since the last look, each charged to the look at which it arrived. */
   private attributeLateFirstTokens(roles: readonly RoleView[], nowMs: number): void {
-    this.causes.push({ atMs: nowMs, cause: lateCause(roles) });
+    this.looks.push({ atMs: nowMs, roles });
     const now = mergedCumulative([...this.tallies.values()].map((t) => t.ttft));
     const late = lateByArrival(this.firstTokens, now, this.ttftTargetMs / 1000, nowMs, (atMs) =>
-      causeAt(this.causes, atMs),
+      lookIndexAt(this.looks, atMs),
     );
     this.firstTokens = now;
-    for (const [cause, count] of late) this.lateByCause.set(cause, (this.lateByCause.get(cause) ?? 0) + count);
+    for (const [look, count] of late) this.lateByLook.set(look, (this.lateByLook.get(look) ?? 0) + count);
+  }
+
+  /** The late first tokens by rule, judged with every look so far (a rule may need the look a pass after the arrival). */
+  private lateByRule(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [look, count] of this.lateByLook) {
+      const rule = ruleAt(this.looks, look, this.rules);
+      out[rule] = (out[rule] ?? 0) + count;
+    }
+    return out;
   }
 
   private tallyFleet(nowMs: number): void {
@@ -215,22 +228,9 @@ export class Observer {
       commits: [...this.commits],
       commitsUp: this.commits.filter((c) => directions(c, true)).length,
       commitsDown: this.commits.filter((c) => directions(c, false)).length,
-      lateFirstTokensByCause: Object.fromEntries(this.lateByCause),
+      lateFirstTokensByRule: this.lateByRule(),
     };
   }
-}
-
-/**
- * What the scaler was doing at one look, in the words its status uses, to
- * charge late first tokens to: replicas it committed that are not ready yet (starting), or
- * else each role's reason for its last decision (the rule that set the
- * replica count, e.g. `TokenThroughput`, `MaxReplicas`, `ScaleDownStabilization`).
- */
-export function lateCause(roles: readonly RoleView[]): string {
-  const starting = roles.filter((r) => r.ready !== undefined && r.committed !== undefined && r.ready < r.committed);
-  if (starting.length > 0)
-    return `replicas starting (${starting.map((r) => `${r.name} ${r.ready} of ${r.committed} ready`).join(", ")})`;
-  return roles.map((r) => `${r.name} ${r.reason === "" ? "no decision yet" : r.reason}`).join(", ");
 }
 
 /** Cumulative counts by bucket upper bound, summed over histograms. */
@@ -241,21 +241,21 @@ export function mergedCumulative(histograms: readonly (readonly Histo[])[]): Map
 }
 
 /**
- * The first tokens late between two looks at the merged TTFT histogram, by what the scaler was doing when
- * each arrived. Late is above the largest bucket bound not above the target, as `countsWithin` counts
- * within. A first token in the bucket (L, U] came out by `nowMs` after waiting more than L, so it arrived
- * before `nowMs` − L: it is charged to `causeAt` that instant, the latest state it can have arrived in.
- * Charged at arrival, a request that waited out a scale-up counts against the fleet it arrived to, not
- * against the rule in force once the replicas it waited for were ready.
+ * The first tokens late between two looks at the merged TTFT histogram, by when each arrived. Late is above
+ * the largest bucket bound not above the target, as `countsWithin` counts within. A first token in the
+ * bucket (L, U] came out by `nowMs` after waiting more than L, so it arrived before `nowMs` − L: it is
+ * charged to `chargeTo` that instant, the latest it can have arrived. Charged at arrival, a request that
+ * waited out a scale-up counts against the fleet it arrived to, not against the rule in force once the
+ * replicas it waited for were ready.
  */
-export function lateByArrival(
+export function lateByArrival<K>(
   before: ReadonlyMap<number, number>,
   after: ReadonlyMap<number, number>,
   targetSeconds: number,
   nowMs: number,
-  causeAt: (atMs: number) => string,
-): Map<string, number> {
-  const out = new Map<string, number>();
+  chargeTo: (atMs: number) => K,
+): Map<K, number> {
+  const out = new Map<K, number>();
   const bounds = [...after.keys()].sort((a, b) => a - b);
   let lower = 0;
   let previous = 0;
@@ -264,20 +264,20 @@ export function lateByArrival(
     const inBucket = cumulative - previous;
     previous = cumulative;
     if (bound > targetSeconds + 1e-12 && inBucket > 0) {
-      const cause = causeAt(nowMs - lower * 1000);
-      out.set(cause, (out.get(cause) ?? 0) + inBucket);
+      const key = chargeTo(nowMs - lower * 1000);
+      out.set(key, (out.get(key) ?? 0) + inBucket);
     }
     lower = bound;
   }
   return out;
 }
 
-/** The cause recorded at the latest look at or before `atMs`; the first look's for earlier instants. */
-export function causeAt(causes: readonly { atMs: number; cause: string }[], atMs: number): string {
-  let found = causes[0]?.cause ?? "no look yet";
-  for (const c of causes) {
-    if (c.atMs > atMs) break;
-    found = c.cause;
+/** The index of the latest look at or before `atMs`; the first look's (0) for earlier instants. */
+export function lookIndexAt(looks: readonly { atMs: number }[], atMs: number): number {
+  let found = 0;
+  for (const [i, look] of looks.entries()) {
+    if (look.atMs > atMs) break;
+    found = i;
   }
   return found;
 }

@@ -11,10 +11,12 @@ import { podKey } from "../src/sim/engines/engine-fleet.js";
 import { loadAzureTrace, loadMooncakeTrace } from "../src/sim/engines/traces.js";
 import { TraceWorkload, type TraceRow } from "../src/sim/engines/workload.js";
 import type { CliIo } from "../src/cli/io.js";
+import { demoRules, type DemoRules } from "./late-rules.js";
 import { Observer } from "./observer.js";
 import { demoUsage, parseDemoArgs, type DemoOptions } from "./options.js";
 import { startPage, type RunningPage } from "./page.js";
 import { missingPieces } from "./preflight.js";
+import { notServingYet } from "./serving.js";
 import { nonDefaultScalerSettings } from "./settings.js";
 import { decisionKey, formatSummary, progressLine, tableHeader, tableRows } from "./terminal.js";
 import { DemoWorld, waitFor, type WorldSettings } from "./world.js";
@@ -39,6 +41,8 @@ interface Loaded {
   readonly rows: readonly TraceRow[];
   readonly ttftTargetMs: number;
   readonly itlTargetMs: number;
+  /** The rules late first tokens are charged to, named with this scaler's settings. */
+  readonly rules: DemoRules;
 }
 
 function readYamlObject(path: string, io: CliIo): Record<string, unknown> {
@@ -74,6 +78,7 @@ async function load(options: DemoOptions, io: CliIo): Promise<Loaded> {
     rows,
     ttftTargetMs: Number(tt?.ttftTargetMilliseconds ?? 500),
     itlTargetMs: Number(tt?.itlTargetMilliseconds ?? 50),
+    rules: demoRules(result.value.spec, (worldSettings.timings.coldStartMs as number) / 1000),
   };
 }
 
@@ -189,6 +194,20 @@ export async function runDemo(
       }[];
       return conditions.some((c) => c.type === "Active" && c.status === "True");
     });
+    // A fleet being replaced serves before traffic moves to it: without this wait the trace's first burst
+    // meets pods still starting, and whether the scaler sees it depends on which finishes first.
+    io.stdout("waiting for the target's replicas to serve and the scaler to read them...\n");
+    let waiting: string[] = [];
+    const live = world;
+    await waitFor("the target's replicas to be ready and read by the scaler", 60_000, async () => {
+      waiting = notServingYet(
+        await live.get(namespace, "modeldeployments", targetName),
+        await live.get(namespace, "modeldeploymentscalers", scalerName),
+      );
+      return waiting.length === 0;
+    }).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)} (${waiting.join("; ")})`);
+    });
 
     const replayStartedMs = Date.now();
     world.workload.begin(
@@ -202,6 +221,7 @@ export async function runDemo(
       scalerName,
       replayStartedMs,
       loaded.ttftTargetMs,
+      loaded.rules,
     );
     let progress = "replay starting";
     page.status = () => ({ replayStartedMs, progress, commits: observer.commits });
@@ -250,12 +270,17 @@ export async function runDemo(
       ttftTargetMs: loaded.ttftTargetMs,
       itlTargetMs: loaded.itlTargetMs,
     });
-    io.stdout(formatSummary(summary));
     const log = world.controllerLog;
     io.stdout(
-      log.count === 0
-        ? "  controller log      no warnings or errors\n"
-        : `  controller log      ${log.count} warnings or errors (a pass that fails is retried at the next tick); the last:\n    ${briefLog(log.lines.at(-1) ?? "")}\n`,
+      formatSummary(
+        summary,
+        log.count === 0
+          ? ["  controller log      no warnings or errors"]
+          : [
+              `  controller log      ${log.count} warnings or errors (a pass that fails is retried at the next tick); the last:`,
+              `    ${briefLog(log.lines.at(-1) ?? "")}`,
+            ],
+      ),
     );
     code = stopSignal.fired() ? 130 : 0;
   } catch (error) {

@@ -55,25 +55,49 @@ export function progressLine(opts: {
 const percent = (f: number | undefined): string =>
   f === undefined ? "unknown (no requests)" : `${(f * 100).toFixed(1)} %`;
 
-/** Below 99 %: the late first tokens by what the scaler was doing when they arrived, largest share first. */
-function lateLines(s: Summary): string[] {
-  const entries = Object.entries(s.lateFirstTokensByCause).sort((a, b) => b[1] - a[1]);
+/** The share of requests the demo's SLO asks to be within its targets. */
+export const sloGoal = 0.99;
+
+/**
+ * The summary's last lines: whether the run kept the SLO for 99 % of first tokens and inter-token gaps, and
+ * below that, the late first tokens (one per request) by the rule that kept the fleet below their need when
+ * they arrived (`ruleAt`), largest share first.
+ */
+export function verdictLines(s: Summary): string[] {
+  const goal = `${(100 * sloGoal).toFixed(0)} %`;
+  if (s.ttftAttainment === undefined || s.itlAttainment === undefined)
+    return [`  SLO                 unknown: no first token or inter-token gap was observed`];
+  const ttftMet = s.ttftAttainment >= sloGoal;
+  const itlMet = s.itlAttainment >= sloGoal;
+  if (ttftMet && itlMet)
+    return [
+      `  SLO                 met: TTFT and ITL within their targets for at least ${goal} of first tokens and gaps`,
+    ];
+  const missed = [
+    ...(ttftMet ? [] : [`TTFT ${percent(s.ttftAttainment)}`]),
+    ...(itlMet ? [] : [`ITL ${percent(s.itlAttainment)}`]),
+  ];
+  const entries = Object.entries(s.lateFirstTokensByRule).sort((a, b) => b[1] - a[1]);
   const late = entries.reduce((n, [, count]) => n + count, 0);
-  if (s.ttftAttainment === undefined || s.ttftAttainment >= 0.99 || late === 0) return [];
   return [
-    `  late first tokens   ${late}, by what the scaler was doing when they arrived (status reasons):`,
-    ...entries.map(([cause, count]) => `    ${lpad(`${((100 * count) / late).toFixed(0)} %`, 5)}  ${cause}`),
+    `  SLO                 missed: ${missed.join(", ")}, below ${goal}`,
+    ...(ttftMet || late === 0
+      ? []
+      : [
+          `  what kept it below  ${late} late first tokens, by the rule that kept the fleet below their need when they arrived:`,
+          ...entries.map(([rule, count]) => `    ${lpad(`${((100 * count) / late).toFixed(0)} %`, 5)}  ${rule}`),
+        ]),
   ];
 }
 
-export function formatSummary(s: Summary): string {
+/** The summary; `notes` (the controller log's) come before the verdict, which ends it. */
+export function formatSummary(s: Summary, notes: readonly string[] = []): string {
   const lines = [
     "",
     "summary",
     `  replayed            ${formatDuration(s.replaySeconds)} of wall time = ${formatDuration(s.traceSeconds)} of trace`,
     `  requests            ${s.requestsOffered} offered, ${s.requestsServed} served (last token out)`,
     `  TTFT attainment     ${percent(s.ttftAttainment)} of first tokens within ${s.ttftBoundMs ?? s.ttftTargetMs} ms (target ${s.ttftTargetMs} ms)`,
-    ...lateLines(s),
     `  ITL attainment      ${percent(s.itlAttainment)} of inter-token gaps within ${s.itlBoundMs ?? s.itlTargetMs} ms (target ${s.itlTargetMs} ms)`,
     `  replica-seconds     ${Object.entries(s.replicaSecondsByRole)
       .map(([role, seconds]) => `${role} ${seconds.toFixed(0)}`)
@@ -83,6 +107,8 @@ export function formatSummary(s: Summary): string {
       (c) =>
         `    ${lpad(`${c.atSeconds.toFixed(1)}s`, 7)}  ${c.changes.map((x) => `${x.role} ${x.from}→${x.to}`).join(", ") || "(no change)"}`,
     ),
+    ...notes,
+    ...verdictLines(s),
   ];
   return lines.join("\n") + "\n";
 }

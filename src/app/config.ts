@@ -5,7 +5,8 @@
  */
 import { PrometheusClient } from "../adapters/prometheus/client.js";
 import { prometheusHeadersFrom } from "./prometheus-headers.js";
-import { repeatedLabelFields, type PrometheusLabelNames } from "../adapters/prometheus/config.js";
+import { matcherNameProblem, repeatedLabelFields, type PrometheusLabelNames } from "../adapters/prometheus/config.js";
+import { parseLabelMatchers, type LabelMatcher } from "../adapters/prometheus/matchers.js";
 import { serviceHosts } from "../adapters/webhook/certificates.js";
 import type { PrometheusSignalConfig } from "../adapters/prometheus/config.js";
 import {
@@ -85,13 +86,28 @@ export function labelsOf(config: LabelSettings): PrometheusLabelNames {
   };
 }
 
-/** Two roles of the mapping on one label could never tell pods from roles apart. */
-export function labelProblems(config: LabelSettings, raw: Given): string[] {
-  return repeatedLabelFields(labelsOf(config)).map((field) => {
+/**
+ * Two roles of the mapping on one label could never tell pods from roles apart; an extra matcher on a
+ * label of the mapping would fight the scaler's own selection.
+ */
+export function labelProblems(config: LabelSettings & Pick<Config, "prometheusMatchers">, raw: Given): string[] {
+  const repeated = repeatedLabelFields(labelsOf(config)).map((field) => {
     const name = labelSettings[field];
     const first = Object.values(labelSettings).find((other) => config[other] === config[name]) ?? name;
     return `${named(name, config, raw)} is also ${named(first, config, raw)}: each label of the mapping must differ`;
   });
+  const onMapping = matchersOf(config.prometheusMatchers).flatMap((m) => {
+    const problem = matcherNameProblem(m.name, labelsOf(config));
+    return problem === undefined ? [] : [`${named("prometheusMatchers", config, raw)}: ${m.name} ${problem}`];
+  });
+  return [...repeated, ...onMapping];
+}
+
+/** The matchers of a checked `--prometheus-matchers` value (the setting's schema refused any other). */
+export function matchersOf(text: string): readonly LabelMatcher[] {
+  const parsed = parseLabelMatchers(text);
+  if (!parsed.ok) throw new ConfigError([`--prometheus-matchers: ${parsed.problem}`]);
+  return parsed.matchers;
 }
 
 /** An HTTPS server needs a certificate source and a host for it, known before anything is contacted. */
@@ -125,6 +141,7 @@ export const prometheusSettingNames = [
   "prometheusTimeoutMs",
   "prometheusHeadersFile",
   "prometheusQueries",
+  "prometheusMatchers",
   "metricSeparator",
   "namespaceLabel",
   "podLabel",
@@ -180,5 +197,6 @@ export function prometheusSignalConfigOf(config: PrometheusSettings): Prometheus
     metricNameSeparator: config.metricSeparator,
     queryTimeoutMs: config.prometheusTimeoutMs,
     queryPlan: config.prometheusQueries,
+    matchers: matchersOf(config.prometheusMatchers),
   };
 }

@@ -7,6 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
+import { parseLabelMatchers } from "../adapters/prometheus/matchers.js";
 import { defaultQueryPlan, queryPlans } from "../adapters/prometheus/queries.js";
 import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 
@@ -50,6 +51,18 @@ export const settings = {
     env: "MDS_PROMETHEUS_QUERIES",
     help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts) or 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge). All read the same observations.",
     schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default(defaultQueryPlan),
+  },
+  prometheusMatchers: {
+    flag: "--prometheus-matchers",
+    env: "MDS_PROMETHEUS_MATCHERS",
+    help: 'Label matchers every engine query carries besides the scaler\'s namespace, deployment and role, in PromQL syntax, comma-separated: e.g. cluster="prod-eu" on a store that holds several clusters. Empty adds none.',
+    schema: z
+      .string()
+      .default("")
+      .superRefine((text, ctx) => {
+        const parsed = parseLabelMatchers(text);
+        if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.problem });
+      }),
   },
   metricSeparator: {
     flag: "--metric-separator",

@@ -25,7 +25,9 @@ import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
 import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
-import { flagLines, readFlags, UsageError, type FlagValues } from "./flags.js";
+import { minutesFromLoadTest } from "./calibrate/load-test.js";
+import { readFleet } from "./fleet-file.js";
+import { flagLines, positiveFlag, readFlags, UsageError, type FlagValues } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
@@ -39,6 +41,20 @@ const ownFlags: readonly CommandFlag[] = [
     multiple: true,
     help: "a `simulate -o json` run; repeat to pool runs (say, static fleets of several sizes)",
   },
+  {
+    flag: "--trace",
+    value: "NAME|FILE",
+    help: "load-test in the simulator: serve the trace's first --duration seconds with static fleets, from twice its peak need down by a third at a time, until the targets break (a trace name or file, as simulate takes it; needs -f)",
+  },
+  {
+    flag: "--duration",
+    value: "SECONDS",
+    default: "900",
+    help: "with --trace: the slice of the trace the load test serves",
+  },
+  { flag: "--fleet", value: "FILE", help: "with --trace: simulate's fleet settings (preset, capacity, routing, ...)" },
+  { flag: "--copies", value: "K", default: "1", help: "with --trace: overlay K copies of the trace, as simulate does" },
+  { flag: "--speedup", value: "N", default: "1", help: "with --trace: replay N times faster, as simulate does" },
   {
     flag: "--filename",
     short: "f",
@@ -86,6 +102,7 @@ const flags: readonly CommandFlag[] = [
 ];
 
 export const calibrateUsage = `usage: mds-scaler calibrate --from-simulation run.json [--from-simulation run2.json ...] [-f scaler.yaml] [flags]
+       mds-scaler calibrate --trace NAME|FILE -f scaler.yaml [--duration 900] [--fleet fleet.yaml] [flags]
        mds-scaler calibrate --prometheus-url URL (-f scaler.yaml | --scaler NS/NAME) [--target md.yaml] (--last 15m | --start T [--end T]) [flags]
 
 ${flagLines(flags)}
@@ -140,6 +157,29 @@ function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardRead
   };
 }
 
+function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
+  const file = values["filename"] as string | undefined;
+  if (file === undefined) throw new UsageError("--trace needs -f <scaler.yaml>: its targets judge the load test");
+  const slice = {
+    durationSeconds: positiveFlag(values, "duration", false) ?? 900,
+    copies: positiveFlag(values, "copies", true) ?? 1,
+    speedup: positiveFlag(values, "speedup", false) ?? 1,
+  };
+  const fleet = readFleet(io, values["fleet"] as string | undefined, (_io, path) => readYaml(io, path, "fleet"));
+  if (typeof fleet === "number") throw new Error(`--fleet ${String(values["fleet"])}: not a fleet settings file`);
+  const document = readYaml(io, file, "ModelDeploymentScaler");
+  const spec = specOf(document, `-f ${file}`);
+  const test = minutesFromLoadTest({
+    trace: values["trace"] as string,
+    ...slice,
+    fleet,
+    spec,
+    reading,
+    seed: 1,
+  });
+  return { result: calibrate(test.source, spec, test.roles, [], reading), document, spec };
+}
+
 async function fromPrometheus(
   values: FlagValues,
   io: CliIo,
@@ -151,7 +191,7 @@ async function fromPrometheus(
     const v = values[p.flag.slice(2)];
     if (typeof v === "string") raw[p.name] = v;
   }
-  if (raw.prometheusUrl === undefined) throw new UsageError("give --prometheus-url (or --from-simulation)");
+  if (raw.prometheusUrl === undefined) throw new UsageError("give --prometheus-url, --from-simulation or --trace");
   const settings = parsePrometheusSettings(raw);
   const file = values["filename"] as string | undefined;
   const scalerRef = values["scaler"] as string | undefined;
@@ -245,8 +285,12 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
 async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number): Promise<Calibrated | number> {
   const { values, reading } = invocation;
   try {
-    if (values["from-simulation"] !== undefined && values["prometheus-url"] !== undefined)
-      throw new UsageError("give either --from-simulation or --prometheus-url, not both");
+    const sources = ["from-simulation", "prometheus-url", "trace"].filter((f) => values[f] !== undefined);
+    if (sources.length > 1)
+      throw new UsageError(
+        `give one of --from-simulation, --prometheus-url and --trace, not ${sources.map((f) => `--${f}`).join(" and ")}`,
+      );
+    if (values["trace"] !== undefined) return fromLoadTest(values, io, reading);
     return values["from-simulation"] !== undefined
       ? fromSimulation(values, io, reading)
       : await fromPrometheus(values, io, nowMs, reading);

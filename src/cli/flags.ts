@@ -75,3 +75,12 @@ export function invocationOf<T>(parse: () => T | undefined, usage: string, io: C
     return exitCodes.usage;
   }
 }
+
+/** A positive number (or integer) flag, its default when absent; `UsageError` naming the flag and the value. */
+export function positiveFlag(values: FlagValues, name: string, integer: boolean): number | undefined {
+  const text = stringFlag(values, name);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n))) return n;
+  throw new UsageError(`--${name} must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(text)}`);
+}

@@ -7,13 +7,10 @@
  * field and the value.
  */
 import { writeFileSync } from "node:fs";
-import { z } from "zod";
 import { formatProblem } from "../core/api/problem.js";
 import type { ScalerSpec } from "../core/api/scaler.js";
 import { validateScaler } from "../core/api/validation.js";
-import { routingRules } from "../sim/quality/cluster.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
-import { replicaPresetNames } from "../sim/quality/presets.js";
 import {
   defaultLatencyGuardReading,
   isLatencyGuardReading,
@@ -22,11 +19,12 @@ import {
 } from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
-import { firstSeconds, fromSecond, loadTrace, overlay, type Trace } from "../sim/quality/traces.js";
-import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError, type FlagValues } from "./flags.js";
+import { firstSeconds, fromSecond, loadTrace, overlay, speedUp, type Trace } from "../sim/quality/traces.js";
+import { flagLines, invocationOf, positiveFlag, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
+import { fleetOptions, readFleet, type FleetFile } from "./fleet-file.js";
 
 /** simulate's flags: the help and the command line are both read from this table. */
 const simulateFlags: readonly CommandFlag[] = [
@@ -72,36 +70,6 @@ export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --sca
 ${flagLines(simulateFlags)}
 `;
 
-const FleetSchema = z.strictObject({
-  initialReplicas: z.number().int().min(1).max(1024).optional(),
-  preset: z.enum(replicaPresetNames).optional(),
-  gpusPerReplica: z.number().int().min(1).max(64).optional(),
-  routing: z.enum(routingRules).optional(),
-  roles: z
-    .array(z.strictObject({ name: z.string().min(1), kind: z.enum(["Server", "Prefill", "Decode"]) }))
-    .min(1)
-    .optional(),
-  kvLink: z
-    .strictObject({ bytesPerToken: z.number().positive(), linkBytesPerSecond: z.number().positive() })
-    .optional(),
-  quotaReplicas: z.number().int().min(1).max(1024).optional(),
-  coldStartSeconds: z
-    .strictObject({ min: z.number().min(0), max: z.number().min(0) })
-    .refine((c) => c.max >= c.min, "max must be at least min")
-    .optional(),
-  capacity: z
-    .strictObject({
-      prefillTokensPerSecond: z.number().positive().optional(),
-      decodeTokensPerSecond: z.number().positive().optional(),
-      maxTokensPerSecondPerRequest: z.number().positive().optional(),
-      maxRunningRequests: z.number().int().positive().optional(),
-      kvCacheTokens: z.number().int().positive().optional(),
-      prefixCacheBlocks: z.number().int().min(0).optional(),
-    })
-    .optional(),
-});
-type FleetFile = z.infer<typeof FleetSchema>;
-
 interface SimulateArgs {
   readonly trace: string;
   readonly scaler: string;
@@ -114,15 +82,6 @@ interface SimulateArgs {
   readonly report?: string;
   readonly output: "table" | "json";
   readonly latencyGuardReading: LatencyGuardReading;
-}
-
-/** A positive number (or integer) flag, its default when absent; `UsageError` naming the flag and the value. */
-function positiveFlag(values: FlagValues, name: string, integer: boolean): number | undefined {
-  const text = stringFlag(values, name);
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n))) return n;
-  throw new UsageError(`--${name} must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(text)}`);
 }
 
 /** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
@@ -163,17 +122,6 @@ function readYaml(io: CliIo, path: string): unknown {
   if (typeof values === "string") throw new Error(values);
   if (values.length !== 1) throw new Error(`${path}: expected one document, found ${values.length}`);
   return values[0];
-}
-
-function speedUp(trace: Trace, speedup: number): Trace {
-  if (speedup === 1) return trace;
-  return {
-    ...trace,
-    name: `${trace.name} at ${speedup}x`,
-    requests: trace.requests.map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds / speedup })),
-    spanSeconds: trace.spanSeconds / speedup,
-    notes: [...trace.notes, `replayed ${speedup}x faster`],
-  };
 }
 
 export function summaryOf(result: RunResult): [string, string][] {
@@ -217,15 +165,6 @@ interface SimulateInputs {
   readonly trace: Trace;
 }
 
-/** The fleet file's settings (none without `--fleet`), or exit 1 after naming each bad field. */
-function readFleet(io: CliIo, path: string | undefined): FleetFile | number {
-  if (path === undefined) return {};
-  const f = FleetSchema.safeParse(readYaml(io, path));
-  if (f.success) return f.data;
-  for (const issue of f.error.issues) io.stderr(`${path}: ${issue.path.join(".") || "(document)"}: ${issue.message}\n`);
-  return exitCodes.invalid;
-}
-
 /** The trace overlaid, sped up and cut as the flags say. */
 function traceOf(parsed: SimulateArgs): Trace {
   const whole = speedUp(
@@ -250,29 +189,13 @@ function readInputs(parsed: SimulateArgs, io: CliIo): SimulateInputs | number {
       for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
       return exitCodes.invalid;
     }
-    const fleet = readFleet(io, parsed.fleet);
+    const fleet = readFleet(io, parsed.fleet, readYaml);
     if (typeof fleet === "number") return fleet;
     return { scalerDocument, spec: scaler.value.spec, fleet, trace: traceOf(parsed) };
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
-}
-
-/** The simulated fleet's options: only the settings the fleet file gives. */
-function fleetOptions(fleet: FleetFile): NonNullable<NonNullable<Parameters<typeof runPolicy>[2]>["fleet"]> {
-  return {
-    ...(fleet.preset === undefined ? {} : { preset: fleet.preset }),
-    ...(fleet.gpusPerReplica === undefined ? {} : { gpusPerReplica: fleet.gpusPerReplica }),
-    ...(fleet.routing === undefined ? {} : { routing: fleet.routing }),
-    ...(fleet.capacity === undefined
-      ? {}
-      : { capacity: Object.fromEntries(Object.entries(fleet.capacity).filter(([, v]) => v !== undefined)) }),
-    ...(fleet.coldStartSeconds === undefined ? {} : { coldStartSeconds: fleet.coldStartSeconds }),
-    ...(fleet.quotaReplicas === undefined ? {} : { quotaReplicas: fleet.quotaReplicas }),
-    ...(fleet.roles === undefined ? {} : { roles: fleet.roles }),
-    ...(fleet.kvLink === undefined ? {} : { kvLink: fleet.kvLink }),
-  };
 }
 
 /** Phase 3: the replay with the real planner deciding, or exit 1 naming why the fleet cannot run. */

@@ -54,6 +54,20 @@ describe("controller configuration", () => {
     ]);
   });
 
+  it("refuses a malformed --prometheus-matchers, and a matcher on a label of the mapping", () => {
+    expect(problems(["--prometheus-matchers=cluster=prod"])).toEqual([
+      expect.stringContaining(
+        '--prometheus-matchers (MDS_PROMETHEUS_MATCHERS) = "cluster=prod": cluster=prod: the value must be double-quoted',
+      ),
+    ]);
+    expect(problems([], { MDS_PROMETHEUS_MATCHERS: 'cluster="a",app_kubernetes_io_component="decode"' })).toEqual([
+      expect.stringContaining(
+        '--prometheus-matchers (MDS_PROMETHEUS_MATCHERS) = cluster="a",app_kubernetes_io_component="decode": app_kubernetes_io_component is the role label',
+      ),
+    ]);
+    expect(problems(['--prometheus-matchers=cluster="prod-eu"'])).toEqual([]);
+  });
+
   it("refuses an HTTPS server without a certificate source or host", () => {
     expect(problems(["--webhook-address=:8443"])).toEqual([
       expect.stringContaining("neither --webhook-tls-secret (MDS_WEBHOOK_TLS_SECRET) nor --webhook-cert-dir"),

@@ -556,6 +556,13 @@ describe("helm template with values", () => {
     expect(parsedControllerArgs(render({ set: { "prometheus.queries": "unions" } })).prometheusQueries).toBe("unions");
   });
 
+  it("passes label matchers to the controller only when set, quotes and all", () => {
+    // helm's --set splits on unescaped commas.
+    const objects = render({ set: { "prometheus.matchers": 'cluster="prod-eu"\\,region=~"eu-.*"' } });
+    expect(parsedControllerArgs(objects).prometheusMatchers).toBe('cluster="prod-eu",region=~"eu-.*"');
+    expect(parsedControllerArgs(render({})).prometheusMatchers).toBe("");
+  });
+
   it("passes the latency guard reading to the controller", () => {
     const objects = render({ set: { "controller.latencyGuardReading": "literal" } });
     expect(parsedControllerArgs(objects).latencyGuardReading).toBe("literal");

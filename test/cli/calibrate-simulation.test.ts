@@ -231,7 +231,7 @@ describe("calibrate --from-simulation", () => {
       ],
       [
         ["--from-simulation", runs[4] as string, "--prometheus-url", "http://127.0.0.1:1"],
-        /either --from-simulation or --prometheus-url/,
+        /give one of --from-simulation, --prometheus-url and --trace, not --from-simulation and --prometheus-url/,
         2,
       ],
       [["--from-simulation", runs[4] as string, "-o", "csv"], /-o: "csv" is not one of table, json, scaler/, 2],
@@ -257,7 +257,7 @@ describe("calibrate --from-simulation", () => {
         1,
       ],
       [["--bogus"], /Unknown option '--bogus'/, 2],
-      [[], /give --prometheus-url \(or --from-simulation\)/, 2],
+      [[], /give --prometheus-url, --from-simulation or --trace/, 2],
     ];
     for (const [args, message, code] of cases) {
       const io = memoryIo();

@@ -9,7 +9,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { calibrateDemo, fixedScaler, replayedSeconds, targetOf, ttftTargetOf } from "../../demo/calibration.js";
+import {
+  calibrateDemo,
+  demoBounds,
+  fixedScaler,
+  replayedSeconds,
+  targetOf,
+  ttftTargetOf,
+} from "../../demo/calibration.js";
 import { countsWithin } from "../../demo/observer.js";
 import { defaultSpeedup, tracesDir } from "../../demo/options.js";
 import { worldSettings } from "../../demo/run.js";
@@ -19,6 +26,7 @@ import { TraceWorkload } from "../../src/sim/engines/workload.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const scalerYaml = readFileSync(join(root, "docs", "examples", "demo", "scaler.yaml"), "utf8");
+const targetYaml = readFileSync(join(root, "docs", "examples", "demo", "target.yaml"), "utf8");
 const world = {
   prefillTokensPerSecond: worldSettings.prefillCapacity.prefillTokensPerSecond as number,
   coldStartSeconds: (worldSettings.timings.coldStartMs as number) / 1000,
@@ -84,6 +92,21 @@ describe("the demo scaler's calibrated targets", () => {
     expect(result.runs.some((r) => r.replicasPerRole === (pooled[0] as number) / 2 && r.ttftAttainment < 0.99)).toBe(
       true,
     );
+  }, 180_000);
+
+  it("start the target at the load test's starting pair, the static fleet a user replaces, and cap each role there", async () => {
+    const bounds = demoBounds(await calibrated());
+    const scaler = parse(scalerYaml) as { spec: { roles: { name: string; maxReplicas: number }[] } };
+    const target = parse(targetYaml) as { spec: { roles: { name: string; replicas: number }[] } };
+    expect(scaler.spec.roles.map((r) => [r.name, r.maxReplicas])).toEqual([
+      ["prefill", bounds.maxReplicasPerRole],
+      ["decode", bounds.maxReplicasPerRole],
+    ]);
+    expect(target.spec.roles.map((r) => [r.name, r.replicas])).toEqual([
+      ["prefill", bounds.startingReplicasPerRole],
+      ["decode", bounds.startingReplicasPerRole],
+    ]);
+    expect(() => demoBounds({ pooledReplicas: [] })).toThrow(/no starting pair/);
   }, 180_000);
 
   it("comes from simulate, which serves a fixed pair as the demo's own engines do (within 2 points of first tokens in time)", async () => {

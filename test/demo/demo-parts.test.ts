@@ -5,16 +5,8 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readPanels, substitute } from "../../demo/dashboards.js";
-import {
-  attainment,
-  causeAt,
-  lateByArrival,
-  lateCause,
-  mergedCumulative,
-  type RoleView,
-  type Summary,
-} from "../../demo/observer.js";
-import { formatSummary } from "../../demo/terminal.js";
+import { attainment, lateByArrival, lookIndexAt, mergedCumulative, type Summary } from "../../demo/observer.js";
+import { formatSummary, verdictLines } from "../../demo/terminal.js";
 import { parseDemoArgs } from "../../demo/options.js";
 import { timelineScript } from "../../demo/page.js";
 import { nonDefaultScalerSettings } from "../../demo/settings.js";
@@ -184,35 +176,11 @@ describe("SLO attainment", () => {
 });
 
 describe("late first tokens", () => {
-  const role = (name: string, committed: number, ready: number, reason: string): RoleView => ({
-    name,
-    committed,
-    ready,
-    recommended: committed,
-    constrained: committed,
-    reason,
-    signalState: "Fresh",
-    demandTokensPerSecond: 1000,
-  });
-
-  it("are charged to replicas starting while any role has fewer ready than committed, else to each role's reason", () => {
-    expect(lateCause([role("prefill", 3, 2, "LatencyGuardScaleUp"), role("decode", 1, 1, "TokenThroughput")])).toBe(
-      "replicas starting (prefill 2 of 3 ready)",
-    );
-    expect(lateCause([role("prefill", 3, 3, "MaxReplicas"), role("decode", 1, 1, "")])).toBe(
-      "prefill MaxReplicas, decode no decision yet",
-    );
-  });
-
-  it("are charged to what the scaler was doing when they arrived: the look before now minus their bucket's lower bound", () => {
-    const causes = [
-      { atMs: 10_000, cause: "prefill TokenThroughput" },
-      { atMs: 11_000, cause: "replicas starting (prefill 2 of 5 ready)" },
-      { atMs: 14_000, cause: "prefill Panic" },
-    ];
-    expect(causeAt(causes, 9_000)).toBe("prefill TokenThroughput");
-    expect(causeAt(causes, 13_999)).toBe("replicas starting (prefill 2 of 5 ready)");
-    expect(causeAt(causes, 14_000)).toBe("prefill Panic");
+  it("are charged to the look they arrived at: the look before now minus their bucket's lower bound", () => {
+    const looks = [{ atMs: 10_000 }, { atMs: 11_000 }, { atMs: 14_000 }];
+    expect(lookIndexAt(looks, 9_000)).toBe(0);
+    expect(lookIndexAt(looks, 13_999)).toBe(1);
+    expect(lookIndexAt(looks, 14_000)).toBe(2);
     const bucket = (upperBound: number, count: number): { upperBound: number; count: number } => ({
       upperBound,
       count,
@@ -225,19 +193,19 @@ describe("late first tokens", () => {
       [bucket(0.5, 3), bucket(1, 4), bucket(2.5, 4), bucket(5, 6), bucket(Infinity, 6)],
       [bucket(0.5, 1), bucket(1, 2), bucket(2.5, 2), bucket(5, 4), bucket(Infinity, 5)],
     ]);
-    const late = lateByArrival(before, after, 0.5, 14_500, (atMs) => causeAt(causes, atMs));
+    const late = lateByArrival(before, after, 0.5, 14_500, (atMs) => lookIndexAt(looks, atMs));
     expect(Object.fromEntries(late)).toEqual({
       // (0.5, 1]: arrived before 14.0 s.
-      "prefill Panic": 2,
+      2: 2,
       // (2.5, 5] before 12.0 s and (5, +Inf) before 9.5 s.
-      "replicas starting (prefill 2 of 5 ready)": 4,
-      "prefill TokenThroughput": 1,
+      1: 4,
+      0: 1,
     });
     // A target between bounds counts late from the bucket above the largest bound not above it.
     expect([...lateByArrival(before, after, 0.7, 14_500, () => "x").values()]).toEqual([7]);
   });
 
-  it("are listed in the summary below 99 % attainment, largest share first, and not above it", () => {
+  it("end the summary below 99 %: the SLO missed, then each rule's share, largest first", () => {
     const summary: Summary = {
       replaySeconds: 60,
       traceSeconds: 600,
@@ -253,13 +221,20 @@ describe("late first tokens", () => {
       commits: [],
       commitsUp: 0,
       commitsDown: 0,
-      lateFirstTokensByCause: { "prefill TokenThroughput": 10, "replicas starting (prefill 1 of 2 ready)": 30 },
+      lateFirstTokensByRule: { "maxReplicas: prefill at its maxReplicas of 8": 10, "replica start-up: 3 s": 30 },
     };
-    const text = formatSummary(summary);
+    const text = formatSummary(summary, ["  controller log      no warnings or errors"]);
     expect(text).toMatch(
-      /late first tokens {3}40, by what the scaler was doing[^\n]*\n {5}75 % {2}replicas starting \(prefill 1 of 2 ready\)\n {5}25 % {2}prefill TokenThroughput\n/,
+      /controller log[^\n]*\n {2}SLO {17}missed: TTFT 60\.0 %, below 99 %\n {2}what kept it below {2}40 late first tokens, by the rule[^\n]*\n {5}75 % {2}replica start-up: 3 s\n {5}25 % {2}maxReplicas: prefill at its maxReplicas of 8\n$/,
     );
-    expect(formatSummary({ ...summary, ttftAttainment: 0.995 })).not.toContain("late first tokens");
+    expect(verdictLines({ ...summary, ttftAttainment: 0.995 })).toEqual([
+      "  SLO                 met: TTFT and ITL within their targets for at least 99 % of first tokens and gaps",
+    ]);
+    // A miss on ITL alone names it, with no late first tokens to charge.
+    expect(verdictLines({ ...summary, ttftAttainment: 0.995, itlAttainment: 0.9 })).toEqual([
+      "  SLO                 missed: ITL 90.0 %, below 99 %",
+    ]);
+    expect(verdictLines({ ...summary, ttftAttainment: undefined })[0]).toMatch(/SLO {17}unknown/);
   });
 });
 

@@ -125,13 +125,15 @@ describe("npm start (the demo)", () => {
     // "close", not "exit": npm may end before the demo's own process has written its last line.
     const exited = new Promise<number | null>((resolve) => demo.once("close", (code) => resolve(code)));
 
-    // The page is worth loading once the scaler has committed a scale-up.
+    // The page is worth loading once the scaler has committed. The first commit is a scale-down about 10 s into
+    // the replay (the target starts as the static fleet it replaces), the first scale-up comes with the first burst
+    // about 26 s in: loading at the first commit leaves a loaded machine most of the minute to draw every chart
+    // before the demo stops its Prometheus. The summary shows the scale-up below.
     const deadline = Date.now() + 180_000;
-    const scaledUp = (): boolean =>
-      [...stdout.matchAll(/ (\d+)→(\d+) /g)].some((m) => Number(m[2]) > Number(m[1])) && stdout.includes("live page:");
-    while (!scaledUp() && demo.exitCode === null && Date.now() < deadline)
+    const committed = (): boolean => / \d+→\d+ /.test(stdout) && stdout.includes("live page:");
+    while (!committed() && demo.exitCode === null && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(scaledUp(), `no scale-up before the deadline:\n${stdout}\n${stderr}`).toBe(true);
+    expect(committed(), `no commit before the deadline:\n${stdout}\n${stderr}`).toBe(true);
     const url = /live page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout)?.[1] ?? "";
     // The marker reaches what the demo started (a shell drops names it cannot hold), so the final check means something.
     expect(processesMarked(marker).length).toBeGreaterThanOrEqual(7);

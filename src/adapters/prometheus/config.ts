@@ -7,6 +7,7 @@
  * `app.kubernetes.io/component` (the role name) onto every series, sanitised
  * to `app_kubernetes_io_instance` and `app_kubernetes_io_component`.
  */
+import type { LabelMatcher } from "./matchers.js";
 import { queryPlans, type QueryPlan } from "./queries.js";
 
 export interface PrometheusLabelNames {
@@ -26,6 +27,8 @@ export interface PrometheusSignalConfig {
   readonly queryTimeoutMs: number;
   /** How a pass asks for its parts (queries.ts `QueryPlan`); `defaultQueryPlan` when absent. */
   readonly queryPlan?: QueryPlan;
+  /** Matchers every engine selector carries besides the scaler's own labels (matchers.ts); none when absent. */
+  readonly matchers?: readonly LabelMatcher[];
 }
 
 export const defaultLabelNames: PrometheusLabelNames = {
@@ -81,5 +84,19 @@ export function validatePrometheusSignalConfig(config: PrometheusSignalConfig): 
   if (config.queryPlan !== undefined && !queryPlans.includes(config.queryPlan)) {
     throw new Error(`queryPlan: ${JSON.stringify(config.queryPlan)} is not one of ${queryPlans.join(", ")}`);
   }
+  for (const m of config.matchers ?? []) {
+    const problem = matcherNameProblem(m.name, config.labels);
+    if (problem !== undefined) throw new Error(`matchers: ${m.name}: ${problem}`);
+  }
   return config;
+}
+
+/**
+ * Why a label cannot carry an extra matcher, or undefined when it can: the scaler pins the namespace,
+ * deployment and role labels itself, and the pod label must stay free to tell pods apart.
+ */
+export function matcherNameProblem(name: string, labels: PrometheusLabelNames): string | undefined {
+  const field = (Object.keys(labels) as (keyof PrometheusLabelNames)[]).find((f) => labels[f] === name);
+  if (field !== undefined) return `is the ${field} label, which the scaler sets itself`;
+  return labelNameProblem(name);
 }

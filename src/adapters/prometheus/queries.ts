@@ -14,6 +14,7 @@
  * `anyOf`, which escapes them twice (regex, then string).
  */
 import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
+import { matcherText, type LabelMatcher } from "./matchers.js";
 
 export const signalLabel = "mds_signal";
 export const windowLabel = "mds_window_seconds";
@@ -110,6 +111,8 @@ export interface PartQuery {
 export interface QueryContext {
   readonly labels: PrometheusLabelNames;
   readonly separator: MetricNameSeparator;
+  /** Matchers every selector carries besides the scaler's own labels (`--prometheus-matchers`); none when absent. */
+  readonly matchers?: readonly LabelMatcher[];
 }
 
 function tagWindow(expr: string, windowSeconds: number): string {
@@ -184,6 +187,7 @@ class Builder {
       anyOf(l.namespace, sel.namespaces),
       anyOf(l.deployment, sel.deployments),
       anyOf(l.role, sel.roles),
+      ...(this.ctx.matchers ?? []).map(matcherText),
       ...extra,
     ].join(", ");
   }

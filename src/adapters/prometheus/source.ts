@@ -257,7 +257,7 @@ export class PrometheusSignalSource {
       .sort((a, b) => a[0] - b[0])
       .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
     return build(
-      { labels: this.config.labels, separator: this.config.metricNameSeparator },
+      { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
       selection(scalers),
       windows,
     );

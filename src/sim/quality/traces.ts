@@ -387,3 +387,15 @@ export function fromSecond(trace: Trace, seconds: number): Trace {
     notes: [...trace.notes, `from ${seconds} s on, shifted to start at zero`],
   };
 }
+
+/** The trace replayed `speedup` times faster: every arrival and the span divided by it. */
+export function speedUp(trace: Trace, speedup: number): Trace {
+  if (speedup === 1) return trace;
+  return {
+    ...trace,
+    name: `${trace.name} at ${speedup}x`,
+    requests: trace.requests.map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds / speedup })),
+    spanSeconds: trace.spanSeconds / speedup,
+    notes: [...trace.notes, `replayed ${speedup}x faster`],
+  };
+}

@@ -10,9 +10,9 @@
  * targets; the ITL target is the SLO's; `maxReplicas` follows the benchmark's
  * rule on the training slice. Nothing here reads the evaluated replay.
  */
-import { calibrateRole, type RoleCalibration } from "../../core/calibrate/bands.js";
+import { calibrateRole, type LatencyTargets, type RoleCalibration } from "../../core/calibrate/bands.js";
 import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
-import type { CalibrationMinute } from "../../core/calibrate/minute.js";
+import type { CalibrationMinute, SkipReason } from "../../core/calibrate/minute.js";
 import type { EngineCapacity } from "../engines/model.js";
 import { fluidNeed } from "./oracle.js";
 import { staticPolicy } from "./policies/static.js";
@@ -85,11 +85,52 @@ export interface CalibratedFigures {
   readonly why: string;
 }
 
+/** What a load test gave: the static fleets it ran, their pooled minutes and calibrate's reading of them. */
+export interface LoadTest {
+  /** Replicas of each static fleet the slice was served by, in order. */
+  readonly loadTestReplicas: readonly number[];
+  /** The slice's peak 60 s fluid need, in replicas. */
+  readonly peakNeed: number;
+  /** Every Server minute of those runs, pooled in run order, and the minutes that were no evidence, by reason. */
+  readonly minutes: readonly CalibrationMinute[];
+  readonly skipped: Readonly<Partial<Record<SkipReason, number>>>;
+  readonly calibration: RoleCalibration;
+}
+
 /**
- * Calibrates on the training slice alone, judging TTFT as the guard with `reading` does: static fleets from the one that carries the slice's
- * 60 s peak fluid need down by `loadTestStep`, stopping at the first whose pooled minutes give
- * calibrate an answer other than "not enough evidence", or at one replica.
+ * A load test on `slice`, judged against `targets` as the guard with `reading` does: static fleets from the one that
+ * carries the slice's 60 s peak fluid need `loadTestHeadroom` times down by `loadTestStep`, stopping at the
+ * first whose pooled minutes give calibrate an answer other than "not enough evidence", or at one replica.
  */
+export function runLoadTest(
+  slice: Trace,
+  capacity: EngineCapacity,
+  runOptions: RunOptions,
+  targets: LatencyTargets,
+  reading: LatencyGuardReading,
+): LoadTest {
+  const pooled: CalibrationMinute[] = [];
+  const skipped: Partial<Record<SkipReason, number>> = {};
+  const loadTestReplicas: number[] = [];
+  const peakNeed = Math.max(0, ...fluidNeed(slice, capacity));
+  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
+  for (;;) {
+    const run = runPolicy(slice, staticPolicy(replicas, "load test"), runOptions);
+    loadTestReplicas.push(replicas);
+    for (const r of run.minutes.filter((m) => m.kind === "Server")) {
+      pooled.push(...r.minutes);
+      for (const [reason, n] of Object.entries(r.skipped) as [SkipReason, number][])
+        skipped[reason] = (skipped[reason] ?? 0) + n;
+    }
+    const calibration = calibrateRole("Server", pooled, targets, reading);
+    const kind = calibration.answer.kind;
+    if (kind === "calibrated" || kind === "targets never held" || replicas === 1)
+      return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
+    replicas = Math.max(1, Math.min(replicas - 1, Math.floor(replicas * loadTestStep)));
+  }
+}
+
+/** Calibrates on the training slice alone, judging TTFT as the guard with `reading` does (`runLoadTest`). */
 export function calibrateOnTraining(
   training: Trace,
   capacity: EngineCapacity,
@@ -102,40 +143,29 @@ export function calibrateOnTraining(
     itlMilliseconds: Math.round(1000 * slo.itlSeconds),
   };
   const runOptions: RunOptions = { ...options, fleet: { ...options.fleet, capacity } };
-  const pooled: CalibrationMinute[] = [];
-  const loadTestReplicas: number[] = [];
-  const peakNeed = Math.max(0, ...fluidNeed(training, capacity));
-  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
-  for (;;) {
-    const run = runPolicy(training, staticPolicy(replicas, "load test"), runOptions);
-    loadTestReplicas.push(replicas);
-    pooled.push(...run.minutes.flatMap((r) => (r.kind === "Server" ? r.minutes : [])));
-    const calibration = calibrateRole("Server", pooled, targets, reading);
-    const answer = calibration.answer;
-    const base = {
-      reading,
-      ttftTargetMilliseconds: targets.ttftMilliseconds,
-      itlTargetMilliseconds: targets.itlMilliseconds,
-      maxReplicas: userMaxReplicas(peakNeed),
-      loadTestReplicas,
-      calibration,
+  const { loadTestReplicas, peakNeed, calibration } = runLoadTest(training, capacity, runOptions, targets, reading);
+  const answer = calibration.answer;
+  const base = {
+    reading,
+    ttftTargetMilliseconds: targets.ttftMilliseconds,
+    itlTargetMilliseconds: targets.itlMilliseconds,
+    maxReplicas: userMaxReplicas(peakNeed),
+    loadTestReplicas,
+    calibration,
+  };
+  if (answer.kind === "calibrated")
+    return {
+      ...base,
+      tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica,
+      capacityTokensPerSecondPerReplica: answer.capacityTokensPerSecondPerReplica,
+      why: answer.why,
     };
-    if (answer.kind === "calibrated")
-      return {
+  if (answer.kind === "targets never held") return { ...base, why: `targets never held: ${answer.why}` };
+  return answer.heldUpToTokensPerSecondPerReplica === undefined
+    ? { ...base, why: `not enough evidence: ${answer.why}` }
+    : {
         ...base,
-        tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica,
-        capacityTokensPerSecondPerReplica: answer.capacityTokensPerSecondPerReplica,
-        why: answer.why,
+        tokensPerSecondPerReplica: answer.heldUpToTokensPerSecondPerReplica,
+        why: `held up to (one replica never broke the targets): ${answer.why}`,
       };
-    if (answer.kind === "targets never held") return { ...base, why: `targets never held: ${answer.why}` };
-    if (replicas === 1)
-      return answer.heldUpToTokensPerSecondPerReplica === undefined
-        ? { ...base, why: `not enough evidence: ${answer.why}` }
-        : {
-            ...base,
-            tokensPerSecondPerReplica: answer.heldUpToTokensPerSecondPerReplica,
-            why: `held up to (one replica never broke the targets): ${answer.why}`,
-          };
-    replicas = Math.max(1, Math.min(replicas - 1, Math.floor(replicas * loadTestStep)));
-  }
 }

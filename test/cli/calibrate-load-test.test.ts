@@ -1,0 +1,80 @@
+/**
+ * `mds-scaler calibrate --trace`: the load test in one command, on the Azure conversation trace's first
+ * 15 minutes. It runs the benchmark's rule (`runLoadTest`), so it must give the figure the documented
+ * example scaler carries (docs/examples/simulate-scaler.yaml, written from the manual steps), and refuse
+ * what it cannot load-test, naming the flag or the roles.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { runCalibrate } from "../../src/cli/calibrate.js";
+import { validateScaler } from "../../src/core/api/validation.js";
+import { memoryIo } from "../support/memory-io.js";
+import { tracesDir } from "../sim/quality/fixtures.js";
+
+const trace = join(tracesDir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+const example = new URL("../../docs/examples/simulate-scaler.yaml", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "mds-load-test-"));
+
+describe("calibrate --trace", () => {
+  it("load-tests the trace's first 15 minutes and writes the example scaler's own figure", async () => {
+    const io = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", example, "-o", "scaler"], io)).toBe(0);
+    const scaler = validateScaler(parse(io.out));
+    expect(scaler.ok).toBe(true);
+    const written = (parse(io.out) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } }).spec
+      .algorithm.tokenThroughput;
+    const shipped = (parse(readExample()) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } }).spec
+      .algorithm.tokenThroughput;
+    expect(written["serverTargetTokensPerSecond"]).toBe(shipped["serverTargetTokensPerSecond"]);
+    expect(written["ttftTargetMilliseconds"]).toBe(shipped["ttftTargetMilliseconds"]);
+  }, 120_000);
+
+  it("says which fleets it ran and shows the bands", async () => {
+    const io = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", example, "--duration", "900"], io)).toBe(0);
+    expect(io.out).toMatch(/a load test in the simulator on .*first 900 s: static fleets of 2, 1 replicas/);
+    expect(io.out).toMatch(/7000–8000\s+6\s+0\.0 %.*broke/);
+  }, 120_000);
+
+  it.each([
+    [["--trace", "azure-conv"], /--trace needs -f <scaler.yaml>/],
+    [["--trace", "azure-conv", "-f", "s.yaml", "--duration", "15m"], /--duration must be a positive number, got "15m"/],
+    [["--trace", "azure-conv", "-f", "s.yaml", "--copies", "0"], /--copies must be a positive integer, got "0"/],
+    [
+      ["--trace", "azure-conv", "--from-simulation", "run.json", "-f", "s.yaml"],
+      /give one of --from-simulation, --prometheus-url and --trace, not --from-simulation and --trace/,
+    ],
+  ])("refuses %j with exit 2, naming the flag", async (args, named) => {
+    const io = memoryIo((path) => {
+      throw new Error(`read ${path}`);
+    });
+    expect(await runCalibrate(args, io)).toBe(2);
+    expect(io.err).toMatch(named);
+  });
+
+  it("refuses a prefill/decode scaler with exit 1, naming its roles", async () => {
+    const path = join(dir, "pd.yaml");
+    writeFileSync(
+      path,
+      `apiVersion: worker.gpustack.ai/v1
+kind: ModelDeploymentScaler
+metadata: {name: llm, namespace: default}
+spec:
+  targetRef: {name: llm}
+  roles: [{name: prefill, maxReplicas: 8}, {name: decode, maxReplicas: 8}]
+  algorithm:
+    tokenThroughput: {prefillTargetTokensPerSecond: "4000", decodeTargetTokensPerSecond: "800"}
+`,
+    );
+    const io = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", path], io)).toBe(1);
+    expect(io.err).toContain("the load test serves one Server role, and the scaler has 2 (prefill, decode)");
+  });
+});
+
+function readExample(): string {
+  return memoryIo().readFile(example);
+}
