@@ -6,12 +6,13 @@
  * SGLang, 15 s scrapes, cached, never built by CI) for 10, 100 and 1,000
  * deployments; every pass samples every deployment at a time inside the data,
  * with each query plan (`--plans`), the plans taking turns pass by pass.
- * Prints per plan the pass p50/p99 and CPU per pass, per family the samples
+ * Prints per plan the pass p50/p99, CPU per pass and series answered per
+ * deployment per pass (what the controller decodes), per family the samples
  * touched (query stats), the Prometheus RSS, and checks every pod is Fresh
  * with the same fields as at the smallest size and that every plan read the
  * same pass as the first.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts --query-timeout 600]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts,roles --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -47,6 +48,7 @@ import {
   tsdbShape,
 } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
+import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -65,7 +67,9 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
   --sizes <list>          deployments per prepared TSDB (default 10,100,1000)
   --passes <n>            timed passes per size and plan, after one cold pass (default 20)
   --plans <list>          query plans to measure side by side, taking turns pass by
-                          pass, and to compare pass by pass (default unions,parts)
+                          pass, and to compare pass by pass (default unions,parts,roles;
+                          roles is compared by every observation and the samples
+                          but for buckets)
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
   --query-timeout <s>     budget of one query in seconds: the client's deadline, the
@@ -143,11 +147,15 @@ class TimedClient implements PrometheusQueryClient {
   readonly latenciesMs: number[] = [];
   /** By query text. */
   readonly byQuery = new Map<string, number[]>();
+  /** Series answered, what the controller decodes. */
+  answeredSeries = 0;
   constructor(private readonly inner: PrometheusQueryClient) {}
   async instantQuery(query: string, atUnixMs: number): ReturnType<PrometheusQueryClient["instantQuery"]> {
     const t0 = performance.now();
     try {
-      return await this.inner.instantQuery(query, atUnixMs);
+      const result = await this.inner.instantQuery(query, atUnixMs);
+      this.answeredSeries += result.samples.length;
+      return result;
     } finally {
       const ms = performance.now() - t0;
       this.latenciesMs.push(ms);
@@ -308,7 +316,7 @@ const expectedPods = (size: number): number => size * preparedRoles.length * pre
 
 function plansFlag(): QueryPlan[] {
   const i = process.argv.indexOf("--plans");
-  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts";
+  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts,roles";
   const plans = raw.split(",");
   for (const plan of plans)
     if (!(queryPlans as readonly string[]).includes(plan))
@@ -343,7 +351,30 @@ function passContent(pass: SamplingPass): string {
   return JSON.stringify([scalers, pass.warnings, pass.unknownFamilies]);
 }
 
-/** The first field where two passes differ, for the report. */
+/**
+ * Where two plans' passes differ, for the report; undefined when they read the same. With the
+ * `roles` plan on either side, the samples but for buckets and every role's observation
+ * (test/support/plan-observations.ts); otherwise every sample.
+ */
+function difference(
+  a: SamplingPass,
+  b: SamplingPass,
+  summed: boolean,
+  scalers: readonly ScalerSamplingInput[],
+): string | undefined {
+  if (!summed) return passContent(a) === passContent(b) ? undefined : firstDifference(a, b);
+  if (JSON.stringify(withoutBuckets(a)) !== JSON.stringify(withoutBuckets(b)))
+    return `the samples but for buckets: ${firstDifference(a, b)}`;
+  const expected = observationsOf(a, scalers);
+  for (const [key, observation] of observationsOf(b, scalers)) {
+    const other = expected.get(key);
+    if (JSON.stringify(observation) !== JSON.stringify(other))
+      return `${key}: ${JSON.stringify(other).slice(0, 300)} against ${JSON.stringify(observation).slice(0, 300)}`;
+  }
+  return undefined;
+}
+
+/** The first role whose samples differ, for the report. */
 function firstDifference(a: SamplingPass, b: SamplingPass): string {
   for (const [key, roles] of a.scalers) {
     for (const [role, samples] of roles) {
@@ -402,6 +433,7 @@ async function measureSize(
       run.coldMs = performance.now() - t0;
       run.client.latenciesMs.length = 0;
       run.client.byQuery.clear();
+      run.client.answeredSeries = 0;
     }
     // The plans take turns, pass by pass, so the load of the shared machine falls on both alike.
     for (let p = 0; p < passes; p++) {
@@ -421,14 +453,13 @@ async function measureSize(
     const problems: string[] = [];
     const lines: string[] = [];
     const perQuery: string[] = [];
-    const reference = runs[0]?.first;
+    const reference = runs[0];
     for (const run of runs) {
       const pass = run.first;
       if (!pass) continue;
-      if (reference && passContent(pass) !== passContent(reference))
-        problems.push(
-          `${size} deployments: the ${run.plan} plan read a different pass: ${firstDifference(reference, pass)}`,
-        );
+      const summed = run.plan === "roles" || reference?.plan === "roles";
+      const differs = reference?.first && difference(reference.first, pass, summed, scalers);
+      if (differs) problems.push(`${size} deployments: the ${run.plan} plan read a different pass: ${differs}`);
       problems.push(...pass.warnings, ...Object.values(pass.unknownFamilies));
       let fresh = 0;
       let pods = 0;
@@ -463,7 +494,7 @@ async function measureSize(
       const benchCpuPerPass = run.benchCpuSeconds / passes;
       const passMs = [...run.passMs].sort((a, b) => a - b);
       lines.push(
-        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)}`,
+        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)} ${(run.client.answeredSeries / passes / size).toFixed(0).padStart(10)}`,
       );
       lines.push(
         `=sampling cost at ${size} deployments (${run.plan} plan): Prometheus ${((promCpuPerPass * 1000) / size).toFixed(2)} ms and controller ${((benchCpuPerPass * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
@@ -514,9 +545,11 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process)`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
-  console.log("deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s");
+  console.log(
+    "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",
+  );
   for (const r of results) for (const l of r.lines) if (kind(l) === "") console.log(l);
   console.log("\ndeployments prom RSS MiB bench RSS MiB  load 1m b-a");
   for (const r of results) for (const l of r.lines) if (kind(l) === "+") console.log(l.slice(1));

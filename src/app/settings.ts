@@ -8,7 +8,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
 import { parseLabelMatchers } from "../adapters/prometheus/matchers.js";
-import { queryPlans } from "../adapters/prometheus/queries.js";
+import { defaultQueryPlan, queryPlans } from "../adapters/prometheus/queries.js";
 import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
 
 interface Setting {
@@ -49,8 +49,8 @@ export const settings = {
   prometheusQueries: {
     flag: "--prometheus-queries",
     env: "MDS_PROMETHEUS_QUERIES",
-    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side) or 'unions' (four queries, each a union of tagged parts). Both read the same observations.",
-    schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default("parts"),
+    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts) or 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge). All read the same observations.",
+    schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default(defaultQueryPlan),
   },
   prometheusMatchers: {
     flag: "--prometheus-matchers",

@@ -479,4 +479,33 @@ describe("real and derived engine captures through a real Prometheus", () => {
       expect(itl.buckets[i]?.count ?? 0).toBeGreaterThanOrEqual((itl.buckets[i - 1]?.count ?? 0) * (1 - 1e-9));
     }
   }, 90_000);
+
+  it("the roles plan reads a role from its summed buckets in 53 queries, and asks a pod's own buckets where the sum is not their merge", async () => {
+    const [first, second] = await scrapeTimesMs("sglang-2026-live", 2);
+    if (first === undefined || second === undefined) throw new Error("two scrapes expected");
+    const live = await source.roles.sample(
+      [scalerFor("sglang-2026-live", Math.ceil((second - first) / 1000 + 0.5))],
+      second,
+    );
+    expect(live.queries).toBe(53);
+    const summed = live.scalers.get("sglang-2026-live")?.get("role");
+    expect(summed?.roleHistograms?.stable?.ttftSeconds?.pods).toEqual([
+      { pod: "sglang-2026-live-0", engine: "sglang" },
+    ]);
+    expect(summed?.roleHistograms?.stable?.ttftSeconds?.buckets.length).toBeGreaterThan(0);
+    expect(summed?.pods[0]?.windows.stable.ttftSeconds?.buckets).toEqual([]);
+
+    // Here the capture's +Inf buckets are not its counts once the spellings change: the role's sum is not
+    // the pod's merge, so the pass asks the pod's own buckets in the parts plan's six bucket queries.
+    const times = await scrapeTimesMs(leKey, 4);
+    const last = times[3] ?? 0;
+    const windowSeconds = Math.ceil((last - (times[0] ?? 0)) / 1000 + 0.5);
+    const pass = await source.roles.sample([scalerFor(leKey, windowSeconds)], last);
+    expect(pass.queries).toBe(59);
+    const perPod = pass.scalers.get(leKey)?.get("role");
+    expect(perPod?.roleHistograms).toBeUndefined();
+    expect(perPod?.pods[0]?.windows.stable.itlSeconds?.buckets).toEqual(
+      (await sampleAt(leKey, last, windowSeconds)).pods[0]?.windows.stable.itlSeconds?.buckets,
+    );
+  }, 90_000);
 });

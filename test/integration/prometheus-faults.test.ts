@@ -215,7 +215,7 @@ afterAll(async () => {
 });
 
 describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {
-  const source = (): PrometheusSignalSource => (plan === "unions" ? bothPlans.unions : bothPlans.parts);
+  const source = (): PrometheusSignalSource => bothPlans[plan];
   // The previous plan's last test restarted Prometheus: its rates need a full window of scrapes again.
   beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);
 

@@ -484,7 +484,7 @@ describe("VictoriaMetrics' defaults", () => {
 
   it("refuse a counter query longer than -search.maxQueryLen: counters unknown, not zero", async () => {
     // Under the unions plan the counter query of the fleet's two scalers is about 19 kB, above
-    // VictoriaMetrics' default 16 KiB; the parts plan (the default) splits it into queries that fit.
+    // VictoriaMetrics' default 16 KiB; the roles plan (the default) splits it into queries that fit.
     const unions = new PrometheusSignalSource(new PrometheusClient({ endpoint: vmDefault.url, timeoutMs: 10_000 }), {
       ...defaultPrometheusSignalConfig,
       queryPlan: "unions",

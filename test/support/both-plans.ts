@@ -1,8 +1,8 @@
 /**
- * A signal source that samples every pass with both query plans (`unions` and `parts`) at
- * the same evaluation time and fails the test unless they read the same pass, so every
- * check a test makes on a pass holds for both plans. The passes differ only in their query
- * count, which the test reads from the pass it checks (the `unions` plan's).
+ * A signal source that samples every pass with every query plan at the same evaluation
+ * time and fails the test unless they read the same pass (plan-observations.ts), so every
+ * check a test makes on a pass holds for all of them. The passes differ in their query count,
+ * which the test reads from the pass it checks (the `unions` plan's).
  */
 import { expect } from "vitest";
 import type { PrometheusQueryClient } from "../../src/adapters/prometheus/client.js";
@@ -12,6 +12,7 @@ import {
   type SamplingPass,
   type ScalerSamplingInput,
 } from "../../src/adapters/prometheus/source.js";
+import { observationsOf, withoutBuckets } from "./plan-observations.js";
 
 /** Longer than a scrape of these tests' 1 s interval takes to land in the TSDB on a loaded machine. */
 const ingestionSettleMs = 2_000;
@@ -19,9 +20,11 @@ const ingestionSettleMs = 2_000;
 export class BothPlans {
   readonly unions: PrometheusSignalSource;
   readonly parts: PrometheusSignalSource;
+  readonly roles: PrometheusSignalSource;
   constructor(client: PrometheusQueryClient, config: PrometheusSignalConfig) {
     this.unions = new PrometheusSignalSource(client, { ...config, queryPlan: "unions" });
     this.parts = new PrometheusSignalSource(client, { ...config, queryPlan: "parts" });
+    this.roles = new PrometheusSignalSource(client, { ...config, queryPlan: "roles" });
   }
 
   /** The `unions` plan's pass, after checking that the `parts` plan read the same one. */
@@ -30,15 +33,29 @@ export class BothPlans {
     // ask: one plan would see it and the other not. Ask once every such scrape has landed.
     const settleMs = atUnixMs + ingestionSettleMs - Date.now();
     if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
-    const [unions, parts] = await Promise.all([
+    const [unions, parts, roles] = await Promise.all([
       this.unions.sample(scalers, atUnixMs),
       this.parts.sample(scalers, atUnixMs),
+      this.roles.sample(scalers, atUnixMs),
     ]);
     expect({ ...parts, queries: unions.queries }, "the parts plan reads the same pass").toEqual(unions);
+    expectSameObservations(parts, roles, scalers);
     return unions;
   }
 
   queriesFor(scalers: readonly ScalerSamplingInput[]): ReturnType<PrometheusSignalSource["queriesFor"]> {
     return this.unions.queriesFor(scalers);
   }
+}
+
+/** The `roles` plan's pass reads as the `parts` plan's: samples but for buckets, and every observation. */
+function expectSameObservations(
+  parts: SamplingPass,
+  roles: SamplingPass,
+  scalers: readonly ScalerSamplingInput[],
+): void {
+  expect(withoutBuckets(roles), "the roles plan reads the same samples but for buckets").toEqual(withoutBuckets(parts));
+  const expected = observationsOf(parts, scalers);
+  for (const [key, observation] of observationsOf(roles, scalers))
+    expect(observation, `${key} under the roles plan`).toEqual(expected.get(key));
 }

@@ -25,7 +25,7 @@ export interface PrometheusSignalConfig {
   readonly metricNameSeparator: MetricNameSeparator;
   /** Budget of one query: the HTTP request and Prometheus' own evaluation timeout. */
   readonly queryTimeoutMs: number;
-  /** How a pass asks for its parts (queries.ts `QueryPlan`); `parts` when absent. */
+  /** How a pass asks for its parts (queries.ts `QueryPlan`); `defaultQueryPlan` when absent. */
   readonly queryPlan?: QueryPlan;
   /** Matchers every engine selector carries besides the scaler's own labels (matchers.ts); none when absent. */
   readonly matchers?: readonly LabelMatcher[];

@@ -76,17 +76,23 @@ export type QueryName = keyof SamplingQueries;
 export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "itl"];
 
 /**
- * How a pass asks for its parts: `unions` (four queries of tagged parts) or
- * `parts` (one query per signal; docs/prometheus-signals.md, "Cost").
+ * How a pass asks for its parts: `unions` (four queries of tagged parts),
+ * `parts` (one query per signal) or `roles` (as `parts`, the histogram buckets
+ * summed by role; docs/prometheus-signals.md, "Cost").
  */
-export const queryPlans = ["unions", "parts"] as const;
+export const queryPlans = ["unions", "parts", "roles"] as const;
 export type QueryPlan = (typeof queryPlans)[number];
+
+/** The plan a pass uses unless told otherwise: `roles`, kept by its rule (docs/prometheus-signals.md, "Cost"). */
+export const defaultQueryPlan: QueryPlan = "roles";
 
 /** One signal of one window (no window for the gauges), as an expression without tags. */
 export interface Part {
   readonly signal: string;
   readonly windowSeconds?: number;
   readonly expr: string;
+  /** Summed by role (`roleGroup`): the series carry no pod label. */
+  readonly perRole?: true;
 }
 
 /**
@@ -99,6 +105,7 @@ export interface PartQuery {
   readonly signal: string;
   readonly windowSeconds?: number;
   readonly text: string;
+  readonly perRole?: true;
 }
 
 export interface QueryContext {
@@ -156,9 +163,12 @@ export const seriesFallbacks = {
 
 class Builder {
   readonly group: string;
+  /** A role's series summed over its pods. */
+  readonly roleGroup: string;
   constructor(private readonly ctx: QueryContext) {
     const l = ctx.labels;
     this.group = `${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role}`;
+    this.roleGroup = `${l.namespace}, ${l.deployment}, ${l.role}`;
   }
 
   name(engine: "vllm" | "sglang", metric: string): string {
@@ -345,21 +355,32 @@ export const firstUseCounters: ReadonlySet<string> = new Set([
 export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_tokens_total"]);
 
 /**
+ * Where the bucket series are summed: per pod, or per role (`roles` plan),
+ * where the role's pods each answer their count and sum and the core proves
+ * the role's sum is the merge it would have made (core/signals/role-histogram.ts).
+ */
+export type BucketsBy = "pod" | "role";
+
+/**
  * Histogram deltas (buckets by `le`, count, sum) for every window. ITL reads
  * `inter_token_latency_seconds`, and per pod falls back to the older
  * `time_per_output_token_seconds` (vLLM before 0.11, older SGLang) with the
  * same window; the part is labelled with the series it read. The TTFT query
  * also carries queue time (`queueTimeParts`), so the guard reads both of the
- * same pods and window from one answer.
+ * same pods and window from one answer. With `bucketsBy: "role"` the bucket
+ * parts are the per-pod ones summed by role: the same series, ranks and
+ * fallbacks, one answer per role instead of one per pod.
  */
 export function histogramParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
   histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
+  bucketsBy: BucketsBy = "pod",
 ): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
+  const perRole = bucketsBy === "role";
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     for (const engine of ["vllm", "sglang"] as const) {
@@ -372,13 +393,19 @@ export function histogramParts(
               g,
               names.map((metric) => ({ metric, expr: inc(metric, suffix, by) })),
             );
+      // A plain sum is summed by role directly; the per-pod fallback between names is chosen per pod first.
+      const buckets = !perRole
+        ? delta("_bucket", `${g}, le`)
+        : names.length === 1
+          ? inc(histogram, "_bucket", `${b.roleGroup}, le`)
+          : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`)})`;
       parts.push(
-        part(delta("_bucket", `${g}, le`), `${engine}/bucket`, w),
+        part(buckets, `${engine}/bucket`, w, perRole),
         part(delta("_count", g), `${engine}/count`, w),
         part(delta("_sum", g), `${engine}/sum`, w),
       );
     }
-    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel));
+    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, perRole));
   }
   return parts;
 }
@@ -389,18 +416,20 @@ export function histogramParts(
  * `queue_time_seconds`, a scheduler series, so ranks are filtered as for the
  * scheduler gauges (`sglangScheduler`).
  */
-function queueTimeParts(b: Builder, w: number, sel: TargetSelection): Part[] {
+function queueTimeParts(b: Builder, w: number, sel: TargetSelection, perRole: boolean): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
   const vllm = (suffix: string, by: string): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, sel)}${range}))`;
-  const sglang = (suffix: string, by: readonly string[]): string =>
-    `sum by (${[g, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, sel, (s) => `increase(${s}${range})`, by)})`;
+  // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
+  const sglang = (suffix: string, by: readonly string[], sumBy = g): string =>
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, sel, (s) => `increase(${s}${range})`, by)})`;
+  const bucketGroup = perRole ? b.roleGroup : g;
   return [
-    part(vllm("_bucket", `${g}, le`), "vllm/queue/bucket", w),
+    part(vllm("_bucket", `${bucketGroup}, le`), "vllm/queue/bucket", w, perRole),
     part(vllm("_count", g), "vllm/queue/count", w),
     part(vllm("_sum", g), "vllm/queue/sum", w),
-    part(sglang("_bucket", ["le"]), "sglang/queue/bucket", w),
+    part(sglang("_bucket", ["le"], bucketGroup), "sglang/queue/bucket", w, perRole),
     part(sglang("_count", []), "sglang/queue/count", w),
     part(sglang("_sum", []), "sglang/queue/sum", w),
   ];
@@ -411,8 +440,13 @@ export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   return union(gaugesParts(ctx, sel).map(tag));
 }
 
-function part(expr: string, signal: string, windowSeconds?: number): Part {
-  return windowSeconds === undefined ? { expr, signal } : { expr, signal, windowSeconds };
+function part(expr: string, signal: string, windowSeconds?: number, perRole = false): Part {
+  return {
+    expr,
+    signal,
+    ...(windowSeconds === undefined ? {} : { windowSeconds }),
+    ...(perRole ? { perRole: true as const } : {}),
+  };
 }
 
 /** Every part of a pass by family, each family's parts in the order its union joins them. */
@@ -420,12 +454,30 @@ export function samplingParts(
   ctx: QueryContext,
   gauges: TargetSelection,
   windows: readonly WindowSelection[],
+  bucketsBy: BucketsBy = "pod",
 ): Readonly<Record<QueryName, readonly Part[]>> {
   return {
     gauges: gaugesParts(ctx, gauges),
     counters: countersParts(ctx, windows),
-    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds"),
-    itl: histogramParts(ctx, windows, "inter_token_latency_seconds"),
+    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy),
+    itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy),
+  };
+}
+
+/**
+ * The per-pod bucket parts of the histogram families: what a `roles` pass asks
+ * again, for the roles whose sum the core cannot use, in a constant number of queries.
+ */
+export function podBucketParts(
+  ctx: QueryContext,
+  windows: readonly WindowSelection[],
+): Readonly<Record<QueryName, readonly Part[]>> {
+  const buckets = (parts: readonly Part[]): Part[] => parts.filter((p) => p.signal.endsWith("/bucket"));
+  return {
+    gauges: [],
+    counters: [],
+    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds")),
+    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds")),
   };
 }
 
@@ -452,12 +504,14 @@ export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part
     }
     for (const [signal, list] of bySignal) {
       const [only] = list;
+      const perRole = only?.perRole === true ? { perRole: true as const } : {};
       if (list.length === 1 && only !== undefined) {
         out.push({
           family,
           signal,
           ...(only.windowSeconds === undefined ? {} : { windowSeconds: only.windowSeconds }),
           text: only.expr,
+          ...perRole,
         });
         continue;
       }
@@ -465,6 +519,7 @@ export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part
         family,
         signal,
         text: union(list.map((p) => (p.windowSeconds === undefined ? p.expr : tagWindow(p.expr, p.windowSeconds)))),
+        ...perRole,
       });
     }
   }

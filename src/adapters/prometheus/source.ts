@@ -6,22 +6,32 @@
  * value is an absent field; a query that fails, or answers with warnings (a
  * partial answer), costs only its family of fields (`unknownFamilies`), except
  * the gauge query, which names the pods: its failure marks every role of the
- * pass `queryFailed`.
+ * pass `queryFailed`. In the `roles` plan the latency buckets come summed by
+ * role, with the pods each sum covers; a role whose sum the core would not use
+ * (core/signals/role-histogram.ts) is asked again for its pods' own buckets, in
+ * the same few queries whatever the number of such roles.
  */
+import { sampledPods, staleAfterSeconds } from "../../core/signals/observe.js";
+import { roleSumsHold } from "../../core/signals/role-histogram.js";
 import type {
   EngineKind,
   HistogramWindow,
+  LatencyField,
   PodSample,
   PodWindowRates,
+  RoleHistogram,
   RoleSamples,
   SignalFamily,
+  WindowName,
 } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusLabelNames, type PrometheusSignalConfig } from "./config.js";
 import {
   buildPartQueries,
   buildSamplingQueries,
+  defaultQueryPlan,
   firstUseCounters,
+  podBucketParts,
   instanceLabel,
   queryNames,
   samplingParts,
@@ -31,7 +41,9 @@ import {
   windowLabel,
   type Part,
   type PartQuery,
+  type QueryContext,
   type QueryName,
+  type QueryPlan,
   type SamplingQueries,
   type TargetSelection,
   type WindowSelection,
@@ -82,7 +94,25 @@ interface HistogramAcc {
   buckets: Map<number, number>;
   count?: number;
   sum?: number;
+  /** The engines whose count part answered for the pod, whichever it runs: the pods a role's sum covers. */
+  counted: EngineKind[];
 }
+
+/** One histogram's buckets of one role and window, summed by Prometheus (`roles` plan). */
+type RoleBuckets = Map<number, number>;
+
+/** A role's summed buckets, by window and histogram. */
+type RoleAcc = Map<number, Record<HistogramName, RoleBuckets>>;
+
+const histogramNames = ["ttft", "itl", "queue"] as const;
+type HistogramName = (typeof histogramNames)[number];
+
+/** The `PodWindowRates` field each histogram fills. */
+const fieldOfHistogram: Readonly<Record<HistogramName, LatencyField>> = {
+  ttft: "ttftSeconds",
+  itl: "itlSeconds",
+  queue: "queueTimeSeconds",
+};
 
 /** The gauges of one scrape target of a pod. */
 interface TargetAcc {
@@ -118,7 +148,8 @@ type Usable = "all" | "podsOnly";
  * One query of a pass: its family, and, in the `parts` plan, the signal (and
  * window, when it holds one) that the `unions` plan's tags would carry.
  */
-type IssuedQuery = Pick<PartQuery, "family" | "text"> & Partial<Pick<PartQuery, "signal" | "windowSeconds">>;
+type IssuedQuery = Pick<PartQuery, "family" | "text"> &
+  Partial<Pick<PartQuery, "signal" | "windowSeconds" | "perRole">>;
 
 /** One answer a pass may use, with the query it answers. */
 interface UsableAnswer {
@@ -132,11 +163,14 @@ export class PrometheusSignalSource {
   /** Queries issued since construction. */
   queriesIssued = 0;
 
+  private readonly plan: QueryPlan;
+
   constructor(
     private readonly client: PrometheusQueryClient,
     config: PrometheusSignalConfig,
   ) {
     this.config = validatePrometheusSignalConfig(config);
+    this.plan = this.config.queryPlan ?? defaultQueryPlan;
   }
 
   /** One pass over exactly these scalers, evaluated at `atUnixMs`. */
@@ -144,48 +178,57 @@ export class PrometheusSignalSource {
     if (scalers.length === 0)
       return { atUnixMs, queries: 0, scalers: new Map(), warnings: [], infos: [], unknownFamilies: {} };
     const queries = this.issuedFor(scalers);
-    this.queriesIssued += queries.length;
-    // The queries are independent: each one's failure or partial answer costs its family's fields only.
-    const settled = await Promise.allSettled(queries.map((q) => this.client.instantQuery(q.text, atUnixMs, q.family)));
-    const answers = readAnswers(queries, settled);
-    const { warnings, infos, unknownFamilies } = answers;
-    const out = new Map<string, Map<string, RoleSamples>>();
+    const settled = await this.ask(queries, atUnixMs);
+    let answers = readAnswers(queries, settled);
     const gaugeFailure = answers.failures.get("gauges");
     if (gaugeFailure !== undefined) {
       // The gauge query names the pods and their freshness: without it no pod is known.
       const reason = `gauges: ${gaugeFailure}`;
+      const out = new Map<string, Map<string, RoleSamples>>();
       for (const s of scalers) out.set(s.key, new Map(s.roles.map((r) => [r, { pods: [], queryFailed: { reason } }])));
+      const { warnings, infos, unknownFamilies } = answers;
       return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
     }
-    const pods = this.accumulate(answers.usable);
-    const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
-    // Indexed once per pass: a scan of every pod for every scaler and role grows with the square of the fleet.
-    const byRole = new Map<string, PodAcc[]>();
-    for (const acc of pods.values()) {
-      const key = roleKey(acc.namespace, acc.deployment, acc.role);
-      const list = byRole.get(key);
-      if (list) list.push(acc);
-      else byRole.set(key, [acc]);
+    const acc: PassAcc = { pods: new Map(), roles: new Map() };
+    this.accumulate(acc, answers.usable);
+    const summed = this.plan === "roles";
+    let out = buildPass(scalers, acc, answers.unknownFamilies, summed ? new Set() : undefined);
+    let issued = queries.length;
+    // The roles whose summed buckets the core could not use: their pods' own buckets, in a constant number of queries.
+    const unproven = summed ? unprovenRoles(scalers, out, atUnixMs) : [];
+    if (unproven.length > 0) {
+      const again = buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => podBucketParts(ctx, windows)));
+      const all = readAnswers([...queries, ...again], [...settled, ...(await this.ask(again, atUnixMs))]);
+      issued += again.length;
+      const perPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
+      const asked = new Set<IssuedQuery>(again);
+      this.accumulate(
+        acc,
+        all.usable.filter((a) => asked.has(a.query)),
+        perPod,
+      );
+      // A family one of these queries failed or answered partially is unknown for the pass, as for any of its queries.
+      for (const family of ["ttft", "itl"] as const)
+        if (all.unknownFamilies[family] !== undefined && answers.unknownFamilies[family] === undefined)
+          forgetFamily(acc, family);
+      answers = all;
+      out = buildPass(scalers, acc, all.unknownFamilies, perPod);
     }
-    for (const s of scalers) {
-      const roles = new Map<string, RoleSamples>();
-      for (const role of s.roles) {
-        const samples: PodSample[] = [];
-        for (const acc of byRole.get(roleKey(s.namespace, s.deployment, role)) ?? []) {
-          const sample = toPodSample(acc, s);
-          if (sample) samples.push(sample);
-        }
-        samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
-        roles.set(role, { pods: samples, ...partial });
-      }
-      out.set(s.key, roles);
-    }
-    return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
+    const { warnings, infos, unknownFamilies } = answers;
+    return { atUnixMs, queries: issued, scalers: out, warnings, infos, unknownFamilies };
+  }
+
+  /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
+  private ask(queries: readonly IssuedQuery[], atUnixMs: number): Promise<PromiseSettledResult<InstantQueryResult>[]> {
+    this.queriesIssued += queries.length;
+    return Promise.allSettled(queries.map((q) => this.client.instantQuery(q.text, atUnixMs, q.family)));
   }
 
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
-    if (this.config.queryPlan !== "unions") return buildPartQueries(this.partsFor(scalers));
+    const plan = this.plan;
+    if (plan === "roles") return buildPartQueries(this.partsFor(scalers, summedByRole));
+    if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
     return queryNames.map((family) => ({ family, text: unions[family] }));
   }
@@ -195,8 +238,8 @@ export class PrometheusSignalSource {
     return buildSamplingQueries(this.partsFor(scalers));
   }
 
-  /** Every part a pass over these scalers reads, by family. */
-  private partsFor(scalers: readonly ScalerSamplingInput[]): Readonly<Record<QueryName, readonly Part[]>> {
+  /** Every part a pass over these scalers reads, by family (`samplingParts`, or another builder of the same shape). */
+  private partsFor(scalers: readonly ScalerSamplingInput[], build: PartsBuilder = samplingParts): PassParts {
     const selection = (list: readonly ScalerSamplingInput[]): TargetSelection => ({
       namespaces: list.map((s) => s.namespace),
       deployments: list.map((s) => s.deployment),
@@ -213,20 +256,135 @@ export class PrometheusSignalSource {
     const windows: WindowSelection[] = [...byWindow.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
-    return samplingParts(
+    return build(
       { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
       selection(scalers),
       windows,
     );
   }
 
-  /** Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known. */
-  private accumulate(answers: readonly UsableAnswer[]): Map<string, PodAcc> {
-    const pods = new Map<string, PodAcc>();
+  /**
+   * Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known.
+   * With `only`, reads the series of those roles alone (`roleKey`).
+   */
+  private accumulate(acc: PassAcc, answers: readonly UsableAnswer[], only?: ReadonlySet<string>): void {
+    const l = this.config.labels;
     for (const answer of answers)
-      for (const s of answer.result.samples) readSample(pods, this.config.labels, answer, s);
-    return pods;
+      for (const s of answer.result.samples) {
+        if (only !== undefined && !only.has(roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role])))
+          continue;
+        readSample(acc, l, answer, s);
+      }
   }
+}
+
+type PassParts = Readonly<Record<QueryName, readonly Part[]>>;
+type PartsBuilder = (ctx: QueryContext, gauges: TargetSelection, windows: readonly WindowSelection[]) => PassParts;
+
+/** The `roles` plan's parts: the histogram buckets summed by role. */
+const summedByRole: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gauges, windows, "role");
+
+/** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
+interface PassAcc {
+  readonly pods: Map<string, PodAcc>;
+  readonly roles: Map<string, RoleAcc>;
+}
+
+/**
+ * One `RoleSamples` per scaler and role. `perPodRoles` is set in the `roles`
+ * plan: every role not in it (by `roleKey`) carries its summed buckets (`roleHistograms`).
+ */
+function buildPass(
+  scalers: readonly ScalerSamplingInput[],
+  acc: PassAcc,
+  unknownFamilies: Partial<Record<SignalFamily, string>>,
+  perPodRoles: ReadonlySet<string> | undefined,
+): Map<string, Map<string, RoleSamples>> {
+  const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
+  // Indexed once per pass: a scan of every pod for every scaler and role grows with the square of the fleet.
+  const byRole = new Map<string, PodAcc[]>();
+  for (const pod of acc.pods.values()) {
+    const key = roleKey(pod.namespace, pod.deployment, pod.role);
+    const list = byRole.get(key);
+    if (list) list.push(pod);
+    else byRole.set(key, [pod]);
+  }
+  const out = new Map<string, Map<string, RoleSamples>>();
+  for (const s of scalers) {
+    const roles = new Map<string, RoleSamples>();
+    for (const role of s.roles) {
+      const key = roleKey(s.namespace, s.deployment, role);
+      const pods = byRole.get(key) ?? [];
+      const samples: PodSample[] = [];
+      for (const pod of pods) {
+        const sample = toPodSample(pod, s);
+        if (sample) samples.push(sample);
+      }
+      samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+      const summed =
+        perPodRoles === undefined || perPodRoles.has(key) ? undefined : roleHistograms(pods, acc.roles.get(key), s);
+      roles.set(role, { pods: samples, ...partial, ...(summed === undefined ? {} : { roleHistograms: summed }) });
+    }
+    out.set(s.key, roles);
+  }
+  return out;
+}
+
+/** The scalers, each with the roles whose summed buckets the core would not use (`roleSumsHold`). */
+function unprovenRoles(
+  scalers: readonly ScalerSamplingInput[],
+  out: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>,
+  atUnixMs: number,
+): ScalerSamplingInput[] {
+  const unproven: ScalerSamplingInput[] = [];
+  for (const s of scalers) {
+    const stale = staleAfterSeconds(s.intervalSeconds);
+    const roles = s.roles.filter((role) => {
+      const samples = out.get(s.key)?.get(role);
+      return samples !== undefined && !roleSumsHold(samples, sampledPods(samples.pods, atUnixMs, stale));
+    });
+    if (roles.length > 0) unproven.push({ ...s, roles });
+  }
+  return unproven;
+}
+
+/** A role's summed buckets by window name and histogram, with the pods each sum covers. */
+function roleHistograms(
+  pods: readonly PodAcc[],
+  role: RoleAcc | undefined,
+  scaler: ScalerSamplingInput,
+): RoleSamples["roleHistograms"] {
+  const out: Partial<Record<WindowName, Partial<Record<LatencyField, RoleHistogram>>>> = {};
+  const windows: [WindowName, number][] = [
+    ["stable", scaler.stableWindowSeconds],
+    ["panic", scaler.panicWindowSeconds],
+  ];
+  for (const [name, seconds] of windows) {
+    const w = windowSeconds(seconds);
+    const byField: Partial<Record<LatencyField, RoleHistogram>> = {};
+    for (const histogram of histogramNames) {
+      const covered = pods
+        .flatMap((pod) => (pod.windows.get(w)?.[histogram].counted ?? []).map((engine) => ({ pod: pod.pod, engine })))
+        .sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+      const buckets = role?.get(w)?.[histogram] ?? new Map<number, number>();
+      if (covered.length > 0 || buckets.size > 0)
+        byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
+    }
+    if (Object.keys(byField).length > 0) out[name] = byField;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Drops what the pass read of a family that turned unknown: its fields are absent, never partial. */
+function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
+  const names: readonly HistogramName[] = family === "ttft" ? ["ttft", "queue"] : ["itl"];
+  for (const pod of acc.pods.values())
+    for (const win of pod.windows.values()) {
+      for (const name of names) win[name] = emptyHistogram();
+      if (family === "itl") delete win.itlSeries;
+    }
+  for (const role of acc.roles.values())
+    for (const win of role.values()) for (const name of names) win[name] = new Map();
 }
 
 /** A sample with what its tag says: the engine, the signal and, for a reset count or a queue-time part, the counter. */
@@ -238,15 +396,11 @@ interface TaggedSample {
 }
 
 /** Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window. */
-function readSample(
-  pods: Map<string, PodAcc>,
-  labels: PrometheusLabelNames,
-  answer: UsableAnswer,
-  s: VectorSample,
-): void {
+function readSample(pass: PassAcc, labels: PrometheusLabelNames, answer: UsableAnswer, s: VectorSample): void {
   const tagged = tagOf(answer.query, s);
   if (tagged === undefined) return;
-  const acc = podOf(pods, labels, s);
+  if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, tagged);
+  const acc = podOf(pass.pods, labels, s);
   if (!acc) return;
   const family = answer.query.family;
   if (family === "gauges") return readGauge(targetOf(acc, s), tagged, answer.use);
@@ -263,6 +417,28 @@ function tagOf(query: IssuedQuery, s: VectorSample): TaggedSample | undefined {
   const [engine, signal, counter] = (query.signal ?? s.labels[signalLabel] ?? "").split("/");
   if ((engine !== "vllm" && engine !== "sglang") || !signal) return undefined;
   return { sample: s, engine, signal, counter };
+}
+
+/** A bucket of a role's sum (`roles` plan): per role, window and histogram, both engines' parts added. */
+function readRoleBuckets(
+  roles: Map<string, RoleAcc>,
+  l: PrometheusLabelNames,
+  answer: UsableAnswer,
+  { sample: s, signal }: TaggedSample,
+): void {
+  const namespace = s.labels[l.namespace];
+  const deployment = s.labels[l.deployment];
+  const role = s.labels[l.role];
+  const w = answer.query.windowSeconds ?? Number(s.labels[windowLabel]);
+  const le = parseLe(s.labels["le"]);
+  if (!namespace || !deployment || !role || !Number.isFinite(w) || le === undefined) return;
+  const key = roleKey(namespace, deployment, role);
+  let acc = roles.get(key);
+  if (!acc) roles.set(key, (acc = new Map()));
+  let win = acc.get(w);
+  if (!win) acc.set(w, (win = { ttft: new Map(), itl: new Map(), queue: new Map() }));
+  const buckets = signal === "queue" ? win.queue : answer.query.family === "ttft" ? win.ttft : win.itl;
+  buckets.set(le, (buckets.get(le) ?? 0) + s.value);
 }
 
 function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
@@ -293,12 +469,16 @@ function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
       (win = {
         rates: new Map(),
         present: new Set(),
-        ttft: { buckets: new Map() },
-        itl: { buckets: new Map() },
-        queue: { buckets: new Map() },
+        ttft: emptyHistogram(),
+        itl: emptyHistogram(),
+        queue: emptyHistogram(),
       }),
     );
   return win;
+}
+
+function emptyHistogram(): HistogramAcc {
+  return { buckets: new Map(), counted: [] };
 }
 
 /** The scrape time names the target's engine; gauge values count only from a complete answer. */
@@ -340,6 +520,7 @@ function readHistogramPart(
   const queue = signal === "queue";
   const h = queue ? win.queue : family === "ttft" ? win.ttft : win.itl;
   const part = queue ? counter : signal;
+  if (part === "count") h.counted.push(tagEngine);
   const engine = newestTarget(acc)?.engine;
   if (tagEngine !== engine && engine !== undefined) return;
   if (family === "itl" && s.labels[seriesLabel] !== undefined) win.itlSeries = `${tagEngine}:${s.labels[seriesLabel]}`;
@@ -352,7 +533,7 @@ function readHistogramPart(
   else if (part === "sum") h.sum = s.value;
 }
 
-function roleKey(namespace: string, deployment: string, role: string): string {
+function roleKey(namespace: string | undefined, deployment: string | undefined, role: string | undefined): string {
   return JSON.stringify([namespace, deployment, role]);
 }
 
@@ -556,13 +737,18 @@ function sglangCacheSeries(win: WindowAcc): string | undefined {
 
 function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
   if (h.count === undefined || h.sum === undefined) return undefined;
-  // A bucket whose series changed name inside the window (`le="1.0"` → `le="1"`) loses the
-  // increase between the two series, and can fall below the bucket before it. A cumulative
-  // count never falls, so it is at least the previous bucket's: a lower bound that keeps
-  // the percentile from moving down.
+  return { buckets: cumulativeBuckets(h.buckets), count: h.count, sum: h.sum };
+}
+
+/**
+ * Buckets by upper bound, ascending. A bucket whose series changed name inside the window
+ * (`le="1.0"` → `le="1"`) loses the increase between the two series, and can fall below the
+ * bucket before it. A cumulative count never falls, so it is at least the previous bucket's:
+ * a lower bound that keeps the percentile from moving down.
+ */
+function cumulativeBuckets(buckets: ReadonlyMap<number, number>): HistogramWindow["buckets"] {
   let floor = 0;
-  const buckets = [...h.buckets.entries()]
+  return [...buckets.entries()]
     .sort((a, b) => a[0] - b[0])
     .map(([upperBound, count]) => ({ upperBound, count: (floor = Math.max(floor, count)) }));
-  return { buckets, count: h.count, sum: h.sum };
 }

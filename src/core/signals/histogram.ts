@@ -14,7 +14,8 @@ export interface MergedHistogram {
   readonly sum: number;
 }
 
-function isUsable(histogram: HistogramWindow): boolean {
+/** Finite, non-negative count and sum: a histogram the merge adds. */
+export function isUsable(histogram: HistogramWindow): boolean {
   return (
     Number.isFinite(histogram.count) && histogram.count >= 0 && Number.isFinite(histogram.sum) && histogram.sum >= 0
   );

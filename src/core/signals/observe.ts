@@ -14,11 +14,14 @@ import { definedFields, meanDefined, sumDefined } from "./defined.js";
 import { mergeHistograms, p95Bracket, p95Milliseconds, type MergedHistogram } from "./histogram.js";
 import { podHasField, podWaitingRequests, type PodField } from "./pod-fields.js";
 import { measured, promptDemandSeries, promptDemandTokensPerSecond } from "./prompt-demand.js";
+import { roleSumHolds } from "./role-histogram.js";
 import type {
   LatencyBracket,
+  LatencyField,
   PodSample,
   PodWindowRates,
   RoleObservation,
+  RoleHistogram,
   RoleSamples,
   SeriesUsed,
   SignalFamily,
@@ -95,12 +98,24 @@ function windowRates(pods: readonly PodSample[], window: WindowName): WindowRate
   };
 }
 
-type LatencyField = "ttftSeconds" | "itlSeconds" | "queueTimeSeconds";
+/**
+ * The fresh pods an observation reads, at most 64: one sample per pod name,
+ * the newest, whose newest gauge sample is at most `staleAfterSeconds` old.
+ */
+export function sampledPods(pods: readonly PodSample[], nowMs: number, staleAfterSeconds: number): PodSample[] {
+  return uniquePods(pods)
+    .filter((pod) => isFresh(pod, nowMs, staleAfterSeconds))
+    .slice(0, maxSampledPodsPerRole);
+}
+
+/** Per window and histogram: the role's summed buckets, when the source summed them. */
+type RoleHistograms = RoleSamples["roleHistograms"];
 
 function windowHistogram(
   pods: readonly PodSample[],
   window: WindowName,
   field: LatencyField,
+  role: RoleHistogram | undefined,
 ): MergedHistogram | undefined {
   const histograms = pods.flatMap((pod) => {
     const rates = windowOf(pod, window);
@@ -108,7 +123,9 @@ function windowHistogram(
     // Stryker disable next-line ArrayDeclaration: mergeHistograms drops anything that is not a usable histogram
     return rates.established && histogram !== undefined ? [histogram] : [];
   });
-  return mergeHistograms(histograms);
+  const merged = mergeHistograms(histograms);
+  // The pods came without their buckets: the role's sum stands for them (`latency` proves it first).
+  return role === undefined || merged === undefined ? merged : { ...merged, buckets: role.buckets };
 }
 
 /**
@@ -117,9 +134,16 @@ function windowHistogram(
  * established pod) it falls back to the stable window. The p95 as the status
  * reports it (bucket boundary or mean), and its bracket for the guard.
  */
-function latency(pods: readonly PodSample[], field: LatencyField): { milliseconds?: number; bracket?: LatencyBracket } {
+function latency(
+  pods: readonly PodSample[],
+  field: LatencyField,
+  roles: RoleHistograms,
+): { milliseconds?: number; bracket?: LatencyBracket } {
   for (const window of ["panic", "stable"] as const) {
-    const histogram = windowHistogram(pods, window, field);
+    const role = roles?.[window]?.[field];
+    // A role's sum that is not its pods' merge is unknown latency, not a reason to read the other window.
+    if (role !== undefined && !roleSumHolds(role, pods, window, field)) return {};
+    const histogram = windowHistogram(pods, window, field, role);
     const milliseconds = p95Milliseconds(histogram);
     if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
   }
@@ -209,17 +233,17 @@ export function observeRole(input: ObserveRoleInput): RoleObservation {
   const answering = uniquePods(samples.pods);
   if (answering.length === 0) return unknown("Missing");
   const unknownFamilies = new Set(Object.keys(samples.unknownFamilies ?? {}) as SignalFamily[]);
-  const sampled = answering
-    .filter((pod) => isFresh(pod, nowMs, input.staleAfterSeconds))
-    .slice(0, maxSampledPodsPerRole)
-    .map((pod) => ({ sampled: pod, filled: withMeasuredZeros(pod, kind, unknownFamilies) }));
+  const sampled = sampledPods(answering, nowMs, input.staleAfterSeconds).map((pod) => ({
+    sampled: pod,
+    filled: withMeasuredZeros(pod, kind, unknownFamilies),
+  }));
   if (sampled.length === 0) return unknown("Stale");
   const fresh = sampled.map((pod) => pod.filled);
 
   const stable = windowRates(fresh, "stable");
-  const ttft = latency(fresh, "ttftSeconds");
-  const itl = latency(fresh, "itlSeconds");
-  const queueTime = latency(fresh, "queueTimeSeconds");
+  const ttft = latency(fresh, "ttftSeconds", samples.roleHistograms);
+  const itl = latency(fresh, "itlSeconds", samples.roleHistograms);
+  const queueTime = latency(fresh, "queueTimeSeconds", samples.roleHistograms);
   const panic = windowRates(fresh, "panic");
   const readings = {
     readyReplicas,

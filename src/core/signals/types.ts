@@ -102,6 +102,23 @@ export interface PodSample {
 export const signalFamilies = ["gauges", "counters", "ttft", "itl"] as const;
 export type SignalFamily = (typeof signalFamilies)[number];
 
+/** The latency histograms of a pod's window. */
+export type LatencyField = "ttftSeconds" | "itlSeconds" | "queueTimeSeconds";
+
+/**
+ * One latency histogram's buckets summed over a role's pods by the source (the
+ * `roles` query plan), with the pods whose series the sum covers: each pod, with
+ * its engine, that answered the histogram's count in the window (a pod listed
+ * twice answered for both engines). The pods' own histograms then carry count and
+ * sum without buckets. The core uses the sum only where it is the merge it would
+ * have made of the pods' buckets (`role-histogram.ts`).
+ */
+export interface RoleHistogram {
+  readonly pods: readonly { readonly pod: string; readonly engine: EngineKind }[];
+  /** Cumulative counts by upper bound, ascending, as in `HistogramWindow`; empty when no pod had buckets. */
+  readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
+}
+
 /**
  * The result of sampling one role: `pods` holds the pods that answered.
  * `queryFailed` is set when the source could not learn which pods answered
@@ -115,6 +132,10 @@ export interface RoleSamples {
   readonly pods: readonly PodSample[];
   readonly queryFailed?: { readonly reason: string };
   readonly unknownFamilies?: Readonly<Partial<Record<SignalFamily, string>>>;
+  /** Latency buckets summed over the role's pods, by window and histogram (see `RoleHistogram`). */
+  readonly roleHistograms?: Readonly<
+    Partial<Record<WindowName, Readonly<Partial<Record<LatencyField, RoleHistogram>>>>>
+  >;
 }
 
 /** `Fresh` current readings, `Idle` observed with no work, `Missing` unavailable, `Stale` expired. */

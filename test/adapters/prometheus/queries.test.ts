@@ -151,10 +151,39 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
+  it("asks the parts plan's 53 queries in the roles plan, its six bucket queries summed by role, for 1 or 500 scalers", () => {
+    const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
+    const roles = new PrometheusSignalSource(neverCalled, config);
+    const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
+    const one = roles.issuedFor([scaler(1)]);
+    const many = roles.issuedFor(Array.from({ length: 500 }, (_, i) => scaler(i)));
+    expect(one.map((q) => `${q.family}/${q.signal}`)).toEqual(parts.map((q) => `${q.family}/${q.signal}`));
+    expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
+    const summed = one.filter((q) => q.perRole === true);
+    expect(summed.map((q) => `${q.family}/${q.signal}`)).toEqual([
+      "ttft/vllm/bucket",
+      "ttft/sglang/bucket",
+      "ttft/vllm/queue/bucket",
+      "ttft/sglang/queue/bucket",
+      "itl/vllm/bucket",
+      "itl/sglang/bucket",
+    ]);
+    const l = defaultPrometheusSignalConfig.labels;
+    const byRole = `sum by (${l.namespace}, ${l.deployment}, ${l.role}, le)`;
+    for (const q of summed) expect(q.text, `${q.signal} is summed by role`).toContain(byRole);
+    // Everything else is the parts plan's query, word for word: the counts and sums stay per pod.
+    const rest = one.filter((q) => q.perRole !== true).map((q) => q.text);
+    expect(rest).toEqual(parts.filter((q) => !(q.signal ?? "").endsWith("/bucket")).map((q) => q.text));
+    // The per-pod choice between ITL names and SGLang's rank filter happen before the role's sum.
+    const itl = summed.find((q) => q.family === "itl" && q.signal === "vllm/bucket");
+    expect(itl?.text).toContain(`or on (${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role})`);
+    expect(summed.find((q) => q.signal === "sglang/queue/bucket")?.text).toContain('pp_rank=~"0|"');
+  });
+
   it("refuses a query plan it does not know, naming it", () => {
     expect(() =>
       validatePrometheusSignalConfig({ ...defaultPrometheusSignalConfig, queryPlan: "joins" as "parts" }),
-    ).toThrow('queryPlan: "joins" is not one of unions, parts');
+    ).toThrow('queryPlan: "joins" is not one of unions, parts, roles');
   });
 
   it("reads rank-zero SGLang scheduler series and sums data-parallel ranks", () => {
