@@ -11,15 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Runs one step, saying first what it took on a cold run of this machine's kind (2 cores, nothing cached,
-# measured on 2026-12-01 while other builds ran beside it: load average 15 to 16) and then what it took here.
+# measured on 2026-12-02 with nothing else running: load average 2.5 to 3.3) and then what it took here.
 # A warm cache (~/.cache/mds-scaler) skips the builds: each then takes seconds.
-kube_cold="59 min: kube-apiserver 41, kube-controller-manager 12 more, etcd 6 more"
-prom_cold="39.5 min: Prometheus 27.5, promtool 0.5 more, the Prometheus Operator 11.5 more"
-# Measured alone on 2026-12-01 with an empty Go build cache at load average 6 to 11; its modules took 9 s more.
-vm_cold="3.5 min"
-# Measured on 2026-12-02 with the release's build tags (netgo, slicelabels), empty module and build caches and the
-# Go 1.27.3 toolchain to fetch, at load average 6.5 to 11.9 beside other work; peak memory 1.3 GB.
-thanos_cold="24 min: the Go 1.27.3 toolchain, the modules and the build"
+kube_cold="12.5 min for the three"
+prom_cold="10 min for the three"
+# After the builds above, which leave the modules and packages it shares in the Go caches.
+vm_cold="35 s"
+# With the release's build tags (netgo, slicelabels) and the Go 1.27.3 toolchain to fetch; peak memory 1.3 GB.
+# Alone with empty caches, beside other work at load average 6.5 to 11.9, it took 24 min.
+thanos_cold="6.5 min: the Go 1.27.3 toolchain, the modules and the build"
 traces_cold="seconds when ../shared/traces holds them (a checksum check); a download of the missing files otherwise, not measured cold"
 step() {
   local name=$1 cold=$2

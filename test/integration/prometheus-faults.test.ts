@@ -392,14 +392,22 @@ describe("a recreated pod under both query plans", () => {
       (await instantValues(`vllm:num_requests_running{pod="${recreatedPod}"}`)).map((r) => r.labels["instance"]);
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline && !(await live()).includes(`${recreatedPod}:2`)) await sleep(250);
-    // The fault is live: both targets' series answer an instant query, and a sum by pod adds them.
-    expect((await live()).sort()).toEqual([`${recreatedPod}:1`, `${recreatedPod}:2`]);
+    // The fault is live: both targets' series are in the window. Read over the window, not at an
+    // instant: Prometheus marks the dropped target's series stale a scrape or two after it goes, so an
+    // instant query sees both only for a moment.
+    const inWindow = await instantValues(
+      `count by (instance) (count_over_time(vllm:num_requests_running{pod="${recreatedPod}"}[${stableWindowSeconds}s]))`,
+    );
+    expect(inWindow.map((r) => r.labels["instance"]).sort()).toEqual([`${recreatedPod}:1`, `${recreatedPod}:2`]);
 
     let sawUnestablished = false;
     let baseline = false;
     while (Date.now() < resumedAtMs + (stableWindowSeconds + 25) * 1000 && !baseline) {
       await sleep(500);
-      const summed = await instantValues(`sum by (pod) (vllm:num_requests_running{pod="${recreatedPod}"})`);
+      // Each target's newest sample in the window, the dropped one's too, summed by pod.
+      const summed = await instantValues(
+        `sum by (pod) (last_over_time(vllm:num_requests_running{pod="${recreatedPod}"}[${stableWindowSeconds}s]))`,
+      );
       const pass = await bothPlans.sample([scaler], Date.now());
       const pod = roleOf(pass, "decode").pods.find((p) => p.pod === recreatedPod);
       if (!pod) throw new Error(`${recreatedPod} did not answer`);
