@@ -54,7 +54,10 @@ if (calibrated.tokensPerSecondPerReplica === undefined) throw new Error(`calibra
 const scaleDown = values["scale-down"] === undefined ? undefined : numbers(values["scale-down"], "scale-down")[0];
 const minReplicas =
   values["min-replicas"] === undefined ? undefined : numbers(values["min-replicas"], "min-replicas")[0];
-const firstNeed = fluidNeed(evaluated, capacity)[0] ?? 1;
+const initial =
+  values.initial === undefined
+    ? Math.max(1, Math.ceil(fluidNeed(evaluated, capacity)[0] ?? 1))
+    : (numbers(values.initial, "initial")[0] ?? 1);
 
 const row = (label: string, r: RunResult): string =>
   `| ${label} | ${(100 * r.attainment.both).toFixed(2)} | ${r.gpuHours.toFixed(2)} | ${r.notes ?? ""} |`;
@@ -65,8 +68,6 @@ const lines = [
   "| --- | --- | --- | --- |",
 ];
 for (const figure of [calibrated.tokensPerSecondPerReplica, ...numbers(values.figures, "figures")]) {
-  const initial =
-    values.initial === undefined ? Math.max(1, Math.ceil(firstNeed)) : (numbers(values.initial, "initial")[0] ?? 1);
   const spec = defaultScaler({
     algorithm: "TokenThroughput",
     figures: replicaFigures(evaluated, capacity),

@@ -165,7 +165,7 @@ function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReadin
     copies: positiveFlag(values, "copies", true) ?? 1,
     speedup: positiveFlag(values, "speedup", false) ?? 1,
   };
-  const fleet = readFleet(io, values["fleet"] as string | undefined, (_io, path) => readYaml(io, path, "fleet"));
+  const fleet = readFleet(io, values["fleet"] as string | undefined, (path) => readYaml(io, path, "fleet"));
   if (typeof fleet === "number") throw new Error(`--fleet ${String(values["fleet"])}: not a fleet settings file`);
   const document = readYaml(io, file, "ModelDeploymentScaler");
   const spec = specOf(document, `-f ${file}`);

@@ -42,10 +42,11 @@ export type FleetFile = z.infer<typeof FleetSchema>;
 export function readFleet(
   io: CliIo,
   path: string | undefined,
-  readYaml: (io: CliIo, path: string) => unknown,
+  /** The command's own YAML reader: one document, errors naming the file. */
+  readYaml: (path: string) => unknown,
 ): FleetFile | number {
   if (path === undefined) return {};
-  const f = FleetSchema.safeParse(readYaml(io, path));
+  const f = FleetSchema.safeParse(readYaml(path));
   if (f.success) return f.data;
   for (const issue of f.error.issues) io.stderr(`${path}: ${issue.path.join(".") || "(document)"}: ${issue.message}\n`);
   return exitCodes.invalid;

@@ -189,7 +189,7 @@ function readInputs(parsed: SimulateArgs, io: CliIo): SimulateInputs | number {
       for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
       return exitCodes.invalid;
     }
-    const fleet = readFleet(io, parsed.fleet, readYaml);
+    const fleet = readFleet(io, parsed.fleet, (path) => readYaml(io, path));
     if (typeof fleet === "number") return fleet;
     return { scalerDocument, spec: scaler.value.spec, fleet, trace: traceOf(parsed) };
   } catch (error) {

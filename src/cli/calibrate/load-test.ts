@@ -8,7 +8,7 @@
 import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
-import { defaultPresetName, replicaPreset } from "../../sim/quality/presets.js";
+import { replicaCapacity } from "../../sim/quality/cluster.js";
 import { firstSeconds, loadTrace, overlay, speedUp } from "../../sim/quality/traces.js";
 import { runLoadTest } from "../../sim/quality/user-figures.js";
 import { fleetOptions, type FleetFile } from "../fleet-file.js";
@@ -49,7 +49,7 @@ export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
   if (slice.requests.length === 0)
     throw new Error(`--trace ${input.trace}: no request in its first ${input.durationSeconds} s`);
   const options = fleetOptions(input.fleet);
-  const capacity = { ...replicaPreset(options.preset ?? defaultPresetName).capacity, ...options.capacity };
+  const capacity = replicaCapacity(options);
   const test = runLoadTest(
     slice,
     capacity,

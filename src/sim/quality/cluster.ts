@@ -139,6 +139,11 @@ function checkRoles(roles: readonly FleetRole[]): void {
     throw new Error(`fleet.roles: one Server role, or a Prefill role then a Decode role, got kinds [${kinds}]`);
 }
 
+/** A replica's capacity: the preset's figures, with those the fleet options give in their place. */
+export function replicaCapacity(options: Pick<FleetOptions, "preset" | "capacity">): EngineCapacity {
+  return { ...replicaPreset(options.preset ?? defaultPresetName).capacity, ...options.capacity };
+}
+
 export class QualityFleet {
   readonly replicas: FleetReplica[] = [];
   readonly records: RequestRecord[] = [];
@@ -178,7 +183,7 @@ export class QualityFleet {
 
   constructor(private readonly options: FleetOptions) {
     this.preset = replicaPreset(options.preset ?? defaultPresetName);
-    this.capacity = { ...this.preset.capacity, ...options.capacity };
+    this.capacity = replicaCapacity(options);
     this.gpusPerReplica = options.gpusPerReplica ?? this.preset.gpusPerReplica;
     if (!Number.isInteger(this.gpusPerReplica) || this.gpusPerReplica < 1)
       throw new Error(`fleet.gpusPerReplica: a whole number of at least 1, got ${JSON.stringify(this.gpusPerReplica)}`);
