@@ -3,7 +3,9 @@
  * typed errors with `cause`, Prometheus warnings and infos returned with the
  * result, and strict checking of the response shape.
  */
+import { Readable } from "node:stream";
 import { PrometheusDriver } from "prometheus-query";
+import { AnswerBody } from "./body.js";
 
 export type PrometheusErrorKind = "timeout" | "network" | "http" | "malformed";
 
@@ -67,6 +69,14 @@ interface Answer {
   read?: VectorSample[] | PrometheusQueryError;
 }
 
+/** A streamed body parsed as axios would parse the whole text (the object, or the text when not JSON); anything else as is. */
+async function parseBody(data: unknown): Promise<unknown> {
+  if (!(data instanceof Readable)) return data;
+  const body = new AnswerBody();
+  for await (const chunk of data) body.push(chunk as Buffer);
+  return body.end();
+}
+
 function isDriverError(err: unknown): err is DriverError {
   return typeof err === "object" && err !== null && "errorType" in err;
 }
@@ -113,11 +123,14 @@ export class PrometheusClient implements PrometheusQueryClient {
         onFulfilled: (config) => {
           // axios' own timeout only covers an idle socket; the signal bounds the whole call.
           config.signal = deadline;
+          // The body is parsed from its chunks (body.ts), not from one text of the whole answer.
+          config.responseType = "stream";
           return config;
         },
       },
       responseInterceptor: {
-        onFulfilled: (response) => {
+        onFulfilled: async (response) => {
+          response.data = await parseBody(response.data);
           // The driver looks for warnings beside the body, where Prometheus never puts them.
           const body: unknown = response.data;
           if (typeof body === "object" && body !== null) {
@@ -136,11 +149,13 @@ export class PrometheusClient implements PrometheusQueryClient {
           }
           return response;
         },
-        onRejected: (error: unknown) => {
+        onRejected: async (error: unknown) => {
+          const response = (error as { response?: { status?: unknown; data?: unknown } }).response;
+          // An error's body names the error (`{"status":"error","error":...}`): the driver reads it parsed.
+          if (response !== undefined) response.data = await parseBody(response.data);
           // A gateway's refusal (401, 403, 429) carries no Prometheus body: keep its status for the message.
-          const status = (error as { response?: { status?: unknown } }).response?.status;
-          if (typeof status === "number") httpStatus.value = status;
-          return Promise.reject(error);
+          if (typeof response?.status === "number") httpStatus.value = response.status;
+          throw error;
         },
       },
     });
