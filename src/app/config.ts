@@ -141,6 +141,7 @@ export const prometheusSettingNames = [
   "prometheusTimeoutMs",
   "prometheusHeadersFile",
   "prometheusQueries",
+  "prometheusCompression",
   "prometheusMatchers",
   "metricSeparator",
   "namespaceLabel",
@@ -187,7 +188,12 @@ export function prometheusClientOf(
   settings: PrometheusSettings,
   headers: Readonly<Record<string, string>> = prometheusHeadersFrom(settings.prometheusHeadersFile),
 ): PrometheusClient {
-  return new PrometheusClient({ endpoint: settings.prometheusUrl, timeoutMs: settings.prometheusTimeoutMs, headers });
+  return new PrometheusClient({
+    endpoint: settings.prometheusUrl,
+    timeoutMs: settings.prometheusTimeoutMs,
+    headers,
+    compression: settings.prometheusCompression,
+  });
 }
 
 /** How the signal source finds engine series, from the settings. */

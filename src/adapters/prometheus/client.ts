@@ -56,7 +56,17 @@ export interface PrometheusClientOptions {
   readonly timeoutMs: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly auth?: { readonly username: string; readonly password: string };
+  /** How answers travel (`gzip` unless set): see `prometheusCompressions`. */
+  readonly compression?: PrometheusCompression;
 }
+
+/**
+ * `gzip`: answers compressed, about 40 times fewer bytes on the wire; `none`: asked
+ * uncompressed (`Accept-Encoding: identity`), which spares the controller the inflation
+ * and Prometheus the compression (docs/prometheus-signals.md, Cost).
+ */
+export const prometheusCompressions = ["gzip", "none"] as const;
+export type PrometheusCompression = (typeof prometheusCompressions)[number];
 
 interface DriverError {
   readonly errorType?: string;
@@ -125,6 +135,7 @@ export class PrometheusClient implements PrometheusQueryClient {
           config.signal = deadline;
           // The body is parsed from its chunks (body.ts), not from one text of the whole answer.
           config.responseType = "stream";
+          if (this.options.compression === "none") config.headers.set("Accept-Encoding", "identity");
           return config;
         },
       },

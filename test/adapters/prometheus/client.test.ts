@@ -55,6 +55,31 @@ describe("PrometheusClient", () => {
     expect(params.get("timeout")).toBe("5s");
   });
 
+  it.each([
+    ["gzip", undefined, /gzip/],
+    ["gzip", "gzip" as const, /gzip/],
+    ["an uncompressed answer", "none" as const, /^identity$/],
+  ])("asks for %s when compression is %s", async (_what, compression, acceptEncoding) => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .matchHeader("accept-encoding", acceptEncoding)
+      .reply(200, vector([{ metric: { pod: "p-0" }, value: [at / 1000, "1"] }]));
+    const r = await new PrometheusClient({
+      endpoint,
+      timeoutMs: 5_000,
+      ...(compression ? { compression } : {}),
+    }).instantQuery("x", at);
+    expect(r.samples.map((s) => s.value)).toEqual([1]);
+  });
+
+  it("reads labels as sent, without the metric name or a value that is not a string", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([{ metric: { __name__: "up", pod: "p-0", odd: 3 }, value: [at / 1000, "1"] }]));
+    const r = await client.instantQuery("x", at);
+    expect(r.samples[0]?.labels).toEqual({ pod: "p-0" });
+  });
+
   it("keeps NaN and Inf as non-finite values for the caller to drop", async () => {
     nock(endpoint)
       .post("/api/v1/query")
