@@ -321,25 +321,18 @@ const prometheusCpuSeconds = (port: number): Promise<number> => cpuSecondsOf(`--
 
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
-function plansFlag(): QueryPlan[] {
-  const i = process.argv.indexOf("--plans");
-  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts,roles";
-  const plans = raw.split(",");
-  for (const plan of plans)
-    if (!(queryPlans as readonly string[]).includes(plan))
-      throw new Error(`--plans: ${JSON.stringify(plan)} is not one of ${queryPlans.join(", ")}`);
-  return plans as QueryPlan[];
+/** A comma-separated flag whose every item is one of `allowed`. */
+function listFlag<T extends string>(name: string, allowed: readonly T[], fallback: string): T[] {
+  const i = process.argv.indexOf(`--${name}`);
+  const list = (i >= 0 ? (process.argv[i + 1] ?? "") : fallback).split(",");
+  for (const item of list)
+    if (!(allowed as readonly string[]).includes(item))
+      throw new Error(`--${name}: ${JSON.stringify(item)} is not one of ${allowed.join(", ")}`);
+  return list as T[];
 }
 
-function compressionsFlag(): PrometheusCompression[] {
-  const i = process.argv.indexOf("--compression");
-  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "gzip";
-  const list = raw.split(",");
-  for (const c of list)
-    if (!(prometheusCompressions as readonly string[]).includes(c))
-      throw new Error(`--compression: ${JSON.stringify(c)} is not one of ${prometheusCompressions.join(", ")}`);
-  return list as PrometheusCompression[];
-}
+const plansFlag = (): QueryPlan[] => listFlag("plans", queryPlans, "unions,parts,roles");
+const compressionsFlag = (): PrometheusCompression[] => listFlag("compression", prometheusCompressions, "gzip");
 
 interface SizeResult {
   readonly size: number;
