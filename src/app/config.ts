@@ -141,7 +141,6 @@ export const prometheusSettingNames = [
   "prometheusTimeoutMs",
   "prometheusHeadersFile",
   "prometheusQueries",
-  "prometheusCompression",
   "prometheusMatchers",
   "metricSeparator",
   "namespaceLabel",
@@ -188,12 +187,7 @@ export function prometheusClientOf(
   settings: PrometheusSettings,
   headers: Readonly<Record<string, string>> = prometheusHeadersFrom(settings.prometheusHeadersFile),
 ): PrometheusClient {
-  return new PrometheusClient({
-    endpoint: settings.prometheusUrl,
-    timeoutMs: settings.prometheusTimeoutMs,
-    headers,
-    compression: settings.prometheusCompression,
-  });
+  return new PrometheusClient({ endpoint: settings.prometheusUrl, timeoutMs: settings.prometheusTimeoutMs, headers });
 }
 
 /** How the signal source finds engine series, from the settings. */

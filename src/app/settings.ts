@@ -6,7 +6,6 @@
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
-import { prometheusCompressions } from "../adapters/prometheus/client.js";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
 import { parseLabelMatchers } from "../adapters/prometheus/matchers.js";
 import { defaultQueryPlan, queryPlans } from "../adapters/prometheus/queries.js";
@@ -52,14 +51,6 @@ export const settings = {
     env: "MDS_PROMETHEUS_QUERIES",
     help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts) or 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge). All read the same observations.",
     schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default(defaultQueryPlan),
-  },
-  prometheusCompression: {
-    flag: "--prometheus-compression",
-    env: "MDS_PROMETHEUS_COMPRESSION",
-    help: "How Prometheus' answers travel: 'gzip' (compressed) or 'none' (uncompressed: about 40 times the bytes on the wire, for a third less of the controller's CPU per pass and less of Prometheus'; for a Prometheus in the same cluster).",
-    schema: z
-      .enum(prometheusCompressions, { error: `must be one of ${prometheusCompressions.join(", ")}` })
-      .default("gzip"),
   },
   prometheusMatchers: {
     flag: "--prometheus-matchers",

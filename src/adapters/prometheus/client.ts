@@ -65,8 +65,8 @@ export interface PrometheusClientOptions {
 
 /**
  * `gzip`: answers compressed, about 40 times fewer bytes on the wire; `none`: asked
- * uncompressed (`Accept-Encoding: identity`), which spares the controller the inflation
- * and Prometheus the compression (docs/prometheus-signals.md, Cost).
+ * uncompressed (`Accept-Encoding: identity`). The controller asks for `gzip`; `none`
+ * is there for `bench:sampling --compression`, which measures both (docs/prometheus-signals.md, Cost).
  */
 export const prometheusCompressions = ["gzip", "none"] as const;
 export type PrometheusCompression = (typeof prometheusCompressions)[number];
