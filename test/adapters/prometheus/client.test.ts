@@ -2,6 +2,7 @@
  * HTTP edge cases of the Prometheus client, with nock intercepting the
  * axios requests prometheus-query makes.
  */
+import { gzipSync } from "node:zlib";
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient, PrometheusQueryError, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
@@ -70,6 +71,28 @@ describe("PrometheusClient", () => {
       ...(compression ? { compression } : {}),
     }).instantQuery("x", at);
     expect(r.samples.map((s) => s.value)).toEqual([1]);
+  });
+
+  it.each([
+    ["compressed", true],
+    ["uncompressed", false],
+  ])("reads every series of an answer of megabytes, %s", async (_what, compressed) => {
+    const result = Array.from({ length: 20_000 }, (_, i) => ({
+      metric: { namespace: `team-${i % 10}`, pod: `model-${i}-decode-0`, le: String(i % 17) },
+      value: [at / 1000, String(i / 4)],
+    }));
+    const text = JSON.stringify(vector(result));
+    expect(text.length).toBeGreaterThan(1_000_000);
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, compressed ? gzipSync(text) : text, {
+        "content-type": "application/json",
+        ...(compressed ? { "content-encoding": "gzip" } : {}),
+      });
+    const r = await client.instantQuery("x", at);
+    expect(r.samples).toHaveLength(result.length);
+    expect(r.samples.map((s) => s.value)).toEqual(result.map((_, i) => i / 4));
+    expect(r.samples[12_345]?.labels).toEqual(result[12_345]?.metric);
   });
 
   it("reads labels as sent, without the metric name or a value that is not a string", async () => {
