@@ -279,7 +279,7 @@ export class PrometheusSignalSource {
           continue;
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
-        const tag = queryTag ?? tags.of(s.labels[signalLabel]);
+        const tag = signal === undefined ? tags.of(s.labels[signalLabel]) : queryTag;
         if (tag !== undefined) readSample(acc, l, answer, s, tag);
       }
     }
