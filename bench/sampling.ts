@@ -12,7 +12,7 @@
  * with the same fields as at the smallest size and that every plan read the
  * same pass as the first.
  *
- *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts,roles --query-timeout 600]
+ *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts,roles --compression gzip,none --query-timeout 600]
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -21,7 +21,12 @@
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { PrometheusClient, type PrometheusQueryClient } from "../src/adapters/prometheus/client.js";
+import {
+  PrometheusClient,
+  prometheusCompressions,
+  type PrometheusCompression,
+  type PrometheusQueryClient,
+} from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { queryNames, queryPlans, type QueryPlan } from "../src/adapters/prometheus/queries.js";
 import {
@@ -72,6 +77,8 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
                           but for buckets)
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
+  --compression <list>    how answers travel, each a run beside the plans: gzip
+                          and/or none (uncompressed; default gzip)
   --query-timeout <s>     budget of one query in seconds: the client's deadline, the
                           timeout sent with the query and Prometheus' --query.timeout
                           (default 600; Prometheus' own default is 120)
@@ -314,15 +321,18 @@ const prometheusCpuSeconds = (port: number): Promise<number> => cpuSecondsOf(`--
 
 const expectedPods = (size: number): number => size * preparedRoles.length * preparedPodsPerRole;
 
-function plansFlag(): QueryPlan[] {
-  const i = process.argv.indexOf("--plans");
-  const raw = i >= 0 ? (process.argv[i + 1] ?? "") : "unions,parts,roles";
-  const plans = raw.split(",");
-  for (const plan of plans)
-    if (!(queryPlans as readonly string[]).includes(plan))
-      throw new Error(`--plans: ${JSON.stringify(plan)} is not one of ${queryPlans.join(", ")}`);
-  return plans as QueryPlan[];
+/** A comma-separated flag whose every item is one of `allowed`. */
+function listFlag<T extends string>(name: string, allowed: readonly T[], fallback: string): T[] {
+  const i = process.argv.indexOf(`--${name}`);
+  const list = (i >= 0 ? (process.argv[i + 1] ?? "") : fallback).split(",");
+  for (const item of list)
+    if (!(allowed as readonly string[]).includes(item))
+      throw new Error(`--${name}: ${JSON.stringify(item)} is not one of ${allowed.join(", ")}`);
+  return list as T[];
 }
+
+const plansFlag = (): QueryPlan[] => listFlag("plans", queryPlans, "unions,parts,roles");
+const compressionsFlag = (): PrometheusCompression[] => listFlag("compression", prometheusCompressions, "gzip");
 
 interface SizeResult {
   readonly size: number;
@@ -334,6 +344,9 @@ interface SizeResult {
 /** What one plan measured at one size. */
 interface PlanRun {
   readonly plan: QueryPlan;
+  readonly compression: PrometheusCompression;
+  /** The plan, and `/none` for uncompressed answers. */
+  readonly label: string;
   readonly source: PrometheusSignalSource;
   readonly client: TimedClient;
   readonly issued: readonly { readonly family: string; readonly text: string }[];
@@ -408,8 +421,11 @@ async function measureSize(
       stableWindowSeconds: flag("stable-window", 180),
       panicWindowSeconds: flag("panic-window", 60),
     });
-    const runs: PlanRun[] = plansFlag().map((plan) => {
-      const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
+    const planRuns = plansFlag().flatMap((plan) => compressionsFlag().map((compression) => ({ plan, compression })));
+    const runs: PlanRun[] = planRuns.map(({ plan, compression }) => {
+      const client = new TimedClient(
+        new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs, compression }),
+      );
       const source = new PrometheusSignalSource(client, {
         ...defaultPrometheusSignalConfig,
         queryTimeoutMs,
@@ -417,6 +433,8 @@ async function measureSize(
       });
       return {
         plan,
+        compression,
+        label: compression === "gzip" ? plan : `${plan}/none`,
         source,
         client,
         issued: source.issuedFor(scalers),
@@ -459,7 +477,7 @@ async function measureSize(
       if (!pass) continue;
       const summed = run.plan === "roles" || reference?.plan === "roles";
       const differs = reference?.first && difference(reference.first, pass, summed, scalers);
-      if (differs) problems.push(`${size} deployments: the ${run.plan} plan read a different pass: ${differs}`);
+      if (differs) problems.push(`${size} deployments: the ${run.label} plan read a different pass: ${differs}`);
       problems.push(...pass.warnings, ...Object.values(pass.unknownFamilies));
       let fresh = 0;
       let pods = 0;
@@ -489,15 +507,15 @@ async function measureSize(
         }
       }
       if (fresh !== expectedPods(size))
-        problems.push(`${size} deployments, ${run.plan} plan: ${fresh} of ${expectedPods(size)} pods Fresh`);
+        problems.push(`${size} deployments, ${run.label} plan: ${fresh} of ${expectedPods(size)} pods Fresh`);
       const promCpuPerPass = run.promCpuSeconds / passes;
       const benchCpuPerPass = run.benchCpuSeconds / passes;
       const passMs = [...run.passMs].sort((a, b) => a - b);
       lines.push(
-        `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)} ${(run.client.answeredSeries / passes / size).toFixed(0).padStart(10)}`,
+        `${String(size).padStart(11)} ${run.label.padEnd(6)} ${String(run.queries).padStart(7)} ${`${fresh}/${pods}/${expectedPods(size)}`.padStart(20)} ${run.coldMs.toFixed(0).padStart(7)} ${percentile(passMs, 0.5).toFixed(0).padStart(7)} ${percentile(passMs, 0.99).toFixed(0).padStart(7)} ${promCpuPerPass.toFixed(3).padStart(10)} ${benchCpuPerPass.toFixed(3).padStart(11)} ${(run.client.answeredSeries / passes / size).toFixed(0).padStart(10)}`,
       );
       lines.push(
-        `=sampling cost at ${size} deployments (${run.plan} plan): Prometheus ${((promCpuPerPass * 1000) / size).toFixed(2)} ms and controller ${((benchCpuPerPass * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
+        `=sampling cost at ${size} deployments (${run.plan} plan${run.compression === "none" ? ", uncompressed" : ""}): Prometheus ${((promCpuPerPass * 1000) / size).toFixed(2)} ms and controller ${((benchCpuPerPass * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
       );
       // Per family: its queries' latencies in the passes, and Prometheus' own statistics of each query run alone.
       for (const family of queryNames) {
@@ -513,7 +531,7 @@ async function measureSize(
           evalMs += st.evalMs;
         }
         perQuery.push(
-          `${String(size).padStart(11)} ${run.plan.padEnd(6)} ${family.padEnd(8)} ${String(texts.length).padStart(7)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(samplesTouched).padStart(15)} ${String(peakSamples).padStart(12)} ${evalMs.toFixed(0).padStart(8)} ${((samplesTouched / evalMs) * 1000).toFixed(0).padStart(13)}`,
+          `${String(size).padStart(11)} ${run.label.padEnd(6)} ${family.padEnd(8)} ${String(texts.length).padStart(7)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(samplesTouched).padStart(15)} ${String(peakSamples).padStart(12)} ${evalMs.toFixed(0).padStart(8)} ${((samplesTouched / evalMs) * 1000).toFixed(0).padStart(13)}`,
         );
       }
     }

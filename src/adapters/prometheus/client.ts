@@ -1,9 +1,14 @@
 /**
  * A thin instant-query client over `prometheus-query`: one deadline per call,
  * typed errors with `cause`, Prometheus warnings and infos returned with the
- * result, and strict checking of the response shape.
+ * result, and strict checking of the response shape. The driver sends the
+ * query and reports failures; the answer's body is parsed from its chunks
+ * (body.ts) and its series read once (`readVector`), since the controller's
+ * CPU per pass is per answered series.
  */
-import { PrometheusDriver, type QueryResult } from "prometheus-query";
+import { Readable } from "node:stream";
+import { PrometheusDriver } from "prometheus-query";
+import { AnswerBody } from "./body.js";
 
 export type PrometheusErrorKind = "timeout" | "network" | "http" | "malformed";
 
@@ -54,12 +59,35 @@ export interface PrometheusClientOptions {
   readonly timeoutMs: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly auth?: { readonly username: string; readonly password: string };
+  /** How answers travel (`gzip` unless set): see `prometheusCompressions`. */
+  readonly compression?: PrometheusCompression;
 }
+
+/**
+ * `gzip`: answers compressed, about 40 times fewer bytes on the wire; `none`: asked
+ * uncompressed (`Accept-Encoding: identity`). The controller asks for `gzip`; `none`
+ * is there for `bench:sampling --compression`, which measures both (docs/prometheus-signals.md, Cost).
+ */
+export const prometheusCompressions = ["gzip", "none"] as const;
+export type PrometheusCompression = (typeof prometheusCompressions)[number];
 
 interface DriverError {
   readonly errorType?: string;
   readonly error?: unknown;
   readonly httpStatus?: number;
+}
+
+/** What the response interceptor read from a successful answer's body. */
+interface Answer {
+  read?: VectorSample[] | PrometheusQueryError;
+}
+
+/** A streamed body parsed as axios would parse the whole text (the object, or the text when not JSON); anything else as is. */
+async function parseBody(data: unknown): Promise<unknown> {
+  if (!(data instanceof Readable)) return data;
+  const body = new AnswerBody();
+  for await (const chunk of data) body.push(chunk as Buffer);
+  return body.end();
 }
 
 function isDriverError(err: unknown): err is DriverError {
@@ -71,13 +99,14 @@ export class PrometheusClient implements PrometheusQueryClient {
 
   async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
     const call = this.call();
-    let result: QueryResult;
     try {
-      result = await call.driver.instantQuery(query, atUnixMs, call.evalTimeout);
+      await call.driver.instantQuery(query, atUnixMs, call.evalTimeout);
     } catch (err) {
       throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
     }
-    return { samples: parseVector(result), warnings: call.warnings, infos: call.infos };
+    const read = call.answer.read ?? new PrometheusQueryError("query result is missing", "malformed");
+    if (read instanceof PrometheusQueryError) throw read;
+    return { samples: read, warnings: call.warnings, infos: call.infos };
   }
 
   /** A driver per call keeps the deadline and the warnings of concurrent calls apart. */
@@ -88,12 +117,14 @@ export class PrometheusClient implements PrometheusQueryClient {
     infos: string[];
     evalTimeout: string;
     httpStatus: { value?: number };
+    answer: Answer;
   } {
     const timeoutMs = this.options.timeoutMs;
     const warnings: string[] = [];
     const infos: string[] = [];
     const deadline = AbortSignal.timeout(timeoutMs);
     const httpStatus: { value?: number } = {};
+    const answer: Answer = {};
     const driver = new PrometheusDriver({
       endpoint: this.options.endpoint,
       baseURL: "/api/v1/",
@@ -105,11 +136,15 @@ export class PrometheusClient implements PrometheusQueryClient {
         onFulfilled: (config) => {
           // axios' own timeout only covers an idle socket; the signal bounds the whole call.
           config.signal = deadline;
+          // The body is parsed from its chunks (body.ts), not from one text of the whole answer.
+          config.responseType = "stream";
+          if (this.options.compression === "none") config.headers.set("Accept-Encoding", "identity");
           return config;
         },
       },
       responseInterceptor: {
-        onFulfilled: (response) => {
+        onFulfilled: async (response) => {
+          response.data = await parseBody(response.data);
           // The driver looks for warnings beside the body, where Prometheus never puts them.
           const body: unknown = response.data;
           if (typeof body === "object" && body !== null) {
@@ -118,19 +153,28 @@ export class PrometheusClient implements PrometheusQueryClient {
             if ("infos" in body && Array.isArray(body.infos)) for (const i of body.infos) infos.push(String(i));
             // VictoriaMetrics cluster's vmselect marks an answer that missed a vmstorage node this way, without a warning.
             if ("isPartial" in body && body.isPartial === true) warnings.push(vmPartialWarning);
+            // Where the driver would take the body's `data` as the result, it is read here instead, once,
+            // and the driver is handed an empty vector: its own reading builds several objects per series.
+            if ("status" in body && body.status !== null && body.status !== undefined) {
+              // Not thrown here: the driver would report it as a network error.
+              answer.read = readOrError("data" in body ? body.data : undefined);
+              response.data = { ...body, data: { resultType: "vector", result: [] } };
+            }
           }
           return response;
         },
-        onRejected: (error: unknown) => {
+        onRejected: async (error: unknown) => {
+          const response = (error as { response?: { status?: unknown; data?: unknown } }).response;
+          // An error's body names the error (`{"status":"error","error":...}`): the driver reads it parsed.
+          if (response !== undefined) response.data = await parseBody(response.data);
           // A gateway's refusal (401, 403, 429) carries no Prometheus body: keep its status for the message.
-          const status = (error as { response?: { status?: unknown } }).response?.status;
-          if (typeof status === "number") httpStatus.value = status;
-          return Promise.reject(error);
+          if (typeof response?.status === "number") httpStatus.value = response.status;
+          throw error;
         },
       },
     });
     const evalTimeout = `${Math.max(1, Math.floor(timeoutMs / 1000))}s`;
-    return { driver, deadline, warnings, infos, evalTimeout, httpStatus };
+    return { driver, deadline, warnings, infos, evalTimeout, httpStatus, answer };
   }
 
   private wrap(err: unknown, deadlinePassed: boolean, status?: number): PrometheusQueryError {
@@ -177,26 +221,58 @@ export class PrometheusClient implements PrometheusQueryClient {
   }
 }
 
-/** Checks the shape of an instant-vector result; anything else is malformed. */
-function parseVector(result: unknown): VectorSample[] {
-  if (typeof result !== "object" || result === null)
-    throw new PrometheusQueryError("query result is missing", "malformed");
-  const r = result as { resultType?: unknown; result?: unknown };
-  if (r.resultType !== "vector" || !Array.isArray(r.result)) {
-    throw new PrometheusQueryError(`expected a vector result, got ${String(r.resultType)}`, "malformed");
-  }
-  const samples: VectorSample[] = [];
-  for (const item of r.result as unknown[]) {
-    const it = item as { metric?: { labels?: unknown }; value?: { time?: unknown; value?: unknown } } | null;
-    const labels = it?.metric?.labels;
-    const time = it?.value?.time;
-    const value = it?.value?.value;
-    if (typeof labels !== "object" || labels === null || !(time instanceof Date) || typeof value !== "number") {
-      throw new PrometheusQueryError("vector sample without labels or value", "malformed");
-    }
-    const clean: Record<string, string> = {};
-    for (const [k, v] of Object.entries(labels)) if (typeof v === "string") clean[k] = v;
-    samples.push({ labels: clean, value, timestampUnixSeconds: time.getTime() / 1000 });
-  }
+/**
+ * The samples of an instant vector, read in one pass over the parsed body: a
+ * series' label object, as the JSON parse built it, becomes the sample's
+ * labels. The controller's CPU is per answered series (docs/prometheus-signals.md,
+ * Cost), so no series is copied or wrapped on the way. Anything but a vector is malformed.
+ */
+export function readVector(data: unknown): VectorSample[] {
+  if (typeof data !== "object" || data === null) throw new PrometheusQueryError("query result is missing", "malformed");
+  const { resultType, result } = data as { resultType?: unknown; result?: unknown };
+  if (resultType !== "vector" || !Array.isArray(result))
+    throw new PrometheusQueryError(`expected a vector result, got ${String(resultType)}`, "malformed");
+  const samples = new Array<VectorSample>(result.length);
+  for (let i = 0; i < result.length; i++) samples[i] = readSample(result[i]);
   return samples;
+}
+
+function readOrError(data: unknown): VectorSample[] | PrometheusQueryError {
+  try {
+    return readVector(data);
+  } catch (err) {
+    return err instanceof PrometheusQueryError
+      ? err
+      : new PrometheusQueryError("query result is unreadable", "malformed", { cause: err });
+  }
+}
+
+function readSample(item: unknown): VectorSample {
+  const it = item as { metric?: unknown; value?: unknown } | null;
+  const metric = it?.metric;
+  const pair = it?.value;
+  if (typeof metric !== "object" || metric === null || !Array.isArray(pair))
+    throw new PrometheusQueryError("vector sample without labels or value", "malformed");
+  const [time, value] = pair as unknown[];
+  if (typeof time !== "number" || typeof value !== "string")
+    throw new PrometheusQueryError("vector sample without labels or value", "malformed");
+  return {
+    labels: labelsOf(metric as Record<string, unknown>),
+    // "NaN", "+Inf" and "-Inf" read as themselves; callers decide what a non-finite value means.
+    value: parseFloat(value),
+    timestampUnixSeconds: time,
+  };
+}
+
+/** The series' labels as parsed, unless the metric name or a value that is not a string has to go. */
+function labelsOf(metric: Record<string, unknown>): Readonly<Record<string, string>> {
+  let clean = true;
+  for (const k in metric) if (k === "__name__" || typeof metric[k] !== "string") clean = false;
+  if (clean) return metric as Record<string, string>;
+  const labels: Record<string, string> = {};
+  for (const k in metric) {
+    const v = metric[k];
+    if (k !== "__name__" && typeof v === "string") labels[k] = v;
+  }
+  return labels;
 }

@@ -269,12 +269,20 @@ export class PrometheusSignalSource {
    */
   private accumulate(acc: PassAcc, answers: readonly UsableAnswer[], only?: ReadonlySet<string>): void {
     const l = this.config.labels;
-    for (const answer of answers)
+    const tags = new Tags();
+    for (const answer of answers) {
+      // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
+      const signal = answer.query.signal;
+      const queryTag = signal === undefined ? undefined : tags.of(signal);
       for (const s of answer.result.samples) {
         if (only !== undefined && !only.has(roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role])))
           continue;
-        readSample(acc, l, answer, s);
+        // NaN and ±Inf are unknown, never a reading.
+        if (!Number.isFinite(s.value)) continue;
+        const tag = signal === undefined ? tags.of(s.labels[signalLabel]) : queryTag;
+        if (tag !== undefined) readSample(acc, l, answer, s, tag);
       }
+    }
   }
 }
 
@@ -387,36 +395,45 @@ function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
     for (const win of role.values()) for (const name of names) win[name] = new Map();
 }
 
-/** A sample with what its tag says: the engine, the signal and, for a reset count or a queue-time part, the counter. */
-interface TaggedSample {
-  readonly sample: VectorSample;
+/** What a sample's tag says: the engine, the signal and, for a reset count or a queue-time part, the counter. */
+interface Tag {
   readonly engine: EngineKind;
   readonly signal: string;
   readonly counter: string | undefined;
 }
 
+/** Each tag read once per pass, however many series carry it. */
+class Tags {
+  private readonly read = new Map<string, Tag | undefined>();
+
+  of(text: string | undefined): Tag | undefined {
+    if (text === undefined) return undefined;
+    if (this.read.has(text)) return this.read.get(text);
+    const [engine, signal, counter] = text.split("/");
+    const tag: Tag | undefined =
+      (engine === "vllm" || engine === "sglang") && signal ? { engine, signal, counter } : undefined;
+    this.read.set(text, tag);
+    return tag;
+  }
+}
+
 /** Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window. */
-function readSample(pass: PassAcc, labels: PrometheusLabelNames, answer: UsableAnswer, s: VectorSample): void {
-  const tagged = tagOf(answer.query, s);
-  if (tagged === undefined) return;
-  if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, tagged);
+function readSample(
+  pass: PassAcc,
+  labels: PrometheusLabelNames,
+  answer: UsableAnswer,
+  s: VectorSample,
+  tag: Tag,
+): void {
+  if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, s, tag);
   const acc = podOf(pass.pods, labels, s);
   if (!acc) return;
   const family = answer.query.family;
-  if (family === "gauges") return readGauge(targetOf(acc, s), tagged, answer.use);
+  if (family === "gauges") return readGauge(targetOf(acc, s), s, tag, answer.use);
   const win = windowOf(acc, answer.query.windowSeconds ?? Number(s.labels[windowLabel]));
   if (!win) return;
-  if (family === "counters") return readCounter(win, tagged);
-  readHistogramPart(acc, win, family, tagged);
-}
-
-function tagOf(query: IssuedQuery, s: VectorSample): TaggedSample | undefined {
-  // NaN and ±Inf are unknown, never a reading.
-  if (!Number.isFinite(s.value)) return undefined;
-  // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
-  const [engine, signal, counter] = (query.signal ?? s.labels[signalLabel] ?? "").split("/");
-  if ((engine !== "vllm" && engine !== "sglang") || !signal) return undefined;
-  return { sample: s, engine, signal, counter };
+  if (family === "counters") return readCounter(win, s, tag);
+  readHistogramPart(acc, win, family, s, tag);
 }
 
 /** A bucket of a role's sum (`roles` plan): per role, window and histogram, both engines' parts added. */
@@ -424,7 +441,8 @@ function readRoleBuckets(
   roles: Map<string, RoleAcc>,
   l: PrometheusLabelNames,
   answer: UsableAnswer,
-  { sample: s, signal }: TaggedSample,
+  s: VectorSample,
+  { signal }: Tag,
 ): void {
   const namespace = s.labels[l.namespace];
   const deployment = s.labels[l.deployment];
@@ -447,7 +465,7 @@ function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSamp
   const role = s.labels[l.role];
   const pod = s.labels[l.pod];
   if (!namespace || !deployment || !role || !pod) return undefined;
-  const key = JSON.stringify([namespace, deployment, role, pod]);
+  const key = `${roleKey(namespace, deployment, role)}\u0000${pod}`;
   let acc = pods.get(key);
   if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
   return acc;
@@ -482,7 +500,7 @@ function emptyHistogram(): HistogramAcc {
 }
 
 /** The scrape time names the target's engine; gauge values count only from a complete answer. */
-function readGauge(target: TargetAcc, { sample: s, engine, signal }: TaggedSample, use: Usable): void {
+function readGauge(target: TargetAcc, s: VectorSample, { engine, signal }: Tag, use: Usable): void {
   if (signal === "timestamp") {
     if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engine;
     target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
@@ -493,7 +511,7 @@ function readGauge(target: TargetAcc, { sample: s, engine, signal }: TaggedSampl
   }
 }
 
-function readCounter(win: WindowAcc, { sample: s, engine, signal, counter }: TaggedSample): void {
+function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, counter }: Tag): void {
   if (signal === "resets") {
     win.resets = (win.resets ?? 0) + s.value;
     if (counter !== undefined) win.present.add(`${engine}/${counter}`);
@@ -514,7 +532,8 @@ function readHistogramPart(
   acc: PodAcc,
   win: WindowAcc,
   family: QueryName,
-  { sample: s, engine: tagEngine, signal, counter }: TaggedSample,
+  s: VectorSample,
+  { engine: tagEngine, signal, counter }: Tag,
 ): void {
   // Queue-time parts ride in the TTFT answer, tagged `<engine>/queue/<part>`.
   const queue = signal === "queue";
@@ -533,8 +552,9 @@ function readHistogramPart(
   else if (part === "sum") h.sum = s.value;
 }
 
+/** Kubernetes names and label values hold no NUL, so the key names one role. */
 function roleKey(namespace: string | undefined, deployment: string | undefined, role: string | undefined): string {
-  return JSON.stringify([namespace, deployment, role]);
+  return `${namespace}\u0000${deployment}\u0000${role}`;
 }
 
 /** Prometheus ranges take whole seconds; windows below one second are not meaningful. */

@@ -2,6 +2,7 @@
  * HTTP edge cases of the Prometheus client, with nock intercepting the
  * axios requests prometheus-query makes.
  */
+import { gzipSync } from "node:zlib";
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient, PrometheusQueryError, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
@@ -53,6 +54,53 @@ describe("PrometheusClient", () => {
     expect(params.get("query")).toBe('up{pod="p-0"}');
     expect(Number(params.get("time"))).toBe(at / 1000);
     expect(params.get("timeout")).toBe("5s");
+  });
+
+  it.each([
+    ["gzip", undefined, /gzip/],
+    ["gzip", "gzip" as const, /gzip/],
+    ["an uncompressed answer", "none" as const, /^identity$/],
+  ])("asks for %s when compression is %s", async (_what, compression, acceptEncoding) => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .matchHeader("accept-encoding", acceptEncoding)
+      .reply(200, vector([{ metric: { pod: "p-0" }, value: [at / 1000, "1"] }]));
+    const r = await new PrometheusClient({
+      endpoint,
+      timeoutMs: 5_000,
+      ...(compression ? { compression } : {}),
+    }).instantQuery("x", at);
+    expect(r.samples.map((s) => s.value)).toEqual([1]);
+  });
+
+  it.each([
+    ["compressed", true],
+    ["uncompressed", false],
+  ])("reads every series of an answer of megabytes, %s", async (_what, compressed) => {
+    const result = Array.from({ length: 20_000 }, (_, i) => ({
+      metric: { namespace: `team-${i % 10}`, pod: `model-${i}-decode-0`, le: String(i % 17) },
+      value: [at / 1000, String(i / 4)],
+    }));
+    const text = JSON.stringify(vector(result));
+    expect(text.length).toBeGreaterThan(1_000_000);
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, compressed ? gzipSync(text) : text, {
+        "content-type": "application/json",
+        ...(compressed ? { "content-encoding": "gzip" } : {}),
+      });
+    const r = await client.instantQuery("x", at);
+    expect(r.samples).toHaveLength(result.length);
+    expect(r.samples.map((s) => s.value)).toEqual(result.map((_, i) => i / 4));
+    expect(r.samples[12_345]?.labels).toEqual(result[12_345]?.metric);
+  });
+
+  it("reads labels as sent, without the metric name or a value that is not a string", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([{ metric: { __name__: "up", pod: "p-0", odd: 3 }, value: [at / 1000, "1"] }]));
+    const r = await client.instantQuery("x", at);
+    expect(r.samples[0]?.labels).toEqual({ pod: "p-0" });
   });
 
   it("keeps NaN and Inf as non-finite values for the caller to drop", async () => {

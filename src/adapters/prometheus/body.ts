@@ -1,0 +1,93 @@
+/**
+ * Parses a Prometheus API answer from the chunks it arrived in, without ever
+ * holding the whole answer as one buffer or one string. An answer of a pass at
+ * 100 deployments is megabytes: a buffer or string that large is allocated
+ * outside V8's young generation, in fresh memory, and filling it cost the
+ * controller more than parsing it (docs/prometheus-signals.md, Cost).
+ *
+ * A series of a compact Prometheus answer starts with `{"metric":{`, a text no
+ * label value can hold (its quotes would be escaped), so the bytes between two
+ * series starts are whole series: each run of about `pieceBytes` is parsed on
+ * its own, and the rest, the envelope around the last run, as the document it
+ * is. Anything else (another layout, a body that is not JSON) is parsed whole,
+ * as one text, with the outcome of a plain parse: the object, or the text when
+ * it is not JSON.
+ */
+
+const seriesStart = Buffer.from('{"metric":{');
+const comma = 0x2c;
+/** Small enough that each piece's text stays in V8's young generation. */
+const pieceBytes = 64 * 1024;
+
+/** Reads the chunks of one answer as they arrive; `end()` returns the parsed body. */
+export class AnswerBody {
+  private readonly chunks: Buffer[] = [];
+  /** The bytes before the first series, once seen. */
+  private head?: Buffer;
+  /** The chunks after the last parsed series (the first starting at a series start once `head` is set). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly series: unknown[] = [];
+  /** Set when the pieces could not be read: the whole answer is parsed at the end. */
+  private whole = false;
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    if (this.whole) return;
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.head !== undefined && this.pendingBytes < pieceBytes) return;
+    let bytes = this.pending.length === 1 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
+    if (this.head === undefined) {
+      const first = bytes.indexOf(seriesStart);
+      if (first < 0) return this.keep(bytes);
+      this.head = Buffer.from(bytes.subarray(0, first));
+      bytes = bytes.subarray(first);
+    }
+    const last = bytes.lastIndexOf(seriesStart);
+    if (last <= 0 || bytes.length < pieceBytes) return this.keep(bytes);
+    if (bytes[last - 1] !== comma) return this.giveUp();
+    const piece = parseOrUndefined(`[${bytes.toString("utf8", 0, last - 1)}]`);
+    if (!Array.isArray(piece)) return this.giveUp();
+    for (const s of piece) this.series.push(s);
+    this.keep(bytes.subarray(last));
+  }
+
+  /** The answer as a plain parse reads it: the object, or the text when it is not JSON. */
+  end(): unknown {
+    if (!this.whole && this.head !== undefined) {
+      const rest = Buffer.concat(this.pending, this.pendingBytes);
+      const envelope = parseOrUndefined(this.head.toString("utf8") + rest.toString("utf8"));
+      const data = (envelope as { data?: { result?: unknown } } | undefined)?.data;
+      if (data !== undefined && data !== null && Array.isArray(data.result)) {
+        if (this.series.length > 0) data.result = this.series.concat(data.result as unknown[]);
+        return envelope;
+      }
+    }
+    const text = stripBom(Buffer.concat(this.chunks).toString("utf8"));
+    return parseOrUndefined(text) ?? text;
+  }
+
+  private keep(bytes: Buffer): void {
+    this.pending = [bytes];
+    this.pendingBytes = bytes.length;
+  }
+
+  private giveUp(): void {
+    this.whole = true;
+    this.pending = [];
+    this.series.length = 0;
+  }
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
