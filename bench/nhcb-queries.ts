@@ -13,6 +13,9 @@
  * - `resets()` of a histogram's `_count` (counter family): `resets()` of the histogram;
  * - every other query unchanged.
  *
+ * A variant (`nativePodHistogramText`) asks each pod's increase as a histogram,
+ * which answers its count and sum together: one query in place of two.
+ *
  * A rewrite of the query text, not a query plan: the source cannot read these answers.
  */
 import type { QueryName } from "../src/adapters/prometheus/queries.js";
@@ -53,4 +56,13 @@ export function nativeQueryText(q: IssuedQuery): string {
     case "unchanged":
       return q.text;
   }
+}
+
+/**
+ * A per-pod count query turned into the per-pod histogram it reads: the
+ * increase itself, whose answer carries the count, the sum and the buckets.
+ */
+export function nativePodHistogramText(q: IssuedQuery): string {
+  if (nativeRewriteOf(q) !== "count") throw new Error(`${q.signal ?? q.family}: not a per-pod count query`);
+  return nativeQueryText(q).replaceAll("histogram_count(increase(", "(increase(").replaceAll("max by (", "avg by (");
 }

@@ -23,7 +23,13 @@ import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { copyBlocks, evaluationUnixMs, prepareTsdb, samplingInputs, tsdbShape } from "./engine-tsdb.js";
-import { nativeQueryText, nativeRewriteOf, type IssuedQuery, type NativeRewrite } from "./nhcb-queries.js";
+import {
+  nativePodHistogramText,
+  nativeQueryText,
+  nativeRewriteOf,
+  type IssuedQuery,
+  type NativeRewrite,
+} from "./nhcb-queries.js";
 import { prepareNhcbTwin, type TwinKind } from "./nhcb-tsdb.js";
 import { instantQuery, type QueryAnswer, type VectorSeries } from "./prometheus-query.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
@@ -176,6 +182,8 @@ interface Measured {
   readonly q: IssuedQuery;
   readonly rewrite: NativeRewrite;
   readonly nativeText: string;
+  /** Count queries only: the per-pod histogram query that answers the count and the sum together. */
+  readonly podHistogramText?: string;
   /** By server and query kind (`classic`/`nhcb` text): CPU seconds per evaluation of each run. */
   readonly cpu: Map<string, number[]>;
   readonly answers: Map<string, QueryAnswer>;
@@ -218,10 +226,13 @@ async function main(): Promise<void> {
       q,
       rewrite: nativeRewriteOf(q),
       nativeText: nativeQueryText(q),
+      ...(nativeRewriteOf(q) === "count" ? { podHistogramText: nativePodHistogramText(q) } : {}),
       cpu: new Map(),
       answers: new Map(),
     }));
     const textOf = (m: Measured, text: "classic" | "nhcb"): string => (text === "classic" ? m.q.text : m.nativeText);
+    /** The pass with per-pod histograms: each count query asks the histogram, the sum queries go. */
+    const podHistogramPass = measured.flatMap((m) => (m.rewrite === "sum" ? [] : [m.podHistogramText ?? m.nativeText]));
     // One cold evaluation of each, with statistics; the answers compared.
     const comparisons: [string, Comparison][] = [];
     for (const m of measured) {
@@ -233,6 +244,32 @@ async function main(): Promise<void> {
         comparisons.push([
           `${m.q.family}/${m.q.signal ?? ""} on ${other}`,
           compareAnswers(other === "mixed/classic" ? "unchanged" : m.rewrite, c, n),
+        ]);
+      }
+    }
+    // The per-pod histograms: their count and sum against the classic count and sum queries.
+    for (const m of measured) {
+      if (!m.podHistogramText) continue;
+      const answer = await ask(nhcb, m.podHistogramText, true);
+      m.answers.set("nhcb/pod-histogram", answer);
+      const sumQuery = measured.find(
+        (x) => x.rewrite === "sum" && x.q.family === m.q.family && x.q.signal === m.q.signal?.replace(/count$/, "sum"),
+      );
+      for (const [field, classicAnswer] of [
+        ["count", m.answers.get("classic/classic")],
+        ["sum", sumQuery?.answers.get("classic/classic")],
+      ] as const) {
+        if (!classicAnswer) continue;
+        const asFloats: QueryAnswer = {
+          bytes: answer.bytes,
+          result: answer.result.map((x) => ({
+            metric: x.metric,
+            value: [x.histogram?.[0] ?? NaN, x.histogram?.[1][field] ?? "NaN"] as const,
+          })),
+        };
+        comparisons.push([
+          `${m.q.family}/${m.q.signal ?? ""} per-pod histogram's ${field}`,
+          compareAnswers("count", classicAnswer, asFloats),
         ]);
       }
     }
@@ -251,6 +288,11 @@ async function main(): Promise<void> {
           m.cpu.set(k, list);
           await leastCpu(s, [textOf(m, text)], list);
         }
+        if (m.podHistogramText) {
+          const list = m.cpu.get("nhcb/pod-histogram") ?? [];
+          m.cpu.set("nhcb/pod-histogram", list);
+          await leastCpu(nhcb, [m.podHistogramText], list);
+        }
       }
     }
     // The whole pass: its queries sent together, as the source sends them.
@@ -266,6 +308,9 @@ async function main(): Promise<void> {
           list,
         );
       }
+      const list = passCpu.get("nhcb/pod-histogram") ?? [];
+      passCpu.set("nhcb/pod-histogram", list);
+      await leastCpu(nhcb, podHistogramPass, list);
     }
     const loadAfter = loadavg()[0] ?? NaN;
     report(measured, passCpu, loadBefore, loadAfter, bins.prometheusVersion);
@@ -382,11 +427,40 @@ function report(
   console.log(
     `${`the pass, ${measured.length} queries sent together`.padEnd(45)} ${col(ms(pc), 15)} ${col(ms(pn), 8)} ${col((pn / pc).toFixed(2), 13)} ${col(ms(least(passCpu.get("mixed/classic"))), 15)} ${col(ms(least(passCpu.get("mixed/nhcb"))), 12)}`,
   );
+  const podHistograms = measured.filter((m) => m.podHistogramText !== undefined);
+  const ph = total(podHistograms, "nhcb/pod-histogram");
+  const phAnswers = podHistograms.map((m) => m.answers.get("nhcb/pod-histogram"));
+  console.log(
+    `${"the six per-pod histogram queries (NHCB)".padEnd(45)} ${col("", 15)} ${col(ms(ph), 8)} ${col("", 13)} ${col("", 15)} ${col("", 12)} | ${col("", 16)} ${col(
+      phAnswers.reduce((t, a) => t + (a?.stats?.samplesTouched ?? NaN), 0),
+      8,
+    )} | ${col("", 15)} ${col(
+      phAnswers.reduce((t, a) => t + (a?.result.length ?? NaN), 0),
+      6,
+    )} | ${col("", 14)} ${col(
+      phAnswers.reduce((t, a) => t + (a?.bytes ?? NaN), 0),
+      9,
+    )}`,
+  );
+  const pp = least(passCpu.get("nhcb/pod-histogram"));
+  console.log(
+    `${`the pass with per-pod histograms, ${measured.length - podHistograms.length} queries`.padEnd(45)} ${col("", 15)} ${col(ms(pp), 8)} ${col((pp / pc).toFixed(2), 13)}`,
+  );
   const latency = measured.filter((m) => m.q.family === "ttft" || m.q.family === "itl");
   const lc = total(latency, "classic/classic");
   const ln = total(latency, "nhcb/nhcb");
   console.log(
     `\nlatency queries at ${size} deployments: Prometheus ${((lc * 1000) / size).toFixed(2)} ms classic, ${((ln * 1000) / size).toFixed(2)} ms NHCB of CPU per deployment per pass (${(lc / ln).toFixed(1)} x less)`,
+  );
+  const buckets = total(
+    measured.filter((m) => m.rewrite === "bucket"),
+    "nhcb/nhcb",
+  );
+  console.log(
+    `latency queries with per-pod histograms at ${size} deployments: Prometheus ${(((buckets + ph) * 1000) / size).toFixed(2)} ms of CPU per deployment per pass (${(lc / (buckets + ph)).toFixed(1)} x less than classic)`,
+  );
+  console.log(
+    `sampling cost at ${size} deployments (roles plan, histograms as NHCB, per-pod histograms): Prometheus ${((pp * 1000) / size).toFixed(2)} ms of CPU per deployment per pass`,
   );
   console.log(
     `sampling cost at ${size} deployments (roles plan, histograms as NHCB): Prometheus ${((pn * 1000) / size).toFixed(2)} ms of CPU per deployment per pass, against ${((pc * 1000) / size).toFixed(2)} ms classic`,
