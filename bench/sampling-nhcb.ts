@@ -13,7 +13,7 @@
  * cumulative bucket at every bound, every role's p95); a difference fails the
  * run. Never run by CI.
  *
- *   npm run bench:sampling-nhcb [-- --size 100 --runs 3 --repeat 3 --query-timeout 600]
+ *   npm run bench:sampling-nhcb [-- --size 100 --runs 3 --repeat 3 --query-timeout 600 --no-mixed]
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -43,6 +43,7 @@ side by side (docs/prometheus-signals.md, "Native histograms (NHCB), measured").
   --runs <n>            runs per query and server; the least CPU counts (default 3)
   --repeat <n>          evaluations of a query per run, its CPU divided by them (default 3)
   --query-timeout <s>   budget of one query in seconds (default 600)
+  --no-mixed            leave out the mixed TSDB (NHCB and classic series both) and its server
   --help                this text
 `;
 
@@ -60,6 +61,8 @@ const size = flag("size", 100);
 const runs = flag("runs", 3);
 const repeat = flag("repeat", 3);
 const queryTimeoutMs = flag("query-timeout", 600) * 1000;
+/** The mixed TSDB is a third server (about as large as the classic one); `--no-mixed` leaves it out. */
+const withMixed = !process.argv.includes("--no-mixed");
 /** Relative slack for values Prometheus adds in another order (bucket by bucket against whole histograms). */
 const relativeSlack = 1e-9;
 
@@ -190,22 +193,22 @@ interface Measured {
 }
 
 const least = (xs: readonly number[] | undefined): number => (xs && xs.length > 0 ? Math.min(...xs) : NaN);
-const ms = (s: number): string => (s * 1000).toFixed(1);
+const ms = (s: number): string => (Number.isNaN(s) ? "-" : (s * 1000).toFixed(1));
 
 async function main(): Promise<void> {
   const bins = findPromBinaries();
   const classicTsdb = await prepareTsdb(bins.promtoolPath, size);
-  const twins = {
-    nhcb: await prepareNhcbTwin(bins.promtoolPath, size, "nhcb"),
-    mixed: await prepareNhcbTwin(bins.promtoolPath, size, "mixed"),
-  };
+  const nhcbTwin = await prepareNhcbTwin(bins.promtoolPath, size, "nhcb");
+  const mixedTwin = withMixed ? await prepareNhcbTwin(bins.promtoolPath, size, "mixed") : undefined;
   const loadBefore = loadavg()[0] ?? NaN;
   const servers: Server[] = [];
   try {
-    servers.push(await startServer("classic", classicTsdb.blocksPath, bins.prometheusPath));
-    servers.push(await startServer("nhcb", twins.nhcb.blocksPath, bins.prometheusPath));
-    servers.push(await startServer("mixed", twins.mixed.blocksPath, bins.prometheusPath));
-    const [classic, nhcb, mixed] = servers as [Server, Server, Server];
+    const classic = await startServer("classic", classicTsdb.blocksPath, bins.prometheusPath);
+    servers.push(classic);
+    const nhcb = await startServer("nhcb", nhcbTwin.blocksPath, bins.prometheusPath);
+    servers.push(nhcb);
+    const mixed = mixedTwin && (await startServer("mixed", mixedTwin.blocksPath, bins.prometheusPath));
+    if (mixed) servers.push(mixed);
     const scalers = samplingInputs(size, { stableWindowSeconds: 180, panicWindowSeconds: 60 });
     const source = new PrometheusSignalSource(
       { instantQuery: () => Promise.reject(new Error("not sent")) },
@@ -219,8 +222,12 @@ async function main(): Promise<void> {
     const pairs: readonly (readonly [Server, "classic" | "nhcb"])[] = [
       [classic, "classic"],
       [nhcb, "nhcb"],
-      [mixed, "classic"],
-      [mixed, "nhcb"],
+      ...(mixed
+        ? ([
+            [mixed, "classic"],
+            [mixed, "nhcb"],
+          ] as const)
+        : []),
     ];
     const measured: Measured[] = issued.map((q) => ({
       q,
@@ -318,7 +325,7 @@ async function main(): Promise<void> {
       servers.map(async (s) => `${s.kind} ${(((await s.prometheus.peakRssKb()) ?? NaN) / 1024).toFixed(0)} MiB`),
     );
     console.log(`Prometheus peak RSS: ${rss.join(", ")}`);
-    console.log(`twins: nhcb ${twins.nhcb.report}; mixed ${twins.mixed.report}`);
+    console.log(`twins: nhcb ${nhcbTwin.report}${mixedTwin ? `; mixed ${mixedTwin.report}` : ""}`);
     reportComparisons(comparisons);
   } finally {
     for (const s of servers) {
