@@ -225,9 +225,10 @@ export interface PreparedTsdb {
   readonly built: boolean;
 }
 
-function cacheRoot(): string {
+/** The project's cache directory for prepared benchmark data, `~/.cache/mds-scaler/<name>`. */
+export function benchCacheDir(name: string): string {
   const cacheHome = process.env["XDG_CACHE_HOME"] || join(process.env["HOME"] || homedir(), ".cache");
-  return join(cacheHome, "mds-scaler", "bench-tsdb");
+  return join(cacheHome, "mds-scaler", name);
 }
 
 /** Writes the series of `deployments` deployments as TSDB blocks into `blocksPath` (which must not exist). */
@@ -259,7 +260,7 @@ export async function buildBlocks(promtoolPath: string, deployments: number, blo
 export async function prepareTsdb(promtoolPath: string, deployments: number): Promise<PreparedTsdb> {
   const { stdout } = await run(promtoolPath, ["--version"]);
   const version = /version (\S+)/.exec(stdout)?.[1] ?? stdout.trim();
-  const dir = join(cacheRoot(), versionHash(version), String(deployments));
+  const dir = join(benchCacheDir("bench-tsdb"), versionHash(version), String(deployments));
   const blocksPath = join(dir, "blocks");
   if (existsSync(join(dir, "done"))) return { blocksPath, deployments, built: false };
   await rm(dir, { recursive: true, force: true });

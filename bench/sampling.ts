@@ -53,6 +53,7 @@ import {
   tsdbShape,
 } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
+import { instantQuery, type QueryStats } from "./prometheus-query.js";
 import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
 
 function flag(name: string, fallback: number): number {
@@ -282,38 +283,11 @@ function fieldSignature(pod: PodSample): string {
   return `${keys(pod)} | stable: ${keys(pod.windows.stable)} | panic: ${keys(pod.windows.panic)}`;
 }
 
-interface QueryStats {
-  readonly samplesTouched: number;
-  readonly peakSamples: number;
-  readonly evalMs: number;
-}
-
 /** One query with `stats=all`: what Prometheus itself says the query read. */
 async function queryStats(url: string, query: string, atUnixMs: number): Promise<QueryStats> {
-  const body = new URLSearchParams({
-    query,
-    time: String(atUnixMs / 1000),
-    stats: "all",
-    timeout: `${queryTimeoutMs / 1000}s`,
-  });
-  const res = await fetch(`${url}/api/v1/query`, { method: "POST", body, signal: AbortSignal.timeout(queryTimeoutMs) });
-  const json = (await res.json()) as {
-    status: string;
-    error?: string;
-    data?: {
-      stats?: {
-        timings?: { evalTotalTime?: number };
-        samples?: { totalQueryableSamples?: number; peakSamples?: number };
-      };
-    };
-  };
-  if (json.status !== "success") throw new Error(`stats query failed: ${json.error ?? res.status}`);
-  const st = json.data?.stats;
-  return {
-    samplesTouched: st?.samples?.totalQueryableSamples ?? NaN,
-    peakSamples: st?.samples?.peakSamples ?? NaN,
-    evalMs: (st?.timings?.evalTotalTime ?? NaN) * 1000,
-  };
+  const { stats } = await instantQuery(url, query, atUnixMs, { timeoutMs: queryTimeoutMs, stats: true });
+  if (!stats) throw new Error("stats query answered no statistics");
+  return stats;
 }
 
 /** CPU seconds the Prometheus serving `port` has used so far. */
