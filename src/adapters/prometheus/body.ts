@@ -18,6 +18,12 @@ const seriesStart = Buffer.from('{"metric":{');
 const comma = 0x2c;
 /** Small enough that each piece's text stays in V8's young generation. */
 const pieceBytes = 64 * 1024;
+/**
+ * Past this many bytes without a series start (or with only one), the answer is
+ * not in the compact layout: it is parsed whole at the end. Without the bound
+ * the pending bytes were copied again at every chunk, quadratic in the answer.
+ */
+const layoutBytes = 1024 * 1024;
 
 /** Reads the chunks of one answer as they arrive; `end()` returns the parsed body. */
 export class AnswerBody {
@@ -40,11 +46,12 @@ export class AnswerBody {
     let bytes = this.pending.length === 1 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
     if (this.head === undefined) {
       const first = bytes.indexOf(seriesStart);
-      if (first < 0) return this.keep(bytes);
+      if (first < 0) return bytes.length > layoutBytes ? this.giveUp() : this.keep(bytes);
       this.head = Buffer.from(bytes.subarray(0, first));
       bytes = bytes.subarray(first);
     }
     const last = bytes.lastIndexOf(seriesStart);
+    if (last <= 0 && bytes.length > layoutBytes) return this.giveUp();
     if (last <= 0 || bytes.length < pieceBytes) return this.keep(bytes);
     if (bytes[last - 1] !== comma) return this.giveUp();
     const piece = parseOrUndefined(`[${bytes.toString("utf8", 0, last - 1)}]`);

@@ -54,6 +54,19 @@ describe("AnswerBody", () => {
       expect(parsedInChunks(text, chunkBytes)).toEqual(plainParse(text));
   });
 
+  // Past about a megabyte without the compact layout's series starts the answer is parsed whole, once:
+  // an indented answer (no `{"metric":{` anywhere), and one series larger than that bound.
+  it.each([
+    ["an indented vector of megabytes", JSON.stringify(JSON.parse(vectorText(20_000)) as unknown, null, 1)],
+    [
+      "a series of megabytes after a small one",
+      vectorText(1).replace('"value":', `"big":"${"x".repeat(3 << 20)}"},{"metric":{"a":"b"},"value":`),
+    ],
+  ])("reads %s as the plain parse of its text", (_what, text) => {
+    for (const chunkBytes of [16_384, 65_536, 1 << 22])
+      expect(parsedInChunks(text, chunkBytes)).toEqual(plainParse(text));
+  });
+
   it("reads a series cut inside a multi-byte character", () => {
     const text = vectorText(2_000);
     const at = Buffer.from(text).indexOf(Buffer.from("ï")) + 1;
