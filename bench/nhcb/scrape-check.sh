@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What Prometheus 3 stores from a real engine capture when a scrape sets
-# convert_classic_histograms_to_nhcb: three servers scrape the same SGLang
+# convert_classic_histograms_to_nhcb: four servers scrape the same SGLang
 # exposition (three classic histograms), with the option and
-#   1. without --enable-feature=native-histograms,
+#   1. without --enable-feature=native-histograms, with and without
+#      always_scrape_classic_histograms,
 #   2. with it,
 #   3. with it and always_scrape_classic_histograms,
 # and the script prints, per server, the series stored under the TTFT
@@ -69,11 +70,12 @@ wait_scraped() {
 }
 
 start without-feature false
+start without-feature+classic true
 start native-histograms false --enable-feature=native-histograms
 start native-histograms+classic true --enable-feature=native-histograms
 
 echo "$("$prometheus" --version | head -n 1); capture $(basename "$capture"); convert_classic_histograms_to_nhcb: true"
-for name in without-feature native-histograms native-histograms+classic; do
+for name in without-feature without-feature+classic native-histograms native-histograms+classic; do
   port=${ports[$name]}
   wait_scraped "$port"
   names=$(query "$port" 'count by (__name__) ({__name__=~"sglang:time_to_first_token_seconds.*"})' |

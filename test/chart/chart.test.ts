@@ -352,6 +352,7 @@ describe("helm template with defaults", () => {
       namespaceSelector: { any?: boolean };
       podTargetLabels: string[];
       podMetricsEndpoints: { portNumber?: number; path: string }[];
+      scrapeClassicHistograms?: boolean;
     };
     expect(spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "model-deployment" });
     // Only engine pods, which carry a role: a pod of the deployment without one is not scraped.
@@ -362,6 +363,8 @@ describe("helm template with defaults", () => {
       controllerDefaults.roleLabel,
     ]);
     expect(spec.podMetricsEndpoints).toEqual([expect.objectContaining({ portNumber: 8000, path: "/metrics" })]);
+    // The classic bucket series the controller reads survive a Prometheus that converts histograms to NHCB.
+    expect(spec.scrapeClassicHistograms).toBe(true);
   });
 
   it("scrapes the controller's own /metrics through a named Service port", () => {

@@ -500,6 +500,15 @@ describe("beside a Prometheus Operator stack", () => {
     expect(local).toMatch(/SUCCESS: .* is valid prometheus config file syntax/);
     expect(local).toMatch(/SUCCESS: \d+ rules found/);
     expect(generated.configYaml).toMatch(/honor_labels: true/);
+    // The engines' job keeps the classic histogram series even where Prometheus converts histograms to NHCB.
+    const config = parseAllDocuments(generated.configYaml)[0]?.toJS() as {
+      scrape_configs: { job_name: string; always_scrape_classic_histograms?: boolean }[];
+    };
+    const engines = config.scrape_configs.filter((job) =>
+      job.job_name.startsWith(`podMonitor/${controllerNamespace}/`),
+    );
+    expect(engines.length).toBeGreaterThan(0);
+    for (const job of engines) expect(job.always_scrape_classic_histograms, job.job_name).toBe(true);
   });
 
   it("scrapes the controller and the engines at their pod addresses, keeping the scaler's namespace", async () => {
