@@ -95,6 +95,14 @@ function deployments(startSeconds: number): SimDeploymentSpec[] {
       roles: [{ name: "server", serving: "unified", replicas: 2, capacity }],
       workload: steadyLoad(8, startSeconds, (at) => (at < startSeconds + quietAfterSeconds ? 6 : 0)),
     },
+    // The same, with a pod restarted before the traffic stops (beforeAll): its stable window holds a reset.
+    {
+      namespace,
+      name: "quiet-restart-vllm",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 2, capacity }],
+      workload: steadyLoad(9, startSeconds, (at) => (at < startSeconds + quietAfterSeconds ? 6 : 0)),
+    },
     // Names that would change an unescaped query or match as a regex.
     {
       namespace,
@@ -253,6 +261,8 @@ async function sleep(ms: number): Promise<void> {
 beforeAll(async () => {
   const startSeconds = Date.now() / 1000;
   fleetStartSeconds = startSeconds;
+  // quiet-restart-vllm's first pod restarts (1 s cold start) 2 s before its traffic stops.
+  setTimeout(() => fleet.restartPod(namespace, "quiet-restart-vllm-server-0", 1), (quietAfterSeconds - 2) * 1000);
   fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 60 });
   for (const d of deployments(startSeconds)) fleet.addDeployment(d);
   server = new FleetServer({ fleet });
@@ -323,6 +333,26 @@ describe("PromQL source against a real Prometheus", () => {
     const busy = role(roles, "chat-vllm", "server");
     expect(busy.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(busy.roleHistograms?.stable, "chat-vllm had traffic in its panic window: no stable sums").toBeUndefined();
+  });
+
+  it("asks a quiet role's pods for their own buckets where its stable window's sum cannot stand for them", async () => {
+    // quiet-restart-vllm-server-0 restarted 2 s before the traffic stopped: its stable window (10 s) holds a counter
+    // reset, so the stable sum covers a pod the merge leaves out. Every plan reads the same observations (BothPlans).
+    const at = (fleetStartSeconds + quietAfterSeconds + 6) * 1000;
+    const scalers = [scaler("quiet-restart-vllm", ["server"])];
+    const pass = await source.sample(scalers, at);
+    const pods = role(pass, "quiet-restart-vllm", "server").pods;
+    expect(pods.map((p) => p.windows.stable.established)).toEqual([false, true]);
+    expect(pods.map((p) => p.windows.panic.ttftSeconds?.count)).toEqual([0, 0]);
+    const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
+    expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
+
+    // 53 queries, the stable window's sums (6), then the pods' own buckets (6).
+    const roles = await source.roles.sample(scalers, at);
+    expect(roles.queries).toBe(53 + 6 + 6);
+    const perPod = role(roles, "quiet-restart-vllm", "server");
+    expect(perPod.roleHistograms).toBeUndefined();
+    expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
   });
 
   it("keeps object names literal: regex characters and injection attempts select only their own series", async () => {
