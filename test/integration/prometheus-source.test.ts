@@ -18,6 +18,7 @@ import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/sig
 import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { BothPlans } from "../support/both-plans.js";
+import { observationsOf } from "../support/plan-observations.js";
 import { steadyLoad } from "../support/steady-load.js";
 
 const namespace = "serving";
@@ -25,12 +26,15 @@ const stableWindowSeconds = 10;
 const panicWindowSeconds = 3;
 const rateTolerance = 0.12;
 const hostileDeployment = 'evil"} or vector(1) or {x="\\';
+/** When `quiet-vllm`'s arrivals stop, after the start: its stable window is established with traffic by then. */
+const quietAfterSeconds = 13;
 
 let fleet: EngineFleet;
 let server: FleetServer;
 let prometheus: PrometheusHarness;
 /** Every pass read with both query plans, compared. */
 let source: BothPlans;
+let fleetStartSeconds: number;
 
 function deployments(startSeconds: number): SimDeploymentSpec[] {
   const capacity = { decodeTokensPerSecond: 400, maxTokensPerSecondPerRequest: 40 };
@@ -82,6 +86,22 @@ function deployments(startSeconds: number): SimDeploymentSpec[] {
         { name: "decode", serving: "decode", replicas: 2, tensorParallelSize: 2, capacity },
       ],
       workload: steadyLoad(4, startSeconds, 8),
+    },
+    // Traffic, then none: a pass a few seconds later finds the panic window empty and the stable one not.
+    {
+      namespace,
+      name: "quiet-vllm",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 2, capacity }],
+      workload: steadyLoad(8, startSeconds, (at) => (at < startSeconds + quietAfterSeconds ? 6 : 0)),
+    },
+    // The same, with a pod restarted before the traffic stops (beforeAll): its stable window holds a reset.
+    {
+      namespace,
+      name: "quiet-restart-vllm",
+      engine: "vllm",
+      roles: [{ name: "server", serving: "unified", replicas: 2, capacity }],
+      workload: steadyLoad(9, startSeconds, (at) => (at < startSeconds + quietAfterSeconds ? 6 : 0)),
     },
     // Names that would change an unescaped query or match as a regex.
     {
@@ -240,6 +260,9 @@ async function sleep(ms: number): Promise<void> {
 
 beforeAll(async () => {
   const startSeconds = Date.now() / 1000;
+  fleetStartSeconds = startSeconds;
+  // quiet-restart-vllm's first pod restarts (1 s cold start) 2 s before its traffic stops.
+  setTimeout(() => fleet.restartPod(namespace, "quiet-restart-vllm-server-0", 1), (quietAfterSeconds - 2) * 1000);
   fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 60 });
   for (const d of deployments(startSeconds)) fleet.addDeployment(d);
   server = new FleetServer({ fleet });
@@ -281,6 +304,55 @@ describe("PromQL source against a real Prometheus", () => {
     const panic = role(pass, "chat-vllm", "server").pods[0]?.windows.panic;
     expect(panic?.established).toBe(true);
     expect(panic?.generationTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("reads a role whose panic window holds no observation from its stable window, asking those buckets for it alone", async () => {
+    // Every request of quiet-vllm has finished within 3 s of the last arrival (at most 64 tokens at 40 per second):
+    // the panic window (3 s) ending 6 s after it holds none, the stable one (10 s) the last 4 s of traffic.
+    const at = (fleetStartSeconds + quietAfterSeconds + 6) * 1000;
+    const scalers = [scaler("quiet-vllm", ["server"]), scaler("chat-vllm", ["server"])];
+    // Every plan reads the same pass and the same observations (BothPlans), the latency among them.
+    const pass = await source.sample(scalers, at);
+    const quiet = role(pass, "quiet-vllm", "server");
+    expect(quiet.pods).toHaveLength(2);
+    for (const pod of quiet.pods) {
+      expect(pod.windows.panic.established, `${pod.pod} panic established`).toBe(true);
+      expect(pod.windows.panic.ttftSeconds?.count, `${pod.pod} panic TTFT count`).toBe(0);
+      expect(pod.windows.stable.ttftSeconds?.count, `${pod.pod} stable TTFT count`).toBeGreaterThan(0);
+    }
+    const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-vllm/server/Server`);
+    expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
+    expect(observed?.itlMilliseconds, "ITL p95 read from the stable window").toBeGreaterThan(0);
+
+    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 53.
+    const roles = await source.roles.sample(scalers, at);
+    expect(roles.queries).toBe(53 + 6);
+    const summed = role(roles, "quiet-vllm", "server");
+    expect(summed.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
+    expect(summed.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
+    const busy = role(roles, "chat-vllm", "server");
+    expect(busy.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
+    expect(busy.roleHistograms?.stable, "chat-vllm had traffic in its panic window: no stable sums").toBeUndefined();
+  });
+
+  it("asks a quiet role's pods for their own buckets where its stable window's sum cannot stand for them", async () => {
+    // quiet-restart-vllm-server-0 restarted 2 s before the traffic stopped: its stable window (10 s) holds a counter
+    // reset, so the stable sum covers a pod the merge leaves out. Every plan reads the same observations (BothPlans).
+    const at = (fleetStartSeconds + quietAfterSeconds + 6) * 1000;
+    const scalers = [scaler("quiet-restart-vllm", ["server"])];
+    const pass = await source.sample(scalers, at);
+    const pods = role(pass, "quiet-restart-vllm", "server").pods;
+    expect(pods.map((p) => p.windows.stable.established)).toEqual([false, true]);
+    expect(pods.map((p) => p.windows.panic.ttftSeconds?.count)).toEqual([0, 0]);
+    const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
+    expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
+
+    // 53 queries, the stable window's sums (6), then the pods' own buckets (6).
+    const roles = await source.roles.sample(scalers, at);
+    expect(roles.queries).toBe(53 + 6 + 6);
+    const perPod = role(roles, "quiet-restart-vllm", "server");
+    expect(perPod.roleHistograms).toBeUndefined();
+    expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
   });
 
   it("keeps object names literal: regex characters and injection attempts select only their own series", async () => {

@@ -5,7 +5,11 @@
  */
 import { SyntheticWorkload } from "../../src/sim/engines/index.js";
 
-export function steadyLoad(seed: number, startSeconds: number, requestsPerSecond: number): SyntheticWorkload {
+export function steadyLoad(
+  seed: number,
+  startSeconds: number,
+  requestsPerSecond: number | ((atSeconds: number) => number),
+): SyntheticWorkload {
   return new SyntheticWorkload({
     seed,
     startSeconds,

@@ -362,7 +362,8 @@ export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_
 export type BucketsBy = "pod" | "role";
 
 /**
- * Histogram deltas (buckets by `le`, count, sum) for every window. ITL reads
+ * Histogram deltas (buckets by `le`, count, sum) for every window, the buckets
+ * only for the windows of `bucketWindows` (by default every window). ITL reads
  * `inter_token_latency_seconds`, and per pod falls back to the older
  * `time_per_output_token_seconds` (vLLM before 0.11, older SGLang) with the
  * same window; the part is labelled with the series it read. The TTFT query
@@ -376,6 +377,7 @@ export function histogramParts(
   windows: readonly WindowSelection[],
   histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
   bucketsBy: BucketsBy = "pod",
+  bucketWindows: readonly WindowSelection[] = windows,
 ): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
@@ -383,29 +385,29 @@ export function histogramParts(
   const perRole = bucketsBy === "role";
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
+    const bucketSel = bucketWindows.find((bw) => bw.windowSeconds === w)?.selection;
     for (const engine of ["vllm", "sglang"] as const) {
-      const inc = (name: string, suffix: string, by: string): string =>
-        `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, sel)}[${w}s]))`;
-      const delta = (suffix: string, by: string): string =>
+      const inc = (name: string, suffix: string, by: string, of = sel): string =>
+        `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, of)}[${w}s]))`;
+      const delta = (suffix: string, by: string, of = sel): string =>
         names.length === 1
-          ? inc(histogram, suffix, by)
+          ? inc(histogram, suffix, by, of)
           : firstPresent(
               g,
-              names.map((metric) => ({ metric, expr: inc(metric, suffix, by) })),
+              names.map((metric) => ({ metric, expr: inc(metric, suffix, by, of) })),
             );
-      // A plain sum is summed by role directly; the per-pod fallback between names is chosen per pod first.
-      const buckets = !perRole
-        ? delta("_bucket", `${g}, le`)
-        : names.length === 1
-          ? inc(histogram, "_bucket", `${b.roleGroup}, le`)
-          : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`)})`;
-      parts.push(
-        part(buckets, `${engine}/bucket`, w, perRole),
-        part(delta("_count", g), `${engine}/count`, w),
-        part(delta("_sum", g), `${engine}/sum`, w),
-      );
+      if (bucketSel !== undefined) {
+        // A plain sum is summed by role directly; the per-pod fallback between names is chosen per pod first.
+        const buckets = !perRole
+          ? delta("_bucket", `${g}, le`, bucketSel)
+          : names.length === 1
+            ? inc(histogram, "_bucket", `${b.roleGroup}, le`, bucketSel)
+            : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`, bucketSel)})`;
+        parts.push(part(buckets, `${engine}/bucket`, w, perRole));
+      }
+      parts.push(part(delta("_count", g), `${engine}/count`, w), part(delta("_sum", g), `${engine}/sum`, w));
     }
-    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, perRole));
+    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, perRole, bucketSel));
   }
   return parts;
 }
@@ -416,20 +418,34 @@ export function histogramParts(
  * `queue_time_seconds`, a scheduler series, so ranks are filtered as for the
  * scheduler gauges (`sglangScheduler`).
  */
-function queueTimeParts(b: Builder, w: number, sel: TargetSelection, perRole: boolean): Part[] {
+function queueTimeParts(
+  b: Builder,
+  w: number,
+  sel: TargetSelection,
+  perRole: boolean,
+  bucketSel: TargetSelection | undefined,
+): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
-  const vllm = (suffix: string, by: string): string =>
-    `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, sel)}${range}))`;
+  const vllm = (suffix: string, by: string, of = sel): string =>
+    `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
   // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
-  const sglang = (suffix: string, by: readonly string[], sumBy = g): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, sel, (s) => `increase(${s}${range})`, by)})`;
+  const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel): string =>
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by)})`;
   const bucketGroup = perRole ? b.roleGroup : g;
+  const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
+    part(
+      engine === "vllm" ? vllm("_bucket", `${bucketGroup}, le`, of) : sglang("_bucket", ["le"], bucketGroup, of),
+      `${engine}/queue/bucket`,
+      w,
+      perRole,
+    ),
+  ];
   return [
-    part(vllm("_bucket", `${bucketGroup}, le`), "vllm/queue/bucket", w, perRole),
+    ...(bucketSel === undefined ? [] : bucket("vllm", bucketSel)),
     part(vllm("_count", g), "vllm/queue/count", w),
     part(vllm("_sum", g), "vllm/queue/sum", w),
-    part(sglang("_bucket", ["le"], bucketGroup), "sglang/queue/bucket", w, perRole),
+    ...(bucketSel === undefined ? [] : bucket("sglang", bucketSel)),
     part(sglang("_count", []), "sglang/queue/count", w),
     part(sglang("_sum", []), "sglang/queue/sum", w),
   ];
@@ -455,29 +471,33 @@ export function samplingParts(
   gauges: TargetSelection,
   windows: readonly WindowSelection[],
   bucketsBy: BucketsBy = "pod",
+  bucketWindows: readonly WindowSelection[] = windows,
 ): Readonly<Record<QueryName, readonly Part[]>> {
   return {
     gauges: gaugesParts(ctx, gauges),
     counters: countersParts(ctx, windows),
-    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy),
-    itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy),
+    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, bucketWindows),
+    itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, bucketWindows),
   };
 }
 
 /**
- * The per-pod bucket parts of the histogram families: what a `roles` pass asks
- * again, for the roles whose sum the core cannot use, in a constant number of queries.
+ * The bucket parts of the histogram families alone, per pod or summed by role:
+ * what a `roles` pass asks again, in a constant number of queries, for the
+ * roles whose sum the core cannot use (per pod) and for the stable window of
+ * the roles whose panic window held no observation (by role).
  */
-export function podBucketParts(
+export function bucketParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
+  bucketsBy: BucketsBy,
 ): Readonly<Record<QueryName, readonly Part[]>> {
   const buckets = (parts: readonly Part[]): Part[] => parts.filter((p) => p.signal.endsWith("/bucket"));
   return {
     gauges: [],
     counters: [],
-    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds")),
-    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds")),
+    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy)),
+    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy)),
   };
 }
 

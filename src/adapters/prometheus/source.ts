@@ -7,11 +7,14 @@
  * partial answer), costs only its family of fields (`unknownFamilies`), except
  * the gauge query, which names the pods: its failure marks every role of the
  * pass `queryFailed`. In the `roles` plan the latency buckets come summed by
- * role, with the pods each sum covers; a role whose sum the core would not use
- * (core/signals/role-histogram.ts) is asked again for its pods' own buckets, in
- * the same few queries whatever the number of such roles.
+ * role, with the pods each sum covers, and for the panic window only: the
+ * stable window's buckets are read only where the panic window holds no
+ * observation, so they are asked for those roles alone; a role whose sum the
+ * core would not use (core/signals/role-histogram.ts) is asked again for its
+ * pods' own buckets. Each of these asks is the same six queries whatever the
+ * number of roles in it.
  */
-import { sampledPods, staleAfterSeconds } from "../../core/signals/observe.js";
+import { holdsObservation, sampledPods, staleAfterSeconds } from "../../core/signals/observe.js";
 import { roleSumsHold } from "../../core/signals/role-histogram.js";
 import type {
   EngineKind,
@@ -27,11 +30,11 @@ import type {
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusLabelNames, type PrometheusSignalConfig } from "./config.js";
 import {
+  bucketParts,
   buildPartQueries,
   buildSamplingQueries,
   defaultQueryPlan,
   firstUseCounters,
-  podBucketParts,
   instanceLabel,
   queryNames,
   samplingParts,
@@ -189,24 +192,48 @@ export class PrometheusSignalSource {
       const { warnings, infos, unknownFamilies } = answers;
       return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
     }
-    const acc: PassAcc = { pods: new Map(), roles: new Map() };
+    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map() };
     this.accumulate(acc, answers.usable);
     const summed = this.plan === "roles";
-    let out = buildPass(scalers, acc, answers.unknownFamilies, summed ? new Set() : undefined);
-    let issued = queries.length;
-    // The roles whose summed buckets the core could not use: their pods' own buckets, in a constant number of queries.
-    const unproven = summed ? unprovenRoles(scalers, out, atUnixMs) : [];
-    if (unproven.length > 0) {
-      const again = buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => podBucketParts(ctx, windows)));
-      const all = readAnswers([...queries, ...again], [...settled, ...(await this.ask(again, atUnixMs))]);
-      issued += again.length;
-      const perPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
-      const asked = new Set<IssuedQuery>(again);
-      this.accumulate(
-        acc,
-        all.usable.filter((a) => asked.has(a.query)),
-        perPod,
-      );
+    if (summed) for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
+    const perPod = new Set<string>();
+    let out = buildPass(scalers, acc, answers.unknownFamilies, summed ? perPod : undefined);
+    let issued: IssuedQuery[] = queries;
+    let settledAll = settled;
+    // At most two more asks: the stable window's sums and the pods' own buckets of unproven roles, then the
+    // pods' own buckets of roles whose stable sum is unproven; each ask is six queries whatever its roles.
+    while (summed) {
+      const unproven = unprovenRoles(scalers, out, atUnixMs);
+      const quiet = quietRoles(scalers, out, atUnixMs, acc, perPod, unproven, answers.unknownFamilies);
+      if (unproven.length === 0 && quiet.length === 0) break;
+      const podQueries =
+        unproven.length === 0
+          ? []
+          : buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod")));
+      const stableQueries =
+        quiet.length === 0
+          ? []
+          : buildPartQueries(
+              this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, "role")),
+            );
+      const again = [...podQueries, ...stableQueries];
+      issued = [...issued, ...again];
+      settledAll = [...settledAll, ...(await this.ask(again, atUnixMs))];
+      const all = readAnswers(issued, settledAll);
+      const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
+      for (const key of newPerPod) perPod.add(key);
+      const stableOf = new Set<string>();
+      for (const s of quiet)
+        for (const r of s.roles) {
+          markSummed(acc, s, r, s.stableWindowSeconds);
+          stableOf.add(`${roleKey(s.namespace, s.deployment, r)}\u0000${windowSeconds(s.stableWindowSeconds)}`);
+        }
+      const asked = (list: readonly IssuedQuery[]): UsableAnswer[] => {
+        const set = new Set<IssuedQuery>(list);
+        return all.usable.filter((a) => set.has(a.query));
+      };
+      this.accumulate(acc, asked(podQueries), (key) => newPerPod.has(key));
+      this.accumulate(acc, asked(stableQueries), (key, w) => stableOf.has(`${key}\u0000${w}`));
       // A family one of these queries failed or answered partially is unknown for the pass, as for any of its queries.
       for (const family of ["ttft", "itl"] as const)
         if (all.unknownFamilies[family] !== undefined && answers.unknownFamilies[family] === undefined)
@@ -215,7 +242,7 @@ export class PrometheusSignalSource {
       out = buildPass(scalers, acc, all.unknownFamilies, perPod);
     }
     const { warnings, infos, unknownFamilies } = answers;
-    return { atUnixMs, queries: issued, scalers: out, warnings, infos, unknownFamilies };
+    return { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies };
   }
 
   /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
@@ -227,7 +254,7 @@ export class PrometheusSignalSource {
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
     const plan = this.plan;
-    if (plan === "roles") return buildPartQueries(this.partsFor(scalers, summedByRole));
+    if (plan === "roles") return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow));
     if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
     return queryNames.map((family) => ({ family, text: unions[family] }));
@@ -239,35 +266,44 @@ export class PrometheusSignalSource {
   }
 
   /** Every part a pass over these scalers reads, by family (`samplingParts`, or another builder of the same shape). */
-  private partsFor(scalers: readonly ScalerSamplingInput[], build: PartsBuilder = samplingParts): PassParts {
+  private partsFor(scalers: readonly ScalerSamplingInput[], build: PartsBuilder = everyPart): PassParts {
     const selection = (list: readonly ScalerSamplingInput[]): TargetSelection => ({
       namespaces: list.map((s) => s.namespace),
       deployments: list.map((s) => s.deployment),
       roles: list.flatMap((s) => s.roles),
     });
-    const byWindow = new Map<number, ScalerSamplingInput[]>();
-    for (const s of scalers) {
-      for (const w of new Set([windowSeconds(s.stableWindowSeconds), windowSeconds(s.panicWindowSeconds)])) {
-        const list = byWindow.get(w);
-        if (list) list.push(s);
-        else byWindow.set(w, [s]);
+    const windowsOf = (pick: (s: ScalerSamplingInput) => readonly number[]): WindowSelection[] => {
+      const byWindow = new Map<number, ScalerSamplingInput[]>();
+      for (const s of scalers) {
+        for (const w of new Set(pick(s).map(windowSeconds))) {
+          const list = byWindow.get(w);
+          if (list) list.push(s);
+          else byWindow.set(w, [s]);
+        }
       }
-    }
-    const windows: WindowSelection[] = [...byWindow.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
+      return [...byWindow.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
+    };
     return build(
       { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
       selection(scalers),
-      windows,
+      windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
+      windowsOf((s) => [s.panicWindowSeconds]),
+      windowsOf((s) => [s.stableWindowSeconds]),
     );
   }
 
   /**
    * Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known.
-   * With `only`, reads the series of those roles alone (`roleKey`).
+   * With `only`, reads the series of the roles (`roleKey`) and windows it accepts alone: a query's selection
+   * is a cross product of namespaces, deployments and roles, wider than the roles it was asked for.
    */
-  private accumulate(acc: PassAcc, answers: readonly UsableAnswer[], only?: ReadonlySet<string>): void {
+  private accumulate(
+    acc: PassAcc,
+    answers: readonly UsableAnswer[],
+    only?: (key: string, windowSeconds: number) => boolean,
+  ): void {
     const l = this.config.labels;
     const tags = new Tags();
     for (const answer of answers) {
@@ -275,7 +311,13 @@ export class PrometheusSignalSource {
       const signal = answer.query.signal;
       const queryTag = signal === undefined ? undefined : tags.of(signal);
       for (const s of answer.result.samples) {
-        if (only !== undefined && !only.has(roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role])))
+        if (
+          only !== undefined &&
+          !only(
+            roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role]),
+            answer.query.windowSeconds ?? Number(s.labels[windowLabel]),
+          )
+        )
           continue;
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
@@ -287,15 +329,39 @@ export class PrometheusSignalSource {
 }
 
 type PassParts = Readonly<Record<QueryName, readonly Part[]>>;
-type PartsBuilder = (ctx: QueryContext, gauges: TargetSelection, windows: readonly WindowSelection[]) => PassParts;
+/** Builds a pass's parts from the windows of its scalers: every window, the panic windows, the stable windows. */
+type PartsBuilder = (
+  ctx: QueryContext,
+  gauges: TargetSelection,
+  windows: readonly WindowSelection[],
+  panic: readonly WindowSelection[],
+  stable: readonly WindowSelection[],
+) => PassParts;
 
-/** The `roles` plan's parts: the histogram buckets summed by role. */
-const summedByRole: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gauges, windows, "role");
+/** Every part of every window, the buckets per pod (`unions` and `parts`). */
+const everyPart: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gauges, windows);
+
+/**
+ * The `roles` plan's first parts: the histogram buckets summed by role, of
+ * the panic window alone (the stable window's are asked where they are read);
+ * the counts and sums of every window.
+ */
+const summedByRoleInPanicWindow: PartsBuilder = (ctx, gauges, windows, panic) =>
+  samplingParts(ctx, gauges, windows, "role", panic);
 
 /** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
 interface PassAcc {
   readonly pods: Map<string, PodAcc>;
   readonly roles: Map<string, RoleAcc>;
+  /** Per role (`roleKey`), the windows (in seconds) whose summed buckets were asked. */
+  readonly summed: Map<string, Set<number>>;
+}
+
+function markSummed(acc: PassAcc, s: ScalerSamplingInput, role: string, seconds: number): void {
+  const key = roleKey(s.namespace, s.deployment, role);
+  let windows = acc.summed.get(key);
+  if (!windows) acc.summed.set(key, (windows = new Set()));
+  windows.add(windowSeconds(seconds));
 }
 
 /**
@@ -330,12 +396,54 @@ function buildPass(
       }
       samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
       const summed =
-        perPodRoles === undefined || perPodRoles.has(key) ? undefined : roleHistograms(pods, acc.roles.get(key), s);
+        perPodRoles === undefined || perPodRoles.has(key)
+          ? undefined
+          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s);
       roles.set(role, { pods: samples, ...partial, ...(summed === undefined ? {} : { roleHistograms: summed }) });
     }
     out.set(s.key, roles);
   }
   return out;
+}
+
+/**
+ * The scalers, each with the roles whose stable window's summed buckets the
+ * core will read and the pass has not asked: a role read from its sums (not
+ * per pod, not unproven) whose panic window holds no observation of a latency
+ * field of a family the pass could read and whose stable window, another
+ * window, holds one (`holdsObservation`: the pods' counts of both windows are
+ * in the first answers).
+ */
+function quietRoles(
+  scalers: readonly ScalerSamplingInput[],
+  out: ReadonlyMap<string, ReadonlyMap<string, RoleSamples>>,
+  atUnixMs: number,
+  acc: PassAcc,
+  perPod: ReadonlySet<string>,
+  unproven: readonly ScalerSamplingInput[],
+  unknownFamilies: Partial<Record<SignalFamily, string>>,
+): ScalerSamplingInput[] {
+  const excluded = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
+  const fields = histogramNames
+    .filter((h) => unknownFamilies[h === "itl" ? "itl" : "ttft"] === undefined)
+    .map((h) => fieldOfHistogram[h]);
+  const quiet: ScalerSamplingInput[] = [];
+  for (const s of scalers) {
+    const stable = windowSeconds(s.stableWindowSeconds);
+    if (stable === windowSeconds(s.panicWindowSeconds)) continue;
+    const stale = staleAfterSeconds(s.intervalSeconds);
+    const roles = s.roles.filter((role) => {
+      const key = roleKey(s.namespace, s.deployment, role);
+      if (perPod.has(key) || excluded.has(key) || acc.summed.get(key)?.has(stable) === true) return false;
+      const samples = out.get(s.key)?.get(role);
+      if (samples === undefined || samples.queryFailed !== undefined) return false;
+      const pods = sampledPods(samples.pods, atUnixMs, stale);
+      // Where the stable window holds no observation either (the counts say so), latency is unknown whatever its buckets.
+      return fields.some((field) => !holdsObservation(pods, "panic", field) && holdsObservation(pods, "stable", field));
+    });
+    if (roles.length > 0) quiet.push({ ...s, roles });
+  }
+  return quiet;
 }
 
 /** The scalers, each with the roles whose summed buckets the core would not use (`roleSumsHold`). */
@@ -360,6 +468,7 @@ function unprovenRoles(
 function roleHistograms(
   pods: readonly PodAcc[],
   role: RoleAcc | undefined,
+  asked: ReadonlySet<number> | undefined,
   scaler: ScalerSamplingInput,
 ): RoleSamples["roleHistograms"] {
   const out: Partial<Record<WindowName, Partial<Record<LatencyField, RoleHistogram>>>> = {};
@@ -369,6 +478,8 @@ function roleHistograms(
   ];
   for (const [name, seconds] of windows) {
     const w = windowSeconds(seconds);
+    // A window whose sums were not asked (the stable one, where the panic window held observations) is not read.
+    if (asked?.has(w) !== true) continue;
     const byField: Partial<Record<LatencyField, RoleHistogram>> = {};
     for (const histogram of histogramNames) {
       const covered = pods

@@ -129,6 +129,16 @@ function windowHistogram(
 }
 
 /**
+ * Whether the pods' `window` holds an observation of `field`: their counts
+ * alone say so, not their buckets. Where the panic window holds none, latency
+ * reads the stable window's buckets (`latency`); the `roles` plan asks those
+ * only then (adapters/prometheus/source.ts).
+ */
+export function holdsObservation(pods: readonly PodSample[], window: WindowName, field: LatencyField): boolean {
+  return p95Milliseconds(windowHistogram(pods, window, field, undefined)) !== undefined;
+}
+
+/**
  * Latency reads the panic window, the recent one, so the guard reacts within
  * about a minute; when that window holds no observation (a quiet minute, or no
  * established pod) it falls back to the stable window. The p95 as the status
@@ -143,9 +153,9 @@ function latency(
     const role = roles?.[window]?.[field];
     // A role's sum that is not its pods' merge is unknown latency, not a reason to read the other window.
     if (role !== undefined && !roleSumHolds(role, pods, window, field)) return {};
+    if (!holdsObservation(pods, window, field)) continue;
     const histogram = windowHistogram(pods, window, field, role);
-    const milliseconds = p95Milliseconds(histogram);
-    if (milliseconds !== undefined) return definedFields({ milliseconds, bracket: p95Bracket(histogram) });
+    return definedFields({ milliseconds: p95Milliseconds(histogram), bracket: p95Bracket(histogram) });
   }
   return {};
 }

@@ -151,7 +151,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks the parts plan's 53 queries in the roles plan, its six bucket queries summed by role, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 53 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
@@ -171,6 +171,12 @@ describe("one pass, a fixed number of queries", () => {
     const l = defaultPrometheusSignalConfig.labels;
     const byRole = `sum by (${l.namespace}, ${l.deployment}, ${l.role}, le)`;
     for (const q of summed) expect(q.text, `${q.signal} is summed by role`).toContain(byRole);
+    // Of the panic window alone: the stable window's buckets are asked where the panic window held no observation.
+    for (const q of summed) {
+      expect(q.windowSeconds, `${q.signal} reads one window`).toBe(60);
+      expect(q.text, `${q.signal} reads the panic window`).toContain("[60s]");
+      expect(q.text, `${q.signal} does not read the stable window`).not.toContain("[180s]");
+    }
     // Everything else is the parts plan's query, word for word: the counts and sums stay per pod.
     const rest = one.filter((q) => q.perRole !== true).map((q) => q.text);
     expect(rest).toEqual(parts.filter((q) => !(q.signal ?? "").endsWith("/bucket")).map((q) => q.text));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RoleKind } from "../../../src/core/api/model-deployment.js";
-import { observeRole, staleAfterSeconds } from "../../../src/core/signals/observe.js";
+import { holdsObservation, observeRole, staleAfterSeconds } from "../../../src/core/signals/observe.js";
 import type { PodField } from "../../../src/core/signals/pod-fields.js";
 import type {
   PodSample,
@@ -528,6 +528,21 @@ describe("latency", () => {
       }),
     ]);
     expect(observation.ttftMilliseconds).toBe(500);
+  });
+
+  it("says where a window holds an observation from the pods' counts alone, as the roles plan asks it", () => {
+    // The roles plan's pods carry counts and sums without buckets: the counts decide which window latency reads.
+    const counted = { buckets: [], count: 3, sum: 0.6 };
+    const none = { buckets: [], count: 0, sum: 0 };
+    const quiet = [
+      pod("a", { stable: { promptTokensPerSecond: 1, ttftSeconds: counted }, panic: { ttftSeconds: none } }),
+    ];
+    expect(holdsObservation(quiet, "panic", "ttftSeconds")).toBe(false);
+    expect(holdsObservation(quiet, "stable", "ttftSeconds")).toBe(true);
+    expect(holdsObservation(quiet, "stable", "itlSeconds")).toBe(false);
+    // A pod whose window is not established is not read, whatever it counted.
+    const reset = [pod("b", { stable: { established: false, ttftSeconds: counted } })];
+    expect(holdsObservation(reset, "stable", "ttftSeconds")).toBe(false);
   });
 
   it("is absent when no window saw a request", () => {
