@@ -114,24 +114,30 @@ function readOne(path: string, io: CliIo, what: string): unknown {
   return values[0];
 }
 
-/** A histogram delta as printed: its count, sum, the bucket boundaries it has and this pod's own p95. */
-function histogramView(h: HistogramWindow | undefined): Record<string, unknown> | undefined {
+/**
+ * A histogram delta as printed: its count, sum, the bucket boundaries it has and this pod's own p95.
+ * Under the `roles` plan a pod's buckets are not asked (they are summed by role, or not read where
+ * the role's latency does not need them): a p95 from no buckets would be the mean, which is not what
+ * the role reads, so it is left out.
+ */
+function histogramView(h: HistogramWindow | undefined, bucketsPerPod: boolean): Record<string, unknown> | undefined {
   if (h === undefined) return undefined;
+  if (!bucketsPerPod && h.buckets.length === 0) return { count: h.count, sumSeconds: h.sum, buckets: "none per pod" };
   const p95 = p95Milliseconds(mergeHistograms([h]));
   return { count: h.count, sumSeconds: h.sum, buckets: h.buckets.length, ...(p95 === undefined ? {} : { p95Ms: p95 }) };
 }
 
-function windowView(rates: PodWindowRates): Record<string, unknown> {
+function windowView(rates: PodWindowRates, bucketsPerPod: boolean): Record<string, unknown> {
   const { ttftSeconds, itlSeconds, queueTimeSeconds, ...rest } = rates;
   return {
     ...rest,
-    ttftSeconds: histogramView(ttftSeconds),
-    itlSeconds: histogramView(itlSeconds),
-    queueTimeSeconds: histogramView(queueTimeSeconds),
+    ttftSeconds: histogramView(ttftSeconds, bucketsPerPod),
+    itlSeconds: histogramView(itlSeconds, bucketsPerPod),
+    queueTimeSeconds: histogramView(queueTimeSeconds, bucketsPerPod),
   };
 }
 
-function podView(pod: PodSample, nowMs: number, staleAfter: number): Record<string, unknown> {
+function podView(pod: PodSample, nowMs: number, staleAfter: number, bucketsPerPod: boolean): Record<string, unknown> {
   const { windows, lastSampleUnixSeconds, ...gauges } = pod;
   const age = nowMs / 1000 - lastSampleUnixSeconds;
   return {
@@ -139,8 +145,8 @@ function podView(pod: PodSample, nowMs: number, staleAfter: number): Record<stri
     lastSample: new Date(lastSampleUnixSeconds * 1000).toISOString(),
     ageSeconds: Math.round(age * 1000) / 1000,
     fresh: age <= staleAfter,
-    stable: windowView(windows.stable),
-    panic: windowView(windows.panic),
+    stable: windowView(windows.stable, bucketsPerPod),
+    panic: windowView(windows.panic, bucketsPerPod),
   };
 }
 
@@ -237,7 +243,7 @@ export async function observeOnce(
         why: explainSignalState({ samples, observation, nowMs, staleAfterSeconds: staleAfter }),
         readyReplicasFrom: from,
         observation,
-        pods: samples.pods.map((pod) => podView(pod, nowMs, staleAfter)),
+        pods: samples.pods.map((pod) => podView(pod, nowMs, staleAfter, args.prometheusQueries !== "roles")),
       };
     }),
   };

@@ -142,6 +142,28 @@ describe("mds-scaler observe", () => {
     expect(decode?.why).toMatch(/1 of 2 ready replicas sampled/);
   }, 60_000);
 
+  it("prints a pod's own buckets and p95 where the plan asks them per pod, and says so where it does not", async () => {
+    const ttftOf = async (plan: string): Promise<Record<string, unknown> | undefined> => {
+      const io = memoryIo();
+      expect(await runCli([...base(prometheus.url), "--prometheus-queries", plan, "-o", "json"], io), io.err).toBe(0);
+      const report = JSON.parse(io.out) as {
+        roles: { pods: { panic: { ttftSeconds?: Record<string, unknown> } }[] }[];
+      };
+      return report.roles[0]?.pods[0]?.panic.ttftSeconds;
+    };
+    const perPod = await ttftOf("parts");
+    expect(perPod?.["count"]).toBeGreaterThan(0);
+    expect(perPod?.["buckets"]).toBeGreaterThan(0);
+    expect(perPod?.["p95Ms"]).toBeGreaterThan(0);
+    // Under roles the buckets are summed by role: no per-pod p95 (it would be the mean); its count and sum are read.
+    // (Each run evaluates at its own time, so the figures themselves differ.)
+    const summed = await ttftOf("roles");
+    expect(summed?.["buckets"]).toBe("none per pod");
+    expect(summed?.["count"]).toBeGreaterThan(0);
+    expect(summed?.["sumSeconds"]).toBeGreaterThan(0);
+    expect(summed).not.toHaveProperty("p95Ms");
+  }, 60_000);
+
   it("prints a table and yaml with the same content", async () => {
     const table = memoryIo();
     expect(await runCli(base(prometheus.url), table), table.err).toBe(0);
