@@ -138,10 +138,7 @@ describe("npm start (the demo)", () => {
     // The marker reaches what the demo started (a shell drops names it cannot hold), so the final check means something.
     expect(processesMarked(marker).length).toBeGreaterThanOrEqual(7);
 
-    // One Chromium run reads the DOM and takes the screenshot: two runs in a row outlasted the one-minute demo on a
-    // loaded machine, and a run whose page is gone exits 0 without writing the file.
-    rmSync(screenshotPath, { force: true });
-    const dom = runChromium(url, ["--dump-dom", `--screenshot=${screenshotPath}`]);
+    const dom = runChromium(url, ["--dump-dom"]);
     const charts = chartsIn(dom);
     console.log(`charts on the page:\n${charts.map((c) => `  ${c.state.padEnd(7)} ${c.title}`).join("\n")}`);
     expect(charts.length).toBeGreaterThanOrEqual(8);
@@ -166,12 +163,10 @@ describe("npm start (the demo)", () => {
     // A commit row of the list on top; a commit may change decode before prefill.
     expect(dom).toMatch(/<td>[\d.]+ s<\/td><td>(?:[^<]*, )?prefill \d+ → \d+/);
 
-    // Headless Chromium on a loaded machine now and then exits 0 without writing the file: one more try while the page is up.
-    if (!existsSync(screenshotPath) && demo.exitCode === null) runChromium(url, [`--screenshot=${screenshotPath}`]);
-    expect(
-      existsSync(screenshotPath),
-      `no screenshot at ${screenshotPath}; the demo ${demo.exitCode === null ? "was still running" : "had ended"}`,
-    ).toBe(true);
+    rmSync(screenshotPath, { force: true });
+    // Headless Chromium on a loaded machine now and then exits 0 without writing the file: one more try.
+    for (let attempt = 0; attempt < 2 && !existsSync(screenshotPath); attempt++)
+      runChromium(url, [`--screenshot=${screenshotPath}`]);
     expect(readFileSync(screenshotPath).subarray(1, 4).toString()).toBe("PNG");
     expect(statSync(screenshotPath).size).toBeGreaterThan(50_000);
     console.log(`screenshot: ${screenshotPath}`);
