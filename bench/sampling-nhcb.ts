@@ -33,6 +33,7 @@ import {
 import { prepareNhcbTwin, type TwinKind } from "./nhcb-tsdb.js";
 import { instantQuery, type QueryAnswer, type VectorSeries } from "./prometheus-query.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
+import { wholeFlag } from "./flags.js";
 
 const help = `npm run bench:sampling-nhcb [-- options]
 
@@ -47,20 +48,10 @@ side by side (docs/prometheus-signals.md, "Native histograms (NHCB), measured").
   --help                this text
 `;
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const raw = process.argv[i + 1];
-  const v = Number(raw);
-  if (raw === undefined || !Number.isInteger(v) || v <= 0)
-    throw new Error(`--${name}: ${JSON.stringify(raw)} is not a positive whole number`);
-  return v;
-}
-
-const size = flag("size", 100);
-const runs = flag("runs", 3);
-const repeat = flag("repeat", 3);
-const queryTimeoutMs = flag("query-timeout", 600) * 1000;
+const size = wholeFlag("size", 100);
+const runs = wholeFlag("runs", 3);
+const repeat = wholeFlag("repeat", 3);
+const queryTimeoutMs = wholeFlag("query-timeout", 600) * 1000;
 /** The mixed TSDB is a third server (about as large as the classic one); `--no-mixed` leaves it out. */
 const withMixed = !process.argv.includes("--no-mixed");
 /** Relative slack for values Prometheus adds in another order (bucket by bucket against whole histograms). */

@@ -18,18 +18,10 @@ import { findPromBinaries } from "../harness/prom-bin.js";
 import { startQuerier, startSidecar, waitForStores } from "../harness/thanos.js";
 import { copyBlocks, evaluationUnixMs, prepareTsdb, samplingInputs, tsdbShape } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
+import { wholeFlag } from "./flags.js";
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`--${name}: ${JSON.stringify(process.argv[i + 1])} is not a positive whole number`);
-  return value;
-}
-
-const size = flag("size", 100);
-const passes = flag("passes", 5);
+const size = wholeFlag("size", 100);
+const passes = wholeFlag("passes", 5);
 const timeoutMs = 600_000;
 const bins = findPromBinaries();
 const prepared = await prepareTsdb(bins.promtoolPath, size);

@@ -55,16 +55,7 @@ import {
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery, type QueryStats } from "./prometheus-query.js";
 import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const raw = process.argv[i + 1];
-  const v = Number(raw);
-  if (raw === undefined || !Number.isFinite(v) || v <= 0)
-    throw new Error(`--${name}: ${JSON.stringify(raw)} is not a positive number`);
-  return v;
-}
+import { positiveNumberFlag } from "./flags.js";
 
 const help = `npm run bench:sampling [-- options]
 
@@ -90,15 +81,15 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
   --help                  this text
 `;
 
-const deployments = flag("deployments", 100);
-const podsPerRole = flag("pods", 4);
-const passes = flag("passes", 20);
-const scrapeIntervalSeconds = flag("scrape-interval", 10);
-const stableWindowSeconds = flag("stable-window", 30);
-const panicWindowSeconds = flag("panic-window", 10);
+const deployments = positiveNumberFlag("deployments", 100);
+const podsPerRole = positiveNumberFlag("pods", 4);
+const passes = positiveNumberFlag("passes", 20);
+const scrapeIntervalSeconds = positiveNumberFlag("scrape-interval", 10);
+const stableWindowSeconds = positiveNumberFlag("stable-window", 30);
+const panicWindowSeconds = positiveNumberFlag("panic-window", 10);
 const roles = ["server", "prefill", "decode"] as const;
 /** A pass at 1,000 deployments on a loaded 2-core machine outlasts Prometheus' 2-minute default. */
-const queryTimeoutMs = flag("query-timeout", 600) * 1000;
+const queryTimeoutMs = positiveNumberFlag("query-timeout", 600) * 1000;
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -392,8 +383,8 @@ async function measureSize(
   });
   try {
     const scalers = samplingInputs(size, {
-      stableWindowSeconds: flag("stable-window", 180),
-      panicWindowSeconds: flag("panic-window", 60),
+      stableWindowSeconds: positiveNumberFlag("stable-window", 180),
+      panicWindowSeconds: positiveNumberFlag("panic-window", 60),
     });
     const planRuns = plansFlag().flatMap((plan) => compressionsFlag().map((compression) => ({ plan, compression })));
     const runs: PlanRun[] = planRuns.map(({ plan, compression }) => {
@@ -537,7 +528,7 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${flag("stable-window", 180)}s/${flag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
   console.log(
     "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",
