@@ -1,0 +1,145 @@
+/**
+ * Issue 27's user, scripted: replacing a fixed fleet with mds-scaler calibrated on the first 15
+ * minutes of the trace, through the same commands the docs give a user (docs/calibrate.md, "A
+ * user's steps"), on scales of the user's choosing.
+ *
+ *   npm run bench:replace-fleet -- --scales azure-conv:2,servegen-m-large-day:5 [--scaler FILE]
+ *
+ * Per scale: `calibrate --trace T --copies C -f SCALER -o scaler` (the load test on the first 15
+ * minutes); the replaced fleet `n`, the smallest static fleet keeping 99 % of requests on the rest of
+ * the trace (found by bisection, in hindsight: the fleet the issue's user replaces); then the rest
+ * replayed from `n` ready replicas three ways: the fleet, the calibrated scaler as written, and the
+ * calibrated scaler with `maxReplicas: n` (docs/quality.md, "Amendments for replacing a fixed fleet
+ * without exceeding it"). The table goes to stdout; each command to stderr as it runs.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { parseDocument } from "yaml";
+
+const root = join(import.meta.dirname, "..");
+const { values } = parseArgs({
+  options: {
+    scales: { type: "string", default: "azure-conv:3,servegen-m-large-day:3,mooncake-conversation:2" },
+    scaler: { type: "string", default: join(root, "docs", "examples", "simulate-scaler.yaml") },
+    "user-max-replicas": { type: "string", default: "64" },
+  },
+});
+/** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
+const requiredAttainment = 0.99;
+const trainingSeconds = 900;
+
+const scales = values.scales.split(",").map((text) => {
+  const [trace, copiesText = "1"] = text.split(":");
+  const copies = Number(copiesText);
+  if (!trace || !Number.isInteger(copies) || copies < 1)
+    throw new Error(`--scales: ${JSON.stringify(text)} is not TRACE:COPIES with COPIES a whole number ≥ 1`);
+  return { trace, copies };
+});
+const userMaxReplicas = Number(values["user-max-replicas"]);
+if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
+  throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
+
+const work = mkdtempSync(join(tmpdir(), "mds-replace-fleet-"));
+
+/** Runs the CLI as a user would (`npm run mds-scaler -- ARGS`), returning stdout; a failure stops the bench. */
+function cli(args: readonly string[]): string {
+  process.stderr.write(`mds-scaler ${args.join(" ")}\n`);
+  const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "src", "cli", "main.ts"), ...args], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  if (result.status !== 0)
+    throw new Error(`mds-scaler ${args.join(" ")} exited ${result.status}: ${result.stderr.slice(-2000)}`);
+  return result.stdout;
+}
+
+/** The scaler file with the Server role's bounds set (the first role; the example has one). */
+function withBounds(yamlText: string, bounds: { minReplicas?: number; maxReplicas: number }): string {
+  const doc = parseDocument(yamlText);
+  if (bounds.minReplicas !== undefined) doc.setIn(["spec", "roles", 0, "minReplicas"], bounds.minReplicas);
+  doc.setIn(["spec", "roles", 0, "maxReplicas"], bounds.maxReplicas);
+  return doc.toString();
+}
+
+interface Replay {
+  readonly attainment: number;
+  readonly gpuHours: number;
+  readonly notes: string;
+}
+
+function replay(trace: string, copies: number, scalerText: string, initialReplicas: number, name: string): Replay {
+  const scalerPath = join(work, `${name}.yaml`);
+  const fleetPath = join(work, `fleet-${initialReplicas}.yaml`);
+  writeFileSync(scalerPath, scalerText);
+  writeFileSync(fleetPath, `initialReplicas: ${initialReplicas}\n`);
+  const out = cli([
+    "simulate",
+    "--trace",
+    trace,
+    "--copies",
+    String(copies),
+    "--from",
+    String(trainingSeconds),
+    "--scaler",
+    scalerPath,
+    "--fleet",
+    fleetPath,
+    "-o",
+    "json",
+  ]);
+  const run = JSON.parse(out) as { attainment: { both: number }; gpuHours: number; notes?: string };
+  return { attainment: run.attainment.both, gpuHours: run.gpuHours, notes: run.notes ?? "" };
+}
+
+/** The smallest static fleet keeping `requiredAttainment`, by doubling then bisection (attainment grows with n). */
+function smallestStatic(trace: string, copies: number, userText: string): { n: number; run: Replay } {
+  const runs = new Map<number, Replay>();
+  const at = (n: number): Replay => {
+    const known = runs.get(n);
+    if (known) return known;
+    const run = replay(trace, copies, withBounds(userText, { minReplicas: n, maxReplicas: n }), n, `static-${n}`);
+    runs.set(n, run);
+    return run;
+  };
+  let high = 1;
+  while (at(high).attainment < requiredAttainment) {
+    if (high >= 1024) throw new Error(`${trace} × ${copies}: no static fleet up to 1024 replicas keeps 99 %`);
+    high *= 2;
+  }
+  let low = high === 1 ? 0 : high / 2;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (at(mid).attainment >= requiredAttainment) high = mid;
+    else low = mid;
+  }
+  return { n: high, run: at(high) };
+}
+
+const cell = (r: Replay): string => `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
+const lines = [
+  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet |",
+  "| --- | --- | --- | --- | --- | --- |",
+];
+try {
+  const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
+  const userPath = join(work, "user.yaml");
+  writeFileSync(userPath, userText);
+  for (const { trace, copies } of scales) {
+    const calibrated = cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", userPath, "-o", "scaler"]);
+    const figure = /serverTargetTokensPerSecond: "([^"]+)"/.exec(calibrated)?.[1] ?? "?";
+    const fleet = smallestStatic(trace, copies, userText);
+    const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
+    const capped = replay(trace, copies, withBounds(calibrated, { maxReplicas: fleet.n }), fleet.n, "capped");
+    lines.push(
+      `| ${trace} × ${copies} | ${figure} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${(capped.gpuHours / fleet.run.gpuHours).toFixed(3)} |`,
+    );
+    process.stderr.write(`${lines.at(-1)}\n  capped reasons: ${capped.notes}\n`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+process.stdout.write(`${lines.join("\n")}\n`);
