@@ -220,6 +220,10 @@ export function calibratedVariants(
       });
     const brokeFrom = figures.capacityTokensPerSecondPerReplica;
     const noise = figures.calibration.demandNoise?.varianceTokensPerSecondSquared;
+    // The training fleet as the ceiling, never above the benchmark's own (seventh calibrated run).
+    const capped =
+      figures.trainingFleetReplicas === undefined ? undefined : Math.min(maxReplicas, figures.trainingFleetReplicas);
+    const cappedVariant = "capped at the training fleet";
     return [
       row(defaultScaler(options)),
       // A shorter scale-down window (docs/quality.md, third calibrated run).
@@ -234,6 +238,17 @@ export function calibratedVariants(
       // Predictive with the demand noise calibrate measured as its filter's measurement noise (sixth run).
       ...(algorithm === "Predictive" && noise !== undefined
         ? [row(defaultScaler({ ...options, measurementNoise: noise }), "measured noise")]
+        : []),
+      ...(algorithm === "TokenThroughput" && capped !== undefined
+        ? [row(defaultScaler({ ...options, maxReplicas: capped }), cappedVariant)]
+        : []),
+      ...(algorithm === "Predictive" && noise !== undefined && capped !== undefined
+        ? [
+            row(
+              defaultScaler({ ...options, measurementNoise: noise, maxReplicas: capped }),
+              `measured noise; ${cappedVariant}`,
+            ),
+          ]
         : []),
     ];
   });

@@ -75,7 +75,7 @@ export function userFiguresLine(result: MatrixResult): string {
       c.tokensPerSecondPerReplica === undefined
         ? "no figure, so no calibrated row"
         : `${c.tokensPerSecondPerReplica} tok/s per replica`;
-    return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)² (calibrate: ${c.why})`;
+    return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas}, training fleet ${c.trainingFleetReplicas ?? "not sized"}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)² (calibrate: ${c.why})`;
   });
   return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), ${each.join("; and ")}. ${today}`;
 }

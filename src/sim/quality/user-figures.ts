@@ -42,6 +42,39 @@ export function userMaxReplicas(peakNeed: number): number {
   return Math.min(1024, Math.ceil(8 * peakNeed) + 4);
 }
 
+/** The share of a slice's requests a fixed fleet must keep within the SLO to be the training fleet: every table's 99 %. */
+export const trainingFleetAttainment = 0.99;
+
+/**
+ * The smallest static fleet keeping `trainingFleetAttainment` of the slice's requests within the SLO:
+ * a fixed fleet sized as fixed fleets are, on past traffic (docs/quality.md, "Amendments for a cap
+ * sized on the training slice"). Attainment grows with the fleet, so doubling then bisection finds it.
+ */
+export function trainingFleet(slice: Trace, runOptions: RunOptions): number {
+  const keeps = new Map<number, boolean>();
+  const holds = (replicas: number): boolean => {
+    const known = keeps.get(replicas);
+    if (known !== undefined) return known;
+    const run = runPolicy(slice, staticPolicy(replicas, "training fleet"), runOptions);
+    const held = run.attainment.both >= trainingFleetAttainment;
+    keeps.set(replicas, held);
+    return held;
+  };
+  let high = 1;
+  while (!holds(high)) {
+    if (high >= 1024)
+      throw new Error(`no static fleet up to 1024 replicas keeps ${100 * trainingFleetAttainment} % of ${slice.name}`);
+    high *= 2;
+  }
+  let low = high / 2;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (holds(mid)) high = mid;
+    else low = mid;
+  }
+  return high;
+}
+
 export interface TrainingSplit {
   /** The first `trainingSeconds`: what calibrate reads. */
   readonly training: Trace;
@@ -81,6 +114,8 @@ export interface CalibratedFigures {
   readonly tokensPerSecondPerReplica?: number;
   /** calibrate's capacity (where the targets broke), Predictive's forecast capacity; only with a calibrated figure. */
   readonly capacityTokensPerSecondPerReplica?: number;
+  /** The smallest static fleet keeping 99 % of the training slice's requests (`trainingFleet`); only with a figure. */
+  readonly trainingFleetReplicas?: number;
   /** Where the figure comes from, in words, for the table. */
   readonly why: string;
 }
@@ -156,6 +191,7 @@ export function calibrateOnTraining(
   if (answer.kind === "calibrated")
     return {
       ...base,
+      trainingFleetReplicas: trainingFleet(training, runOptions),
       tokensPerSecondPerReplica: answer.tokensPerSecondPerReplica,
       capacityTokensPerSecondPerReplica: answer.capacityTokensPerSecondPerReplica,
       why: answer.why,
@@ -165,6 +201,7 @@ export function calibrateOnTraining(
     ? { ...base, why: `not enough evidence: ${answer.why}` }
     : {
         ...base,
+        trainingFleetReplicas: trainingFleet(training, runOptions),
         tokensPerSecondPerReplica: answer.heldUpToTokensPerSecondPerReplica,
         why: `held up to (one replica never broke the targets): ${answer.why}`,
       };
