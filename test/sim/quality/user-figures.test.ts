@@ -10,9 +10,13 @@ import { defaultLatencyGuardReading } from "../../../src/core/algorithms/ttft-re
 import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
 import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
 import { loadTrace, type Trace } from "../../../src/sim/quality/traces.js";
+import { staticPolicy } from "../../../src/sim/quality/policies/static.js";
+import { runPolicy } from "../../../src/sim/quality/run.js";
 import {
   calibrateOnTraining,
   splitTraining,
+  trainingFleet,
+  trainingFleetAttainment,
   trainingSeconds,
   type CalibratedFigures,
 } from "../../../src/sim/quality/user-figures.js";
@@ -77,6 +81,20 @@ describe("the benchmark's user figures", () => {
     expect(figuresOf(changed)).toEqual(figures);
   }, 120_000);
 
+  it("size the training fleet as the smallest static fleet keeping 99 % of the training slice alone", () => {
+    const { training } = splitTraining(conv);
+    const options = { seed: 1, fleet: { capacity } };
+    const n = trainingFleet(training, options);
+    const attainment = (replicas: number): number =>
+      runPolicy(training, staticPolicy(replicas), options).attainment.both;
+    expect(attainment(n)).toBeGreaterThanOrEqual(trainingFleetAttainment);
+    // The conversation slice needs more than one replica: one fewer breaks the SLO.
+    expect(n).toBeGreaterThan(1);
+    expect(attainment(n - 1)).toBeLessThan(trainingFleetAttainment);
+    // The figures carry it, and the replay does not move it (the equality above covers the changed replay).
+    expect(figuresOf(conv).trainingFleetReplicas).toBe(n);
+  }, 120_000);
+
   it("are what the matrix's calibrated rows run with, whatever replay it judges them on", () => {
     const { training, evaluated } = splitTraining(conv);
     const figures = figuresOf(conv);
@@ -84,7 +102,11 @@ describe("the benchmark's user figures", () => {
       const result = runMatrix(replay, { seed: 1, sweepPoints: 3, training });
       expect(result.calibrated).toEqual([figures]);
       expect(result.rows.map((r) => r.policy)).toEqual(
-        expect.arrayContaining([calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")]),
+        expect.arrayContaining([
+          calibratedLabel("TokenThroughput"),
+          calibratedLabel("Predictive"),
+          calibratedLabel("TokenThroughput").replace(/\)$/, "; capped at the training fleet)"),
+        ]),
       );
     }
     // Without a training slice the matrix runs no calibrated row.
