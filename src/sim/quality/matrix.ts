@@ -239,6 +239,15 @@ export function calibratedVariants(
       ...(algorithm === "Predictive" && noise !== undefined
         ? [row(defaultScaler({ ...options, measurementNoise: noise }), "measured noise")]
         : []),
+      // Predictive with both: the measured noise and calibrate's capacity (eighth calibrated run).
+      ...(algorithm === "Predictive" && noise !== undefined && brokeFrom !== undefined
+        ? [
+            row(
+              defaultScaler({ ...options, measurementNoise: noise, forecastCapacityPerReplica: brokeFrom }),
+              "measured noise; capacity where targets broke",
+            ),
+          ]
+        : []),
       ...(algorithm === "TokenThroughput" && capped !== undefined
         ? [row(defaultScaler({ ...options, maxReplicas: capped }), cappedVariant)]
         : []),
