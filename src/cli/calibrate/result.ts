@@ -147,9 +147,17 @@ const targetField: Readonly<Record<RoleKind, string | undefined>> = {
   Encode: undefined,
 };
 
+const capacityField: Readonly<Record<RoleKind, string | undefined>> = {
+  Server: "serverTokenCapacityPerReplica",
+  Prefill: "prefillTokenCapacityPerReplica",
+  Decode: "decodeTokenCapacityPerReplica",
+  Encode: undefined,
+};
+
 /**
  * Writes each calibrated role's figure into `algorithm` (TokenThroughput's block, or Predictive's fallback
- * block), and for Predictive the measured demand noise as `measurementNoise`.
+ * block), and for Predictive each role's capacity (where the targets broke) as its forecast capacity and
+ * the measured demand noise as `measurementNoise` (docs/calibrate.md, items 8 and 9).
  */
 function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
   const block = (
@@ -157,9 +165,16 @@ function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Re
       ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
       : (algorithm["tokenThroughput"] ??= {})
   ) as Record<string, unknown>;
+  const predictive =
+    spec.algorithm.type === "Predictive" ? (algorithm["predictive"] as Record<string, unknown>) : undefined;
   for (const r of result.roles) {
     const field = targetField[r.kind];
-    if (field !== undefined && r.answer.kind === "calibrated") block[field] = fmt(r.answer.tokensPerSecondPerReplica);
+    if (field === undefined || r.answer.kind !== "calibrated") continue;
+    block[field] = fmt(r.answer.tokensPerSecondPerReplica);
+    // Kept by the eighth calibrated run's rule, beside the measured noise (docs/quality.md).
+    const capacity = capacityField[r.kind];
+    if (predictive !== undefined && capacity !== undefined)
+      predictive[capacity] = fmt(r.answer.capacityTokensPerSecondPerReplica);
   }
   const noise = measurementNoiseOf(result);
   if (spec.algorithm.type === "Predictive" && noise !== undefined)
