@@ -324,9 +324,9 @@ describe("PromQL source against a real Prometheus", () => {
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
     expect(observed?.itlMilliseconds, "ITL p95 read from the stable window").toBeGreaterThan(0);
 
-    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 40.
+    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 53.
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(40 + 6);
+    expect(roles.queries).toBe(53 + 6);
     const summed = role(roles, "quiet-vllm", "server");
     expect(summed.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(summed.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
@@ -347,9 +347,9 @@ describe("PromQL source against a real Prometheus", () => {
     const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
 
-    // 40 queries, the stable window's sums (6), then the pods' own buckets (6).
+    // 53 queries, the stable window's sums (6), then the pods' own buckets (6).
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(40 + 6 + 6);
+    expect(roles.queries).toBe(53 + 6 + 6);
     const perPod = role(roles, "quiet-restart-vllm", "server");
     expect(perPod.roleHistograms).toBeUndefined();
     expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);

@@ -14,7 +14,6 @@
  * `anyOf`, which escapes them twice (regex, then string).
  */
 import type { MetricNameSeparator, PrometheusLabelNames } from "./config.js";
-import { presenceBit, resetsFactor } from "./counter-facts.js";
 import { matcherText, type LabelMatcher } from "./matchers.js";
 
 export const signalLabel = "mds_signal";
@@ -79,8 +78,7 @@ export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "
 /**
  * How a pass asks for its parts: `unions` (four queries of tagged parts),
  * `parts` (one query per signal) or `roles` (as `parts`, the histogram buckets
- * summed by role and each pod's counter facts folded, `ResetsBy`;
- * docs/prometheus-signals.md, "Cost").
+ * summed by role; docs/prometheus-signals.md, "Cost").
  */
 export const queryPlans = ["unions", "parts", "roles"] as const;
 export type QueryPlan = (typeof queryPlans)[number];
@@ -261,21 +259,8 @@ export function gaugesParts(ctx: QueryContext, sel: TargetSelection): Part[] {
   ];
 }
 
-/**
- * How the counter family asks a pod's window facts: `counter`, one `resets()`
- * part per counter, one part of the samples and one of the scrape targets
- * (`unions`, `parts`); `pod` (`roles`), one part folding every counter's resets
- * and presence into one series per pod (counter-facts.ts) and one part of the
- * samples per scrape target, whose series count the targets.
- */
-export type ResetsBy = "counter" | "pod";
-
 /** Counter rates, resets and sample counts for every window. */
-export function countersParts(
-  ctx: QueryContext,
-  windows: readonly WindowSelection[],
-  resetsBy: ResetsBy = "counter",
-): Part[] {
+export function countersParts(ctx: QueryContext, windows: readonly WindowSelection[]): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
   const parts: Part[] = [];
@@ -303,42 +288,32 @@ export function countersParts(
       ),
     );
     for (const engine of ["vllm", "sglang"] as const) {
-      // Any counter of the pod going down means the process restarted inside the window.
-      // A counter's part answers only when it has a sample in the window, which also tells the
+      // Any counter of the pod going down means the process restarted inside the
+      // window. One part per counter: functions drop metric names, so series of
+      // different counters would collide inside one expression.
+      // A part answers only when its counter has a sample in the window, which also tells the
       // absent-counter rule which counters exist (`resetCounters`).
       const counters = resetCounters[engine];
-      const resets = (counter: string): string => `sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`;
-      if (resetsBy === "counter") {
-        // One part per counter: functions drop metric names, so series of different counters would collide.
-        for (const counter of counters) parts.push(part(resets(counter), `${engine}/resets/${counter}`, w));
-      } else {
-        // Each counter's term tagged with its name, so the terms of one pod do not collide before they are added.
-        const terms = counters.map(
-          (counter, i) =>
-            `label_replace(${resets(counter)} * ${resetsFactor(counters)} + ${presenceBit(i)}, "${counterLabel}", "${counter}", "", "")`,
+      for (const counter of counters) {
+        parts.push(
+          part(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
         );
-        parts.push(part(`sum by (${g}) (${union(terms)})`, `${engine}/counter-facts`, w));
       }
       // Scrapes seen in the window, counted on a gauge that every engine process exposes.
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
-      const seen = `count_over_time(${b.series(engine, gauge, sel)}${range})`;
-      if (resetsBy === "counter") {
-        parts.push(
-          part(`min by (${g}) (${seen})`, `${engine}/samples`, w),
-          // Scrape targets seen in the window: more than one means the pod was recreated inside it.
-          part(`count by (${g}) (count by (${g}, ${instanceLabel}) (${seen}))`, `${engine}/instances`, w),
-        );
-      } else {
-        // The fewest samples per scrape target: the least of them is the pod's, and their number its targets.
-        parts.push(part(`min by (${g}, ${instanceLabel}) (${seen})`, `${engine}/targets`, w));
-      }
+      parts.push(
+        part(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+        // Scrape targets seen in the window: more than one means the pod was recreated inside it.
+        part(
+          `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
+          `${engine}/instances`,
+          w,
+        ),
+      );
     }
   }
   return parts;
 }
-
-/** Tags each counter's term of a folded part (`ResetsBy` `pod`) until the terms are added. */
-const counterLabel = "mds_counter";
 
 /**
  * The counters whose `resets()` parts a pass reads, per engine. SGLang's
@@ -497,11 +472,10 @@ export function samplingParts(
   windows: readonly WindowSelection[],
   bucketsBy: BucketsBy = "pod",
   bucketWindows: readonly WindowSelection[] = windows,
-  resetsBy: ResetsBy = "counter",
 ): Readonly<Record<QueryName, readonly Part[]>> {
   return {
     gauges: gaugesParts(ctx, gauges),
-    counters: countersParts(ctx, windows, resetsBy),
+    counters: countersParts(ctx, windows),
     ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, bucketWindows),
     itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, bucketWindows),
   };

@@ -12,9 +12,7 @@
  * observation, so they are asked for those roles alone; a role whose sum the
  * core would not use (core/signals/role-histogram.ts) is asked again for its
  * pods' own buckets. Each of these asks is the same six queries whatever the
- * number of roles in it. The `roles` plan also asks each pod's counter resets and
- * presence folded into one series, and its samples as one series per scrape
- * target (`ResetsBy`), read back into the same window facts.
+ * number of roles in it.
  */
 import { holdsObservation, sampledPods, staleAfterSeconds } from "../../core/signals/observe.js";
 import { roleSumsHold } from "../../core/signals/role-histogram.js";
@@ -30,7 +28,6 @@ import type {
   WindowName,
 } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
-import { decodeCounterFacts } from "./counter-facts.js";
 import { validatePrometheusSignalConfig, type PrometheusLabelNames, type PrometheusSignalConfig } from "./config.js";
 import {
   bucketParts,
@@ -40,7 +37,6 @@ import {
   firstUseCounters,
   instanceLabel,
   queryNames,
-  resetCounters,
   samplingParts,
   seriesLabel,
   signalLabel,
@@ -92,8 +88,6 @@ interface WindowAcc {
   samples?: number;
   /** Scrape targets (`instance`) seen in the window. */
   instances?: number;
-  /** Per engine, the scrape targets a folded answer named so far (`<engine>/targets`: one series per target). */
-  targetsSeen: Partial<Record<EngineKind, number>>;
   ttft: HistogramAcc;
   itl: HistogramAcc;
   queue: HistogramAcc;
@@ -350,11 +344,10 @@ const everyPart: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gau
 /**
  * The `roles` plan's first parts: the histogram buckets summed by role, of
  * the panic window alone (the stable window's are asked where they are read);
- * the counts and sums of every window; each pod's counter resets and presence
- * folded into one series, its samples into one per scrape target.
+ * the counts and sums of every window.
  */
 const summedByRoleInPanicWindow: PartsBuilder = (ctx, gauges, windows, panic) =>
-  samplingParts(ctx, gauges, windows, "role", panic, "pod");
+  samplingParts(ctx, gauges, windows, "role", panic);
 
 /** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
 interface PassAcc {
@@ -605,7 +598,6 @@ function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
       (win = {
         rates: new Map(),
         present: new Set(),
-        targetsSeen: {},
         ttft: emptyHistogram(),
         itl: emptyHistogram(),
         queue: emptyHistogram(),
@@ -631,8 +623,7 @@ function readGauge(target: TargetAcc, s: VectorSample, { engine, signal }: Tag, 
 }
 
 function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, counter }: Tag): void {
-  if (signal === "counter-facts" || signal === "targets") readFoldedFacts(win, s, engine, signal);
-  else if (signal === "resets") {
+  if (signal === "resets") {
     win.resets = (win.resets ?? 0) + s.value;
     if (counter !== undefined) win.present.add(`${engine}/${counter}`);
   } else if (signal === "cached") {
@@ -645,31 +636,6 @@ function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, counter 
   else if (signal === "instances") win.instances = Math.max(win.instances ?? 0, s.value);
   else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
   else win.rates.set(`${engine}/${signal}`, s.value);
-}
-
-/**
- * The `roles` plan's folded counter parts (`ResetsBy` `pod`), read into what the per-counter
- * parts would have given: the resets, the counters present, the samples and the scrape targets.
- */
-function readFoldedFacts(
-  win: WindowAcc,
-  s: VectorSample,
-  engine: EngineKind,
-  signal: "counter-facts" | "targets",
-): void {
-  if (signal === "counter-facts") {
-    // A value no fold gives says nothing: the window's resets stay unknown, so it is not established.
-    const facts = decodeCounterFacts(s.value, resetCounters[engine]);
-    if (facts === undefined) return;
-    win.resets = (win.resets ?? 0) + facts.resets;
-    for (const name of facts.present) win.present.add(`${engine}/${name}`);
-    return;
-  }
-  // One series per scrape target: the pod's samples are the fewest of any target, its targets their number.
-  const targets = (win.targetsSeen[engine] ?? 0) + 1;
-  win.targetsSeen[engine] = targets;
-  win.samples = Math.min(win.samples ?? Infinity, s.value);
-  win.instances = Math.max(win.instances ?? 0, targets);
 }
 
 /** A TTFT, ITL or queue-time part, counted only when it comes from the engine the pod's newest target runs. */

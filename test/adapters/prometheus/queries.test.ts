@@ -151,13 +151,13 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks 40 queries in the roles plan, its six bucket queries summed by role over the panic window and each pod's counter facts folded, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 53 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
     const one = roles.issuedFor([scaler(1)]);
     const many = roles.issuedFor(Array.from({ length: 500 }, (_, i) => scaler(i)));
-    expect(one).toHaveLength(40);
+    expect(one.map((q) => `${q.family}/${q.signal}`)).toEqual(parts.map((q) => `${q.family}/${q.signal}`));
     expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
     const summed = one.filter((q) => q.perRole === true);
     expect(summed.map((q) => `${q.family}/${q.signal}`)).toEqual([
@@ -177,42 +177,13 @@ describe("one pass, a fixed number of queries", () => {
       expect(q.text, `${q.signal} reads the panic window`).toContain("[60s]");
       expect(q.text, `${q.signal} does not read the stable window`).not.toContain("[180s]");
     }
-    // The per-counter resets, samples and scrape targets are two queries per engine: the folds.
-    const folded = (q: { readonly signal?: string }): boolean =>
-      /\/(resets\/|samples$|instances$|counter-facts$|targets$)/.test(q.signal ?? "");
-    expect(one.filter(folded).map((q) => q.signal)).toEqual([
-      "vllm/counter-facts",
-      "vllm/targets",
-      "sglang/counter-facts",
-      "sglang/targets",
-    ]);
-    expect(parts.filter(folded)).toHaveLength(17);
-    // Everything else is the parts plan's query, word for word: the rates, counts and sums stay per pod.
-    const rest = one.filter((q) => q.perRole !== true && !folded(q)).map((q) => q.text);
-    expect(rest).toEqual(parts.filter((q) => !(q.signal ?? "").endsWith("/bucket") && !folded(q)).map((q) => q.text));
+    // Everything else is the parts plan's query, word for word: the counts and sums stay per pod.
+    const rest = one.filter((q) => q.perRole !== true).map((q) => q.text);
+    expect(rest).toEqual(parts.filter((q) => !(q.signal ?? "").endsWith("/bucket")).map((q) => q.text));
     // The per-pod choice between ITL names and SGLang's rank filter happen before the role's sum.
     const itl = summed.find((q) => q.family === "itl" && q.signal === "vllm/bucket");
     expect(itl?.text).toContain(`or on (${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role})`);
     expect(summed.find((q) => q.signal === "sglang/queue/bucket")?.text).toContain('pp_rank=~"0|"');
-  });
-
-  it("folds a pod's resets of every counter into one series, each counter's term tagged so none collide, and its samples into one series per scrape target", () => {
-    const roles = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "roles" });
-    const one = roles.issuedFor([scaler(1)]);
-    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
-    const facts = one.find((q) => q.signal === "sglang/counter-facts")?.text ?? "";
-    // One series per pod and window: the tagged terms summed by pod.
-    expect(facts).toContain(`label_replace(sum by (${group}) ((((label_replace(`);
-    // Seven SGLang counters: resets weigh 2^7, counter i's presence 2^i.
-    expect(facts).toContain(`label_replace(sum by (${group}) (resets(sglang:prompt_tokens_total{`);
-    expect(facts).toMatch(/\[60s\]\)\) \* 128 \+ 1, "mds_counter", "prompt_tokens_total", "", ""\)/);
-    expect(facts).toMatch(/\* 128 \+ 64, "mds_counter", "time_per_output_token_seconds_count", "", ""\)/);
-    // A term per counter and window, and each window's tag.
-    expect(facts.match(/label_replace\(/g)).toHaveLength(7 * 2 + 2);
-    expect(one.find((q) => q.signal === "vllm/counter-facts")?.text).toMatch(/\* 64 \+ 32, "mds_counter"/);
-    expect(one.find((q) => q.signal === "vllm/targets")?.text).toContain(
-      `min by (${group}, instance) (count_over_time(vllm:num_requests_running{`,
-    );
   });
 
   it("refuses a query plan it does not know, naming it", () => {
