@@ -8,7 +8,7 @@
  * with each query plan (`--plans`), the plans taking turns pass by pass.
  * Prints per plan the pass p50/p99, CPU per pass and series answered per
  * deployment per pass (what the controller decodes), per family the samples
- * touched (query stats), the Prometheus RSS, and checks every pod is Fresh
+ * touched (query stats) and the series it answered, the Prometheus RSS, and checks every pod is Fresh
  * with the same fields as at the smallest size and that every plan read the
  * same pass as the first.
  *
@@ -148,12 +148,20 @@ class TimedClient implements PrometheusQueryClient {
   readonly byQuery = new Map<string, number[]>();
   /** Series answered, what the controller decodes. */
   answeredSeries = 0;
+  /** The same, by the family the source names with each query. */
+  readonly answeredByFamily = new Map<string, number>();
   constructor(private readonly inner: PrometheusQueryClient) {}
-  async instantQuery(query: string, atUnixMs: number): ReturnType<PrometheusQueryClient["instantQuery"]> {
+  async instantQuery(
+    query: string,
+    atUnixMs: number,
+    name?: string,
+  ): ReturnType<PrometheusQueryClient["instantQuery"]> {
     const t0 = performance.now();
     try {
       const result = await this.inner.instantQuery(query, atUnixMs);
       this.answeredSeries += result.samples.length;
+      const family = name ?? "?";
+      this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.samples.length);
       return result;
     } finally {
       const ms = performance.now() - t0;
@@ -417,6 +425,7 @@ async function measureSize(
       run.client.latenciesMs.length = 0;
       run.client.byQuery.clear();
       run.client.answeredSeries = 0;
+      run.client.answeredByFamily.clear();
     }
     // The plans take turns, pass by pass, so the load of the shared machine falls on both alike.
     for (let p = 0; p < passes; p++) {
@@ -496,7 +505,7 @@ async function measureSize(
           evalMs += st.evalMs;
         }
         perQuery.push(
-          `${String(size).padStart(11)} ${run.label.padEnd(6)} ${family.padEnd(8)} ${String(texts.length).padStart(7)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(samplesTouched).padStart(15)} ${String(peakSamples).padStart(12)} ${evalMs.toFixed(0).padStart(8)} ${((samplesTouched / evalMs) * 1000).toFixed(0).padStart(13)}`,
+          `${String(size).padStart(11)} ${run.label.padEnd(6)} ${family.padEnd(8)} ${String(texts.length).padStart(7)} ${percentile(ms, 0.5).toFixed(0).padStart(7)} ${percentile(ms, 0.99).toFixed(0).padStart(7)} ${String(samplesTouched).padStart(15)} ${String(peakSamples).padStart(12)} ${evalMs.toFixed(0).padStart(8)} ${((samplesTouched / evalMs) * 1000).toFixed(0).padStart(13)} ${((run.client.answeredByFamily.get(family) ?? 0) / passes / size).toFixed(0).padStart(10)}`,
         );
       }
     }
@@ -542,7 +551,7 @@ async function prepared(): Promise<void> {
     "\nper family (its queries in the passes; samples touched and eval time from stats=all, each query alone, summed)",
   );
   console.log(
-    "deployments plan   family   queries  p50 ms  p99 ms samples touched peak samples  eval ms samples/s eval",
+    "deployments plan   family   queries  p50 ms  p99 ms samples touched peak samples  eval ms samples/s eval series/dep",
   );
   for (const r of results) for (const l of r.lines) if (kind(l) === "q") console.log(l.slice(1));
   const problems = results.flatMap((r) => r.lines.filter((l) => kind(l) === "!").map((l) => l.slice(1)));
