@@ -154,6 +154,29 @@ type Usable = "all" | "podsOnly";
 type IssuedQuery = Pick<PartQuery, "family" | "text"> &
   Partial<Pick<PartQuery, "signal" | "windowSeconds" | "perRole">>;
 
+/**
+ * What a pass has asked and read so far. The accumulators and the set of roles read from their pods'
+ * own buckets grow with each ask; `scalers` is the pass as those answers give it.
+ */
+interface PassState {
+  readonly issued: readonly IssuedQuery[];
+  readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
+  readonly answers: PassAnswers;
+  readonly acc: PassAcc;
+  /** Roles (`roleKey`) read from their pods' own buckets; undefined outside the `roles` plan. */
+  readonly perPod: Set<string> | undefined;
+  readonly scalers: Map<string, Map<string, RoleSamples>>;
+}
+
+/** A pass's answers as read: what may be used, and what each family's failed or partial queries cost. */
+interface PassAnswers {
+  readonly usable: UsableAnswer[];
+  readonly failures: Map<QueryName, string>;
+  readonly warnings: string[];
+  readonly infos: string[];
+  readonly unknownFamilies: Partial<Record<SignalFamily, string>>;
+}
+
 /** One answer a pass may use, with the query it answers. */
 interface UsableAnswer {
   readonly query: IssuedQuery;
@@ -176,13 +199,35 @@ export class PrometheusSignalSource {
     this.plan = this.config.queryPlan ?? defaultQueryPlan;
   }
 
-  /** One pass over exactly these scalers, evaluated at `atUnixMs`. */
+  /**
+   * One pass over exactly these scalers, evaluated at `atUnixMs`, in phases: the first ask (every part of
+   * the plan), under the `roles` plan at most two follow-up asks (`followUp`), then the pass as read.
+   */
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
     if (scalers.length === 0)
       return { atUnixMs, queries: 0, scalers: new Map(), warnings: [], infos: [], unknownFamilies: {} };
-    const queries = this.issuedFor(scalers);
-    const settled = await this.ask(queries, atUnixMs);
-    let answers = readAnswers(queries, settled);
+    const first = await this.firstAsk(scalers, atUnixMs);
+    if (first.kind === "no pods") return first.pass;
+    let state = first.state;
+    for (;;) {
+      const next = await this.followUp(scalers, atUnixMs, state);
+      if (next === undefined) break;
+      state = next;
+    }
+    const { warnings, infos, unknownFamilies } = state.answers;
+    return { atUnixMs, queries: state.issued.length, scalers: state.scalers, warnings, infos, unknownFamilies };
+  }
+
+  /** Every part of the plan, asked and read; without the gauges no pod is known, and the pass ends there. */
+  private async firstAsk(
+    scalers: readonly ScalerSamplingInput[],
+    atUnixMs: number,
+  ): Promise<
+    { readonly kind: "no pods"; readonly pass: SamplingPass } | { readonly kind: "read"; readonly state: PassState }
+  > {
+    const issued = this.issuedFor(scalers);
+    const settled = await this.ask(issued, atUnixMs);
+    const answers = readAnswers(issued, settled);
     const gaugeFailure = answers.failures.get("gauges");
     if (gaugeFailure !== undefined) {
       // The gauge query names the pods and their freshness: without it no pod is known.
@@ -190,59 +235,76 @@ export class PrometheusSignalSource {
       const out = new Map<string, Map<string, RoleSamples>>();
       for (const s of scalers) out.set(s.key, new Map(s.roles.map((r) => [r, { pods: [], queryFailed: { reason } }])));
       const { warnings, infos, unknownFamilies } = answers;
-      return { atUnixMs, queries: queries.length, scalers: out, warnings, infos, unknownFamilies };
+      return {
+        kind: "no pods",
+        pass: { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies },
+      };
     }
     const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map() };
     this.accumulate(acc, answers.usable);
-    const summed = this.plan === "roles";
-    if (summed) for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
-    const perPod = new Set<string>();
-    let out = buildPass(scalers, acc, answers.unknownFamilies, summed ? perPod : undefined);
-    let issued: IssuedQuery[] = queries;
-    let settledAll = settled;
-    // At most two more asks: the stable window's sums and the pods' own buckets of unproven roles, then the
-    // pods' own buckets of roles whose stable sum is unproven; each ask is six queries whatever its roles.
-    while (summed) {
-      const unproven = unprovenRoles(scalers, out, atUnixMs);
-      const quiet = quietRoles(scalers, out, atUnixMs, acc, perPod, unproven, answers.unknownFamilies);
-      if (unproven.length === 0 && quiet.length === 0) break;
-      const podQueries =
-        unproven.length === 0
-          ? []
-          : buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod")));
-      const stableQueries =
-        quiet.length === 0
-          ? []
-          : buildPartQueries(
-              this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, "role")),
-            );
-      const again = [...podQueries, ...stableQueries];
-      issued = [...issued, ...again];
-      settledAll = [...settledAll, ...(await this.ask(again, atUnixMs))];
-      const all = readAnswers(issued, settledAll);
-      const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
-      for (const key of newPerPod) perPod.add(key);
-      const stableOf = new Set<string>();
-      for (const s of quiet)
-        for (const r of s.roles) {
-          markSummed(acc, s, r, s.stableWindowSeconds);
-          stableOf.add(`${roleKey(s.namespace, s.deployment, r)}\u0000${windowSeconds(s.stableWindowSeconds)}`);
-        }
-      const asked = (list: readonly IssuedQuery[]): UsableAnswer[] => {
-        const set = new Set<IssuedQuery>(list);
-        return all.usable.filter((a) => set.has(a.query));
-      };
-      this.accumulate(acc, asked(podQueries), (key) => newPerPod.has(key));
-      this.accumulate(acc, asked(stableQueries), (key, w) => stableOf.has(`${key}\u0000${w}`));
-      // A family one of these queries failed or answered partially is unknown for the pass, as for any of its queries.
-      for (const family of ["ttft", "itl"] as const)
-        if (all.unknownFamilies[family] !== undefined && answers.unknownFamilies[family] === undefined)
-          forgetFamily(acc, family);
-      answers = all;
-      out = buildPass(scalers, acc, all.unknownFamilies, perPod);
-    }
-    const { warnings, infos, unknownFamilies } = answers;
-    return { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies };
+    const perPod = this.plan === "roles" ? new Set<string>() : undefined;
+    if (perPod !== undefined)
+      for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
+    const out = buildPass(scalers, acc, answers.unknownFamilies, perPod);
+    return { kind: "read", state: { issued, settled, answers, acc, perPod, scalers: out } };
+  }
+
+  /**
+   * Under the `roles` plan, one more ask when the pass so far leaves roles unread: the pods' own buckets
+   * of roles whose sums failed their proof, and the stable window's sums of roles whose panic window is
+   * empty. Each ask is six queries whatever its roles; there are at most two (the second for roles whose
+   * stable sum is unproven). Undefined when nothing is left to ask.
+   */
+  private async followUp(
+    scalers: readonly ScalerSamplingInput[],
+    atUnixMs: number,
+    state: PassState,
+  ): Promise<PassState | undefined> {
+    const { acc, perPod } = state;
+    if (perPod === undefined) return undefined;
+    const unproven = unprovenRoles(scalers, state.scalers, atUnixMs);
+    const quiet = quietRoles(scalers, state.scalers, atUnixMs, acc, perPod, unproven, state.answers.unknownFamilies);
+    if (unproven.length === 0 && quiet.length === 0) return undefined;
+    const podQueries =
+      unproven.length === 0
+        ? []
+        : buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod")));
+    const stableQueries =
+      quiet.length === 0
+        ? []
+        : buildPartQueries(
+            this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, "role")),
+          );
+    const again = [...podQueries, ...stableQueries];
+    const issued = [...state.issued, ...again];
+    const settled = [...state.settled, ...(await this.ask(again, atUnixMs))];
+    const all = readAnswers(issued, settled);
+    const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
+    for (const key of newPerPod) perPod.add(key);
+    const stableOf = new Set<string>();
+    for (const s of quiet)
+      for (const r of s.roles) {
+        markSummed(acc, s, r, s.stableWindowSeconds);
+        stableOf.add(`${roleKey(s.namespace, s.deployment, r)}\u0000${windowSeconds(s.stableWindowSeconds)}`);
+      }
+    const asked = (list: readonly IssuedQuery[]): UsableAnswer[] => {
+      const set = new Set<IssuedQuery>(list);
+      return all.usable.filter((a) => set.has(a.query));
+    };
+    this.accumulate(acc, asked(podQueries), (key) => newPerPod.has(key));
+    this.accumulate(acc, asked(stableQueries), (key, w) => stableOf.has(`${key}\u0000${w}`));
+    // A family one of these queries failed or answered partially is unknown for the pass, as for any of its queries.
+    for (const family of ["ttft", "itl"] as const)
+      if (all.unknownFamilies[family] !== undefined && state.answers.unknownFamilies[family] === undefined)
+        forgetFamily(acc, family);
+    return {
+      issued,
+      settled,
+      answers: all,
+      acc,
+      perPod,
+      scalers: buildPass(scalers, acc, all.unknownFamilies, perPod),
+    };
   }
 
   /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
@@ -688,13 +750,7 @@ function parseLe(le: string | undefined): number | undefined {
 function readAnswers(
   queries: readonly IssuedQuery[],
   settled: readonly PromiseSettledResult<InstantQueryResult>[],
-): {
-  usable: UsableAnswer[];
-  failures: Map<QueryName, string>;
-  warnings: string[];
-  infos: string[];
-  unknownFamilies: Partial<Record<SignalFamily, string>>;
-} {
+): PassAnswers {
   const failures = new Map<QueryName, string>();
   const partial = new Map<QueryName, string[]>();
   const infos: string[] = [];
