@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
+import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
 
 const root = join(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -95,28 +96,19 @@ function replay(trace: string, copies: number, scalerText: string, initialReplic
   return { attainment: run.attainment.both, gpuHours: run.gpuHours, notes: run.notes ?? "" };
 }
 
-/** The smallest static fleet keeping `requiredAttainment`, by doubling then bisection (attainment grows with n). */
+/** The smallest static fleet keeping `requiredAttainment` on the replay, with its run. */
 function smallestStatic(trace: string, copies: number, userText: string): { n: number; run: Replay } {
   const runs = new Map<number, Replay>();
-  const at = (n: number): Replay => {
-    const known = runs.get(n);
-    if (known) return known;
+  const holds = (n: number): boolean => {
     const run = replay(trace, copies, withBounds(userText, { minReplicas: n, maxReplicas: n }), n, `static-${n}`);
     runs.set(n, run);
-    return run;
+    return run.attainment >= requiredAttainment;
   };
-  let high = 1;
-  while (at(high).attainment < requiredAttainment) {
-    if (high >= 1024) throw new Error(`${trace} × ${copies}: no static fleet up to 1024 replicas keeps 99 %`);
-    high *= 2;
-  }
-  let low = high === 1 ? 0 : high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (at(mid).attainment >= requiredAttainment) high = mid;
-    else low = mid;
-  }
-  return { n: high, run: at(high) };
+  const n = smallestHolding(holds, { from: 1, limit: 1024, grow: doubling });
+  const run = n === undefined ? undefined : runs.get(n);
+  if (n === undefined || run === undefined)
+    throw new Error(`${trace} × ${copies}: no static fleet up to 1024 replicas keeps 99 %`);
+  return { n, run };
 }
 
 const cell = (r: Replay): string => `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;

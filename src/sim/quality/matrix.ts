@@ -14,6 +14,7 @@ import type { ScalerSpec } from "../../core/api/scaler.js";
 import { mdsPolicy } from "./policies/mds.js";
 import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { staticPolicy } from "./policies/static.js";
+import { smallestHolding } from "./smallest-fleet.js";
 import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
 import { defaultScaler, replicaFigures, targetUtilisation, type ReplicaFigures } from "./scalers.js";
@@ -367,21 +368,11 @@ function searchStatic(run: RowRunner, meanNeed: number, maxReplicas: number): Ma
     staticRows.set(n, row);
     return row;
   };
-  const meanFleet = Math.max(1, Math.ceil(meanNeed));
-  let failing = 0;
-  let passingStatic: number | undefined;
-  for (let n = meanFleet; n <= maxReplicas; n = Math.max(n + 1, Math.ceil(n * 1.5))) {
-    if (reaches(runStatic(n))) {
-      passingStatic = n;
-      break;
-    }
-    failing = n;
-  }
-  while (passingStatic !== undefined && passingStatic - failing > 1) {
-    const mid = Math.floor((failing + passingStatic) / 2);
-    if (reaches(runStatic(mid))) passingStatic = mid;
-    else failing = mid;
-  }
+  smallestHolding((n) => reaches(runStatic(n)), {
+    from: Math.max(1, Math.ceil(meanNeed)),
+    limit: maxReplicas,
+    grow: (n) => Math.max(n + 1, Math.ceil(n * 1.5)),
+  });
   return staticRows;
 }
 

@@ -16,6 +16,7 @@ import type { CalibrationMinute, SkipReason } from "../../core/calibrate/minute.
 import type { EngineCapacity } from "../engines/model.js";
 import { fluidNeed } from "./oracle.js";
 import { staticPolicy } from "./policies/static.js";
+import { doubling, smallestHolding } from "./smallest-fleet.js";
 import { defaultSlo, runPolicy, type RunOptions } from "./run.js";
 import { firstSeconds, fromSecond, type Trace } from "./traces.js";
 
@@ -48,31 +49,15 @@ export const trainingFleetAttainment = 0.99;
 /**
  * The smallest static fleet keeping `trainingFleetAttainment` of the slice's requests within the SLO:
  * a fixed fleet sized as fixed fleets are, on past traffic (docs/quality.md, "Amendments for a cap
- * sized on the training slice"). Attainment grows with the fleet, so doubling then bisection finds it.
+ * sized on the training slice").
  */
 export function trainingFleet(slice: Trace, runOptions: RunOptions): number {
-  const keeps = new Map<number, boolean>();
-  const holds = (replicas: number): boolean => {
-    const known = keeps.get(replicas);
-    if (known !== undefined) return known;
-    const run = runPolicy(slice, staticPolicy(replicas, "training fleet"), runOptions);
-    const held = run.attainment.both >= trainingFleetAttainment;
-    keeps.set(replicas, held);
-    return held;
-  };
-  let high = 1;
-  while (!holds(high)) {
-    if (high >= 1024)
-      throw new Error(`no static fleet up to 1024 replicas keeps ${100 * trainingFleetAttainment} % of ${slice.name}`);
-    high *= 2;
-  }
-  let low = high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (holds(mid)) high = mid;
-    else low = mid;
-  }
-  return high;
+  const holds = (replicas: number): boolean =>
+    runPolicy(slice, staticPolicy(replicas, "training fleet"), runOptions).attainment.both >= trainingFleetAttainment;
+  const fleet = smallestHolding(holds, { from: 1, limit: 1024, grow: doubling });
+  if (fleet === undefined)
+    throw new Error(`no static fleet up to 1024 replicas keeps ${100 * trainingFleetAttainment} % of ${slice.name}`);
+  return fleet;
 }
 
 export interface TrainingSplit {
