@@ -3,12 +3,11 @@
  * replays a public trace against it at a speed-up, shows each decision in
  * the terminal and on a live local page, and ends with a summary.
  */
-import { extname } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { formatProblem } from "../src/core/api/problem.js";
 import { parseTarget, validateScaler } from "../src/core/api/validation.js";
 import { podKey } from "../src/sim/engines/engine-fleet.js";
-import { loadAzureTrace, loadMooncakeTrace } from "../src/sim/engines/traces.js";
+import { loadTraceRows } from "../src/sim/engines/traces.js";
 import { TraceWorkload, type TraceRow } from "../src/sim/engines/workload.js";
 import type { CliIo } from "../src/cli/io.js";
 import { demoRules, type DemoRules } from "./late-rules.js";
@@ -67,10 +66,7 @@ async function load(options: DemoOptions, io: CliIo): Promise<Loaded> {
   if (!result.ok) throw new DemoError(`${options.scalerPath}:\n${result.problems.map(formatProblem).join("\n")}`);
   const tt =
     result.value.spec.algorithm.type === "TokenThroughput" ? result.value.spec.algorithm.tokenThroughput : undefined;
-  const rows =
-    extname(options.tracePath) === ".jsonl"
-      ? await loadMooncakeTrace(options.tracePath)
-      : await loadAzureTrace(options.tracePath);
+  const rows = await loadTraceRows(options.tracePath);
   if (rows.length === 0) throw new DemoError(`--trace: ${options.tracePath} holds no requests`);
   return {
     scaler,

@@ -31,7 +31,7 @@ const simulateFlags: readonly CommandFlag[] = [
   {
     flag: "--trace",
     value: "NAME|FILE",
-    help: "azure-conv, azure-code, mooncake-conversation, mooncake-synthetic, servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or an Azure 2023 .csv or Mooncake .jsonl file",
+    help: "azure-conv, azure-code, mooncake-conversation, mooncake-synthetic, servegen-m-large-day (from ../shared/traces, or MDS_TRACES_DIR), or a trace file (.gz inflated), its format read from its CSV header or JSONL fields: Azure 2023/2024 and 2025 multimodal, BurstGPT, Splitwise as Vidur writes it, Mooncake, Qwen Bailian, or the plain CSV arrival_seconds,prompt_tokens,output_tokens",
   },
   { flag: "--scaler", value: "FILE", help: "a ModelDeploymentScaler whose roles are the fleet's roles" },
   {
@@ -215,7 +215,10 @@ function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): RunRes
 
 /** Phase 4: the report page and the summary, as a table or as JSON with every request. */
 function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, result: RunResult, io: CliIo): number {
-  const summary = summaryOf(result);
+  // How the trace was read (its format, spreads, overlays, cuts) sits under its name.
+  const summary = summaryOf(result).flatMap((row): [string, string][] =>
+    row[0] === "trace" && inputs.trace.notes.length > 0 ? [row, ["trace read", inputs.trace.notes.join("; ")]] : [row],
+  );
   if (parsed.report !== undefined) writeFileSync(parsed.report, renderReport({ result, slo: defaultSlo, summary }));
   if (parsed.output === "json") {
     const { records, ...rest } = result;

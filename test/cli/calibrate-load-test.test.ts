@@ -7,10 +7,12 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runCalibrate } from "../../src/cli/calibrate.js";
 import { validateScaler } from "../../src/core/api/validation.js";
+import { loadTrace } from "../../src/sim/quality/traces.js";
 import { memoryIo } from "../support/memory-io.js";
 import { tracesDir } from "../sim/quality/fixtures.js";
 
@@ -31,6 +33,27 @@ describe("calibrate --trace", () => {
     expect(written["serverTargetTokensPerSecond"]).toBe(shipped["serverTargetTokensPerSecond"]);
     expect(written["ttftTargetMilliseconds"]).toBe(shipped["ttftTargetMilliseconds"]);
   }, 120_000);
+
+  it("gives the same figure from the same requests in another format, as a user's converted trace", async () => {
+    // The plain CSV with its columns in another order, gzipped: the format is read from the header.
+    const requests = loadTrace("azure-conv", { tracesDir }).requests.filter((r) => r.arrivalSeconds < 1000);
+    const converted = join(dir, "my-trace.csv.gz");
+    writeFileSync(
+      converted,
+      gzipSync(
+        ["prompt_tokens,arrival_seconds,output_tokens"]
+          .concat(requests.map((r) => `${r.promptTokens},${r.arrivalSeconds},${r.outputTokens}`))
+          .join("\n"),
+      ),
+    );
+    const figure = async (file: string): Promise<string> => {
+      const io = memoryIo();
+      expect(await runCalibrate(["--trace", file, "-f", example, "-o", "scaler"], io)).toBe(0);
+      return (parse(io.out) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } }).spec.algorithm
+        .tokenThroughput["serverTargetTokensPerSecond"] as string;
+    };
+    expect(await figure(converted)).toBe(await figure(trace));
+  }, 240_000);
 
   it("says which fleets it ran and shows the bands", async () => {
     const io = memoryIo();

@@ -21,7 +21,7 @@ import { countsWithin } from "../../demo/observer.js";
 import { defaultSpeedup, tracesDir } from "../../demo/options.js";
 import { worldSettings } from "../../demo/run.js";
 import { EngineFleet } from "../../src/sim/engines/engine-fleet.js";
-import { loadAzureTrace } from "../../src/sim/engines/traces.js";
+import { loadTraceRows } from "../../src/sim/engines/traces.js";
 import { TraceWorkload } from "../../src/sim/engines/workload.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -38,7 +38,7 @@ const world = {
  * prefill engines' TTFT histograms as the demo's summary reads it.
  */
 async function demoWorldAttainment(replicasPerRole: number, targetSeconds: number): Promise<number> {
-  const rows = await loadAzureTrace(join(tracesDir(), "azure_llm_2023", "AzureLLMInferenceTrace_code.csv"));
+  const rows = await loadTraceRows(join(tracesDir(), "azure_llm_2023", "AzureLLMInferenceTrace_code.csv"));
   const fromTraceSeconds = replayedSeconds * defaultSpeedup;
   const slice = rows
     .filter((r) => r.offsetSeconds >= fromTraceSeconds)

@@ -4,5 +4,6 @@ export * from "./engine-fleet.js";
 export * from "./model.js";
 export * from "./random.js";
 export * from "./server.js";
+export * from "./trace-formats.js";
 export * from "./traces.js";
 export * from "./workload.js";

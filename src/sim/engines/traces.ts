@@ -1,19 +1,8 @@
-/** Reads the public request traces shipped beside the project (../shared/traces). */
+/** Reads a request trace file for the engine simulator, in any format `trace-formats.ts` recognises. */
 import { readFile } from "node:fs/promises";
-import { parseAzureTrace, parseMooncakeTrace, type TraceRow } from "./workload.js";
+import { parseTraceText } from "./trace-formats.js";
+import type { TraceRow } from "./workload.js";
 
-export async function loadAzureTrace(path: string): Promise<TraceRow[]> {
-  try {
-    return parseAzureTrace(await readFile(path, "utf8"));
-  } catch (err) {
-    throw new Error(`reading Azure trace ${path}`, { cause: err });
-  }
-}
-
-export async function loadMooncakeTrace(path: string): Promise<TraceRow[]> {
-  try {
-    return parseMooncakeTrace(await readFile(path, "utf8"));
-  } catch (err) {
-    throw new Error(`reading Mooncake trace ${path}`, { cause: err });
-  }
+export async function loadTraceRows(path: string): Promise<TraceRow[]> {
+  return parseTraceText(await readFile(path, "utf8"), path).rows;
 }

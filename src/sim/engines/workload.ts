@@ -1,7 +1,7 @@
 /**
  * Request arrival processes: synthetic (constant or Poisson, seeded) and trace
- * replay (Azure LLM 2023 CSV, Mooncake FAST'25 JSONL). Parsing is pure; reading
- * trace files lives in traces.ts.
+ * replay of trace rows. Parsing a trace file's formats is trace-formats.ts;
+ * reading one from disk is traces.ts.
  */
 import { drawLength, SeededRandom, type LengthDistribution } from "./random.js";
 
@@ -98,44 +98,6 @@ export interface TraceRow {
   readonly outputTokens: number;
   readonly prefixBlocks?: readonly number[];
   readonly blockTokens?: number;
-}
-
-/** Azure LLM inference 2023: `TIMESTAMP,ContextTokens,GeneratedTokens`. */
-export function parseAzureTrace(csv: string): TraceRow[] {
-  const rows: TraceRow[] = [];
-  let firstMs: number | undefined;
-  for (const line of csv.split(/\r?\n/)) {
-    const [ts, ctx, gen] = line.split(",");
-    if (!ts || !ctx || !gen || ts === "TIMESTAMP") continue;
-    // Seven fractional digits and no zone: keep milliseconds, read as UTC.
-    const m = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d+))?$/.exec(ts.trim());
-    if (!m) continue;
-    const ms = Date.parse(`${m[1]}T${m[2]}.${(m[3] ?? "0").padEnd(3, "0").slice(0, 3)}Z`);
-    firstMs ??= ms;
-    rows.push({ offsetSeconds: (ms - firstMs) / 1000, promptTokens: Number(ctx), outputTokens: Number(gen) });
-  }
-  return rows;
-}
-
-/** Mooncake FAST'25: `{"timestamp": ms, "input_length", "output_length", "hash_ids"}` per line, 512-token blocks. */
-export function parseMooncakeTrace(jsonl: string): TraceRow[] {
-  const rows: TraceRow[] = [];
-  for (const line of jsonl.split("\n")) {
-    if (line.trim() === "") continue;
-    const r = JSON.parse(line) as {
-      timestamp: number;
-      input_length: number;
-      output_length: number;
-      hash_ids?: number[];
-    };
-    rows.push({
-      offsetSeconds: r.timestamp / 1000,
-      promptTokens: r.input_length,
-      outputTokens: r.output_length,
-      ...(r.hash_ids ? { prefixBlocks: r.hash_ids, blockTokens: 512 } : {}),
-    });
-  }
-  return rows.sort((a, b) => a.offsetSeconds - b.offsetSeconds);
 }
 
 export interface TraceWorkloadOptions {

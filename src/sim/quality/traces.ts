@@ -1,12 +1,14 @@
 /**
- * Trace readers for the quality simulator: Azure 2023 (CSV), Mooncake FAST'25
- * (JSONL, quantised timestamps spread within their step) and ServeGen per-client
- * rate series (arrivals drawn per client and window). Every reader returns
- * requests in arrival order with times in seconds from the trace start.
+ * Trace readers for the quality simulator: a trace file in any format `trace-formats.ts` recognises
+ * (quantised timestamps spread within their step), gzipped or not, and ServeGen per-client rate series
+ * (arrivals drawn per client and window). Every reader returns requests in arrival order with times in
+ * seconds from the trace start.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseAzureTrace, parseMooncakeTrace, type TraceRow } from "../engines/workload.js";
+import { gunzipSync } from "node:zlib";
+import { parseTraceText } from "../engines/trace-formats.js";
+import type { TraceRow } from "../engines/workload.js";
 import { SeededRandom } from "../engines/random.js";
 
 /** One request of a replayed trace. */
@@ -55,29 +57,23 @@ function spanOf(requests: readonly TraceRequest[]): number {
   return (requests[requests.length - 1]?.arrivalSeconds ?? 0) + 1;
 }
 
-function checkRows(rows: readonly TraceRow[], path: string): void {
-  rows.forEach((r, i) => {
-    for (const [field, value] of [
-      ["offsetSeconds", r.offsetSeconds],
-      ["promptTokens", r.promptTokens],
-      ["outputTokens", r.outputTokens],
-    ] as const) {
-      if (!Number.isFinite(value) || value < 0)
-        throw new Error(`${path}: row ${i + 1}: ${field} must be a finite non-negative number, got ${String(value)}`);
-    }
-  });
-  if (rows.length === 0) throw new Error(`${path}: no requests in the trace`);
-}
-
-/** Azure LLM inference 2023: `TIMESTAMP,ContextTokens,GeneratedTokens`. */
-export function readAzureTrace(path: string): Trace {
-  const text = readFileSync(path, "utf8");
-  if (!text.startsWith("TIMESTAMP,ContextTokens,GeneratedTokens"))
-    throw new Error(`${path}: not an Azure 2023 trace: the header must be TIMESTAMP,ContextTokens,GeneratedTokens`);
-  const rows = parseAzureTrace(text);
-  checkRows(rows, path);
-  const requests = fromRows(rows);
-  return { name: path, requests, spanSeconds: spanOf(requests), notes: [] };
+/** Reads a trace file (`.gz` inflated first); the format comes from its content (`trace-formats.ts`). */
+export function readTraceFile(path: string): Trace {
+  let text: string;
+  try {
+    const bytes = readFileSync(path);
+    text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+  } catch (error) {
+    throw new Error(`${path}: cannot read the trace: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const parsed = parseTraceText(text, path);
+  const rows = parsed.quantised ? spreadQuantised(fromRows(parsed.rows)) : fromRows(parsed.rows);
+  return {
+    name: path,
+    requests: rows,
+    spanSeconds: spanOf(rows),
+    notes: [...parsed.notes, ...(parsed.quantised ? ["quantised timestamps spread evenly within their step"] : [])],
+  };
 }
 
 /**
@@ -105,25 +101,6 @@ export function spreadQuantised(requests: readonly TraceRequest[]): TraceRequest
     i = j;
   }
   return out;
-}
-
-/** Mooncake FAST'25: `{"timestamp": ms, "input_length", "output_length", "hash_ids"}` per line. */
-export function readMooncakeTrace(path: string): Trace {
-  const text = readFileSync(path, "utf8");
-  let rows: TraceRow[];
-  try {
-    rows = parseMooncakeTrace(text);
-  } catch (error) {
-    throw new Error(`${path}: not a Mooncake JSONL trace: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  checkRows(rows, path);
-  const requests = spreadQuantised(fromRows(rows));
-  return {
-    name: path,
-    requests,
-    spanSeconds: spanOf(requests),
-    notes: ["quantised timestamps spread evenly within their step"],
-  };
 }
 
 // ------------------------------------------------------------------ ServeGen
@@ -291,25 +268,25 @@ export interface LoadOptions {
   readonly compression?: number;
 }
 
-/** Reads a trace by name (from the shared traces) or by file (format from its extension). */
+/** Reads a trace by name (from the shared traces) or by file (format from its content). */
 export function loadTrace(nameOrFile: string, options: LoadOptions = {}): Trace {
   const dir = options.tracesDir ?? defaultTracesDir();
   const seed = options.seed ?? 1;
   switch (nameOrFile as TraceName) {
     case "azure-conv":
-      return { ...readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")), name: nameOrFile };
+      return { ...readTraceFile(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")), name: nameOrFile };
     case "azure-code":
-      return { ...readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_code.csv")), name: nameOrFile };
+      return { ...readTraceFile(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_code.csv")), name: nameOrFile };
     case "mooncake-conversation":
-      return { ...readMooncakeTrace(join(dir, "mooncake_fast25/conversation_trace.jsonl")), name: nameOrFile };
+      return { ...readTraceFile(join(dir, "mooncake_fast25/conversation_trace.jsonl")), name: nameOrFile };
     case "mooncake-synthetic":
-      return { ...readMooncakeTrace(join(dir, "mooncake_fast25/synthetic_trace.jsonl")), name: nameOrFile };
+      return { ...readTraceFile(join(dir, "mooncake_fast25/synthetic_trace.jsonl")), name: nameOrFile };
     case "servegen-m-large-day":
     case "servegen-m-large-14d": {
       const s = serveGenDaySample;
       const windowCount = nameOrFile === "servegen-m-large-14d" ? 14 * s.windowCount : s.windowCount;
       const compression = options.compression ?? s.compression;
-      const lengths = readAzureTrace(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")).requests;
+      const lengths = readTraceFile(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")).requests;
       const requests = serveGenArrivals(readServeGenModel(join(dir, "servegen", s.model)), {
         seed,
         firstWindow: s.firstWindow,
@@ -333,9 +310,7 @@ export function loadTrace(nameOrFile: string, options: LoadOptions = {}): Trace 
     throw new Error(
       `--trace: ${JSON.stringify(nameOrFile)} is neither a trace name (${namedTraces.join(", ")}) nor a file`,
     );
-  if (nameOrFile.endsWith(".csv")) return readAzureTrace(nameOrFile);
-  if (nameOrFile.endsWith(".jsonl")) return readMooncakeTrace(nameOrFile);
-  throw new Error(`--trace: ${JSON.stringify(nameOrFile)}: the format is read from the extension (.csv or .jsonl)`);
+  return readTraceFile(nameOrFile);
 }
 
 /**

@@ -4,9 +4,8 @@ import { describe, expect, it } from "vitest";
 import {
   EngineFleet,
   formatSampleValue,
-  loadAzureTrace,
-  parseAzureTrace,
-  parseMooncakeTrace,
+  loadTraceRows,
+  parseTraceText,
   renderExposition,
   sglangTtftBucketsSeconds,
   SyntheticWorkload,
@@ -268,8 +267,9 @@ describe("exposition", () => {
 
 describe("traces", () => {
   it("parses Azure 2023 rows with seven fractional digits", () => {
-    const rows = parseAzureTrace(
+    const { rows } = parseTraceText(
       "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n2023-11-16 18:17:04.0319600,3180,8",
+      "azure.csv",
     );
     expect(rows).toEqual([
       { offsetSeconds: 0, promptTokens: 4808, outputTokens: 10 },
@@ -278,10 +278,11 @@ describe("traces", () => {
   });
 
   it("parses Mooncake rows with 512-token prefix blocks", () => {
-    const rows = parseMooncakeTrace(
-      '{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}\n',
+    const { rows } = parseTraceText(
+      '{"timestamp": 0, "input_length": 10, "output_length": 1}\n{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}\n',
+      "mooncake.jsonl",
     );
-    expect(rows).toEqual([
+    expect(rows.slice(1)).toEqual([
       { offsetSeconds: 27.482, promptTokens: 6955, outputTokens: 52, prefixBlocks: [46, 47, 48], blockTokens: 512 },
     ]);
   });
@@ -292,7 +293,7 @@ describe("traces", () => {
   // The public traces sit in shared/ beside the project, on every developer machine and in CI.
   it("replays the Azure code trace through a fleet", async () => {
     expect(existsSync(azure), `${azure} is missing: run bash tools/fetch-traces.sh`).toBe(true);
-    const rows = await loadAzureTrace(azure);
+    const rows = await loadTraceRows(azure);
     expect(rows).toHaveLength(8819);
     const f = new EngineFleet({ startSeconds: 0 });
     f.addDeployment({

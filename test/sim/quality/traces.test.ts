@@ -45,7 +45,7 @@ describe("trace readers", () => {
     const dir = mkdtempSync(join(tmpdir(), "mds-trace-"));
     const bad = join(dir, "bad.csv");
     writeFileSync(bad, "time,a,b\n1,2,3\n");
-    expect(() => loadTrace(bad)).toThrow(/bad\.csv: not an Azure 2023 trace/);
+    expect(() => loadTrace(bad)).toThrow(/bad\.csv: line 1: the header "time,a,b" is no trace format read here/);
     expect(() => loadTrace("no-such-trace")).toThrow(/"no-such-trace" is neither a trace name/);
     expect(() => parseServeGenClient("0,abc,1,Gamma,1,1\n", "c.csv")).toThrow(/c\.csv: line 1: .*rate_rps/);
   });

@@ -1,0 +1,267 @@
+/**
+ * The request-trace file formats `simulate --trace` and `calibrate --trace` read, recognised by the
+ * CSV header or by the first JSONL record's fields, never by the file name. Every row becomes a
+ * request or the file is refused with its line, field and value: no row is skipped. Times are rebased
+ * so the earliest request arrives at 0, and rows come back in arrival order (a stable sort).
+ *
+ * The formats are those of the public traces LLM-serving work replays (research/traces.md), plus one
+ * of the project's own that any trace converts to with one line of awk or pandas.
+ */
+import type { TraceRow } from "./workload.js";
+
+export type TraceFormatName =
+  "azure" | "azure-multimodal" | "burstgpt" | "splitwise" | "plain" | "mooncake" | "qwen-bailian";
+
+export interface ParsedTrace {
+  readonly format: TraceFormatName;
+  readonly rows: TraceRow[];
+  /** Whole-second or coarser timestamps: the replay spreads requests sharing one within its step. */
+  readonly quantised: boolean;
+  /** How the rows were read, for reports. */
+  readonly notes: string[];
+}
+
+/** A CSV format: the columns its header names, and how one row's cells become a request. */
+interface CsvFormat {
+  readonly name: TraceFormatName;
+  readonly label: string;
+  /** The header names read; the header must hold each (other columns are ignored). */
+  readonly columns: readonly [time: string, prompt: string, output: string];
+  /** The header must be exactly these columns, in this order (the Azure files). */
+  readonly exactHeader?: readonly string[];
+  /** The cell's time in `perSecond`ths of a second. */
+  readonly time: (cell: string) => number | undefined;
+  readonly perSecond: number;
+  readonly timeHelp: string;
+  readonly quantised: boolean;
+}
+
+/** `YYYY-MM-DD HH:MM:SS[.f…][zone]` in milliseconds; no zone is read as UTC (Azure 2023 writes none, 2024 `+00:00`). */
+function azureTimestampMs(cell: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/.exec(cell);
+  if (!m) return undefined;
+  const ms = Date.parse(`${m[1]}T${m[2]}.${(m[3] ?? "0").padEnd(3, "0").slice(0, 3)}${m[4] ?? "Z"}`);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function plainSeconds(cell: string): number | undefined {
+  if (cell === "") return undefined;
+  const v = Number(cell);
+  return Number.isFinite(v) ? v : undefined;
+}
+
+const csvFormats: readonly CsvFormat[] = [
+  {
+    name: "azure",
+    label: "Azure LLM inference 2023/2024",
+    columns: ["TIMESTAMP", "ContextTokens", "GeneratedTokens"],
+    exactHeader: ["TIMESTAMP", "ContextTokens", "GeneratedTokens"],
+    time: azureTimestampMs,
+    perSecond: 1000,
+    timeHelp: "a time such as 2023-11-16 18:15:46.6805900 or 2024-05-10 00:00:00.009930+00:00",
+    quantised: false,
+  },
+  {
+    name: "azure-multimodal",
+    label: "Azure multimodal inference 2025",
+    columns: ["TIMESTAMP", "ContextTokens", "GeneratedTokens"],
+    exactHeader: ["TIMESTAMP", "NumImages", "ContextTokens", "GeneratedTokens"],
+    time: azureTimestampMs,
+    perSecond: 1000,
+    timeHelp: "a time such as 2024-10-15 00:00:00.009930+00:00",
+    quantised: false,
+  },
+  {
+    // BurstGPT files 1 and 2 have 6 columns, file 3 adds `Session ID` and `Elapsed time`.
+    name: "burstgpt",
+    label: "BurstGPT",
+    columns: ["Timestamp", "Request tokens", "Response tokens"],
+    time: plainSeconds,
+    perSecond: 1,
+    timeHelp: "seconds",
+    quantised: true,
+  },
+  {
+    name: "splitwise",
+    label: "Splitwise as processed by Vidur",
+    columns: ["arrived_at", "num_prefill_tokens", "num_decode_tokens"],
+    time: plainSeconds,
+    perSecond: 1,
+    timeHelp: "seconds",
+    quantised: false,
+  },
+  {
+    name: "plain",
+    label: "plain",
+    columns: ["arrival_seconds", "prompt_tokens", "output_tokens"],
+    time: plainSeconds,
+    perSecond: 1,
+    timeHelp: "seconds",
+    quantised: false,
+  },
+];
+
+/** The formats a file may be in, for error messages and `--help`. */
+export const traceFormatsHelp = [
+  ...csvFormats.map((f) => `${f.label} CSV (${(f.exactHeader ?? f.columns).join(",")})`),
+  "Mooncake JSONL (timestamp ms, input_length, output_length, hash_ids of 512 tokens)",
+  "Qwen Bailian JSONL (chat_id, timestamp s, input_length, output_length, hash_ids of 16 tokens)",
+].join("; ");
+
+/** Splits one CSV line; a quoted cell may hold commas and doubled quotes. */
+function splitCsvLine(line: string): string[] {
+  if (!line.includes('"')) return line.split(",").map((c) => c.trim());
+  const cells: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      cells.push(cell.trim());
+      cell = "";
+    } else cell += ch;
+  }
+  cells.push(cell.trim());
+  return cells;
+}
+
+function tokenCount(cell: string | undefined, where: string, field: string): number {
+  const v = cell === undefined || cell === "" ? Number.NaN : Number(cell);
+  if (!Number.isFinite(v) || v < 0 || !Number.isInteger(v))
+    throw new Error(`${where}: ${field} must be a whole number of tokens, got ${JSON.stringify(cell ?? "")}`);
+  return v;
+}
+
+/** A row as read: its time in the file's own unit (`at`, `perSecond` of them to a second). */
+type ReadRow = TraceRow & { readonly at: number };
+
+/** Offsets from the earliest request, in arrival order; subtracting before dividing keeps a file's own precision. */
+function rebasedInOrder(rows: readonly ReadRow[], perSecond: number): TraceRow[] {
+  let origin = Number.POSITIVE_INFINITY;
+  for (const r of rows) origin = Math.min(origin, r.at);
+  return rows
+    .map(({ at, ...row }) => ({ ...row, offsetSeconds: (at - origin) / perSecond }))
+    .sort((a, b) => a.offsetSeconds - b.offsetSeconds);
+}
+
+function parseCsv(lines: readonly string[], path: string): ParsedTrace {
+  const headerIndex = lines.findIndex((l) => l.trim() !== "");
+  const header = splitCsvLine((lines[headerIndex] ?? "").replace(/^\uFEFF/, ""));
+  const format = csvFormats.find((f) =>
+    f.exactHeader
+      ? f.exactHeader.length === header.length && f.exactHeader.every((c, i) => header[i] === c)
+      : f.columns.every((c) => header.includes(c)),
+  );
+  if (!format)
+    throw new Error(
+      `${path}: line ${headerIndex + 1}: the header ${JSON.stringify(header.join(","))} is no trace format read here: ${traceFormatsHelp}`,
+    );
+  const [timeCol, promptCol, outputCol] = format.columns.map((c) => header.indexOf(c)) as [number, number, number];
+  const rows: ReadRow[] = [];
+  for (let i = headerIndex + 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.trim() === "") continue;
+    const where = `${path}: line ${i + 1}`;
+    const cells = splitCsvLine(line);
+    if (cells.length !== header.length)
+      throw new Error(`${where}: ${cells.length} cells where the header has ${header.length}: ${JSON.stringify(line)}`);
+    const timeCell = cells[timeCol] as string;
+    const at = format.time(timeCell);
+    if (at === undefined)
+      throw new Error(`${where}: ${format.columns[0]} must be ${format.timeHelp}, got ${JSON.stringify(timeCell)}`);
+    rows.push({
+      at,
+      offsetSeconds: 0,
+      promptTokens: tokenCount(cells[promptCol], where, format.columns[1]),
+      outputTokens: tokenCount(cells[outputCol], where, format.columns[2]),
+    });
+  }
+  const notes = [`read as ${format.label} CSV`];
+  if (format.name === "azure-multimodal") notes.push("NumImages not modelled: ContextTokens is the prompt");
+  if (format.name === "burstgpt") {
+    const failed = rows.filter((r) => r.outputTokens === 0).length;
+    if (failed > 0)
+      notes.push(`${failed} rows with 0 response tokens (failed requests) replayed as 1 output token each`);
+  }
+  return { format: format.name, rows: rebasedInOrder(rows, format.perSecond), quantised: format.quantised, notes };
+}
+
+function parseJsonl(lines: readonly string[], path: string): ParsedTrace {
+  let format: "mooncake" | "qwen-bailian" | undefined;
+  // Bailian's files name their block size (`qwen_traceA_blksz_16.jsonl`); its loaders default to 16.
+  const bailianBlockTokens = Number(/blksz_(\d+)/.exec(path)?.[1] ?? 16);
+  const rows: ReadRow[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    const where = `${path}: line ${i + 1}`;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch (error) {
+      throw new Error(`${where}: not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (typeof record !== "object" || record === null || Array.isArray(record))
+      throw new Error(`${where}: a request must be a JSON object, got ${line.slice(0, 80)}`);
+    const r = record as Record<string, unknown>;
+    format ??= "chat_id" in r ? "qwen-bailian" : "mooncake";
+    const number = (field: string): number => {
+      const v = r[field];
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+        throw new Error(`${where}: ${field} must be a non-negative number, got ${JSON.stringify(v)}`);
+      return v;
+    };
+    const tokens = (field: string): number => {
+      const v = number(field);
+      if (!Number.isInteger(v)) throw new Error(`${where}: ${field} must be a whole number of tokens, got ${v}`);
+      return v;
+    };
+    const hashIds = r["hash_ids"];
+    if (hashIds !== undefined && !(Array.isArray(hashIds) && hashIds.every((h) => Number.isInteger(h))))
+      throw new Error(`${where}: hash_ids must be a list of integers, got ${JSON.stringify(hashIds).slice(0, 80)}`);
+    rows.push({
+      at: number("timestamp"),
+      offsetSeconds: 0,
+      promptTokens: tokens("input_length"),
+      outputTokens: tokens("output_length"),
+      ...(hashIds === undefined
+        ? {}
+        : {
+            prefixBlocks: hashIds as number[],
+            blockTokens: format === "mooncake" ? 512 : bailianBlockTokens,
+          }),
+    });
+  });
+  const name = format ?? "mooncake";
+  return {
+    format: name,
+    // Mooncake's timestamps are milliseconds; Bailian's seconds.
+    rows: rebasedInOrder(rows, name === "mooncake" ? 1000 : 1),
+    // Mooncake's published timestamps come in steps of about 3 s (research/traces.md).
+    quantised: name === "mooncake",
+    notes: [
+      name === "mooncake"
+        ? "read as Mooncake JSONL"
+        : `read as Qwen Bailian JSONL (prefix blocks of ${bailianBlockTokens} tokens)`,
+    ],
+  };
+}
+
+/**
+ * Reads a trace file's text: CSV when its first non-blank line has no `{`, JSONL otherwise.
+ * `path` only names the file in errors (and Bailian's block size).
+ */
+export function parseTraceText(text: string, path: string): ParsedTrace {
+  const lines = text.split(/\r?\n/);
+  const first = lines.find((l) => l.trim() !== "");
+  if (first === undefined) throw new Error(`${path}: no requests in the trace: the file is empty`);
+  const parsed = first.trimStart().startsWith("{") ? parseJsonl(lines, path) : parseCsv(lines, path);
+  if (parsed.rows.length === 0) throw new Error(`${path}: no requests in the trace`);
+  return parsed;
+}
