@@ -4,6 +4,8 @@
  * window, gaps from the window's fit, the day compressed 24 × into an hour, token lengths from the Azure
  * conversation trace), with the client rates scaled so the day replays at the mean request rate of
  * m-large's day 1 sample: traces the benchmark never ran, for a user's try of the docs' steps.
+ * `--compression 1 --from-hour H --hours N` writes N hours of the day from hour H in real time instead
+ * (each 600 s window lasting 600 s), at the same request rate.
  *
  *   npm run bench:servegen-trace -- --model language/m-mid --day 1 [--seed 1] -o m-mid-day1.csv
  */
@@ -24,6 +26,9 @@ const { values } = parseArgs({
     model: { type: "string" },
     day: { type: "string", default: "1" },
     seed: { type: "string", default: "1" },
+    compression: { type: "string", default: String(serveGenDaySample.compression) },
+    "from-hour": { type: "string", default: "0" },
+    hours: { type: "string", default: "24" },
     output: { type: "string", short: "o" },
   },
 });
@@ -34,6 +39,12 @@ const day = Number(values.day);
 const seed = Number(values.seed);
 if (!Number.isInteger(day) || day < 1) throw new Error(`--day: ${JSON.stringify(values.day)} is not a day ≥ 1`);
 if (!Number.isInteger(seed)) throw new Error(`--seed: ${JSON.stringify(values.seed)} is not an integer`);
+const compression = Number(values.compression);
+const fromHour = Number(values["from-hour"]);
+const hours = Number(values.hours);
+if (!(compression >= 1)) throw new Error(`--compression: ${JSON.stringify(values.compression)} is not a number ≥ 1`);
+if (!Number.isInteger(fromHour) || fromHour < 0 || !Number.isInteger(hours) || hours < 1 || fromHour + hours > 24)
+  throw new Error(`--from-hour ${values["from-hour"]} --hours ${values.hours}: not whole hours inside one day`);
 
 const dir = defaultTracesDir();
 const windowsPerDay = (24 * 3600) / serveGenWindowSeconds;
@@ -53,13 +64,19 @@ function meanRateRps(modelName: string, dayIndex: number): number {
   return rates.reduce((a, b) => a + b, 0) / rates.length;
 }
 
-const rateScale = (serveGenDaySample.rateScale * meanRateRps(serveGenDaySample.model, 0)) / meanRateRps(model, day - 1);
+// The same replayed request rate at any compression: the replay runs `compression` trace seconds a second.
+const rateScale =
+  (serveGenDaySample.rateScale *
+    meanRateRps(serveGenDaySample.model, 0) *
+    (serveGenDaySample.compression / compression)) /
+  meanRateRps(model, day - 1);
+const windowsPerHour = 3600 / serveGenWindowSeconds;
 const requests = serveGenArrivals(readServeGenModel(join(dir, "servegen", model)), {
   seed,
-  firstWindow: (day - 1) * windowsPerDay,
-  windowCount: windowsPerDay,
+  firstWindow: (day - 1) * windowsPerDay + fromHour * windowsPerHour,
+  windowCount: hours * windowsPerHour,
   rateScale,
-  compression: serveGenDaySample.compression,
+  compression,
   lengths: readTraceFile(join(dir, "azure_llm_2023/AzureLLMInferenceTrace_conv.csv")).requests,
 });
 writeFileSync(
@@ -70,5 +87,5 @@ writeFileSync(
 );
 const span = requests.at(-1)?.arrivalSeconds ?? 0;
 console.log(
-  `${output}: ${model} day ${day}, ${requests.length} requests over ${(span / 60).toFixed(1)} min (${(requests.length / Math.max(1, span)).toFixed(2)} req/s), client rates × ${rateScale.toPrecision(3)}`,
+  `${output}: ${model} day ${day} hours ${fromHour}–${fromHour + hours} compressed ${compression}×, ${requests.length} requests over ${(span / 60).toFixed(1)} min (${(requests.length / Math.max(1, span)).toFixed(2)} req/s), client rates × ${rateScale.toPrecision(3)}`,
 );
