@@ -44,7 +44,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--trace",
     value: "NAME|FILE",
-    help: "load-test in the simulator: serve the trace's first --duration seconds with static fleets, from twice its peak need down by a third at a time, until the targets break (a trace name or file, as simulate takes it; needs -f)",
+    help: "load-test in the simulator: serve the trace's first --duration seconds with static fleets, from twice its peak need down by a third at a time, until the targets break (up by half at a time, at most 4 times, while even the first breaks in its lowest band) (a trace name or file, as simulate takes it; needs -f)",
   },
   {
     flag: "--duration",

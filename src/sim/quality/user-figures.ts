@@ -38,6 +38,13 @@ export const loadTestHeadroom = 2;
 /** Each load-test fleet has this share of the previous one's replicas (rounded down, at least one fewer). */
 export const loadTestStep = 2 / 3;
 
+/**
+ * When the first fleet already breaks the targets in its lowest judged band, the slice's bursts are more than
+ * twice its 60 s peak need asks for: the load test grows by the inverse step (rounded up, at least one more),
+ * at most this many times, until a band holds below the one that broke.
+ */
+export const loadTestGrowths = 4;
+
 /** The `maxReplicas` the benchmark writes for a trace whose peak 60 s fluid need is `peakNeed` replicas: ample, never tuned. */
 export function userMaxReplicas(peakNeed: number): number {
   return Math.min(1024, Math.ceil(8 * peakNeed) + 4);
@@ -121,6 +128,8 @@ export interface LoadTest {
  * A load test on `slice`, judged against `targets` as the guard with `reading` does: static fleets from the one that
  * carries the slice's 60 s peak fluid need `loadTestHeadroom` times down by `loadTestStep`, stopping at the
  * first whose pooled minutes give calibrate an answer other than "not enough evidence", or at one replica.
+ * Where the first fleets' pooled minutes say "targets never held", larger fleets first (`loadTestGrowths`):
+ * a load test that found no load kept within targets has not yet found where the targets break.
  */
 export function runLoadTest(
   slice: Trace,
@@ -134,6 +143,8 @@ export function runLoadTest(
   const loadTestReplicas: number[] = [];
   const peakNeed = Math.max(0, ...fluidNeed(slice, capacity));
   let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
+  let growths = 0;
+  let shrunk = false;
   for (;;) {
     const run = runPolicy(slice, staticPolicy(replicas, "load test"), runOptions);
     loadTestReplicas.push(replicas);
@@ -144,8 +155,14 @@ export function runLoadTest(
     }
     const calibration = calibrateRole("Server", pooled, targets, reading);
     const kind = calibration.answer.kind;
+    if (kind === "targets never held" && !shrunk && growths < loadTestGrowths) {
+      growths++;
+      replicas = Math.max(replicas + 1, Math.ceil(replicas / loadTestStep));
+      continue;
+    }
     if (kind === "calibrated" || kind === "targets never held" || replicas === 1)
       return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
+    shrunk = true;
     replicas = Math.max(1, Math.min(replicas - 1, Math.floor(replicas * loadTestStep)));
   }
 }

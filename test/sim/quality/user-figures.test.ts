@@ -16,6 +16,7 @@ import {
   calibrateOnTraining,
   splitTraining,
   trainingFleet,
+  runLoadTest,
   trainingFleetAttainment,
   trainingSeconds,
   type CalibratedFigures,
@@ -79,6 +80,30 @@ describe("the benchmark's user figures", () => {
     const changed = changedAfterTraining(conv);
     expect(splitTraining(changed).evaluated.requests.length).toBe(3 * splitTraining(conv).evaluated.requests.length);
     expect(figuresOf(changed)).toEqual(figures);
+  }, 120_000);
+
+  it("load-tests larger fleets first where even the first breaks the targets in its lowest band", () => {
+    // A request a second, and each minute a burst of 30 prompts at once: twice the 60 s peak need is one
+    // replica, on which every burst queues past half the TTFT target.
+    const requests = [
+      ...Array.from({ length: 900 }, (_, t) => ({ arrivalSeconds: t + 0.5, promptTokens: 500, outputTokens: 100 })),
+      ...Array.from({ length: 15 * 30 }, (_, i) => ({
+        arrivalSeconds: Math.floor(i / 30) * 60 + 30 + (i % 30) * 0.01,
+        promptTokens: 1000,
+        outputTokens: 100,
+      })),
+    ].sort((a, b) => a.arrivalSeconds - b.arrivalSeconds);
+    const slice: Trace = { name: "bursts", requests, spanSeconds: 900, notes: [] };
+    const test = runLoadTest(
+      slice,
+      capacity,
+      { seed: 1, fleet: { capacity } },
+      { ttftMilliseconds: 1500, itlMilliseconds: 50 },
+      "queueing",
+    );
+    // One replica, then two, never held; three held, so the band below the bursts' breach is the figure.
+    expect(test.loadTestReplicas).toEqual([1, 2, 3]);
+    expect(test.calibration.answer.kind).toBe("calibrated");
   }, 120_000);
 
   it("size the training fleet as the smallest static fleet keeping 99 % of the training slice alone", () => {
