@@ -151,9 +151,34 @@ function rebasedInOrder(rows: readonly ReadRow[], perSecond: number): TraceRow[]
     .sort((a, b) => a.offsetSeconds - b.offsetSeconds);
 }
 
-function parseCsv(lines: readonly string[], path: string): ParsedTrace {
-  const headerIndex = lines.findIndex((l) => l.trim() !== "");
-  const header = splitCsvLine((lines[headerIndex] ?? "").replace(/^\uFEFF/, ""));
+/** A line that is not blank, numbered from 1 as an editor numbers it. */
+interface NumberedLine {
+  readonly text: string;
+  readonly number: number;
+}
+
+/**
+ * The lines of a file that are not blank. From bytes, each line is decoded alone: a week of Azure 2024
+ * (about 700 MB) is longer than the longest string V8 can hold.
+ */
+function* nonBlankLines(source: string | Uint8Array): Generator<NumberedLine> {
+  const bytes =
+    typeof source === "string"
+      ? Buffer.from(source, "utf8")
+      : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+  let number = 0;
+  for (let start = 0; start < bytes.length;) {
+    const newline = bytes.indexOf(10, start);
+    const end = newline < 0 ? bytes.length : newline;
+    number++;
+    const text = bytes.toString("utf8", start, end > start && bytes[end - 1] === 13 ? end - 1 : end);
+    if (text.trim() !== "") yield { text, number };
+    start = end + 1;
+  }
+}
+
+function parseCsv(first: NumberedLine, rest: Iterable<NumberedLine>, path: string): ParsedTrace {
+  const header = splitCsvLine(first.text.replace(/^\uFEFF/, ""));
   const format = csvFormats.find((f) =>
     f.exactHeader
       ? f.exactHeader.length === header.length && f.exactHeader.every((c, i) => header[i] === c)
@@ -161,14 +186,12 @@ function parseCsv(lines: readonly string[], path: string): ParsedTrace {
   );
   if (!format)
     throw new Error(
-      `${path}: line ${headerIndex + 1}: the header ${JSON.stringify(header.join(","))} is no trace format read here: ${traceFormatsHelp}`,
+      `${path}: line ${first.number}: the header ${JSON.stringify(header.join(","))} is no trace format read here: ${traceFormatsHelp}`,
     );
   const [timeCol, promptCol, outputCol] = format.columns.map((c) => header.indexOf(c)) as [number, number, number];
   const rows: ReadRow[] = [];
-  for (let i = headerIndex + 1; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (line.trim() === "") continue;
-    const where = `${path}: line ${i + 1}`;
+  for (const { text: line, number } of rest) {
+    const where = `${path}: line ${number}`;
     const cells = splitCsvLine(line);
     if (cells.length !== header.length)
       throw new Error(`${where}: ${cells.length} cells where the header has ${header.length}: ${JSON.stringify(line)}`);
@@ -193,14 +216,13 @@ function parseCsv(lines: readonly string[], path: string): ParsedTrace {
   return { format: format.name, rows: rebasedInOrder(rows, format.perSecond), quantised: format.quantised, notes };
 }
 
-function parseJsonl(lines: readonly string[], path: string): ParsedTrace {
+function parseJsonl(lines: Iterable<NumberedLine>, path: string): ParsedTrace {
   let format: "mooncake" | "qwen-bailian" | undefined;
   // Bailian's files name their block size (`qwen_traceA_blksz_16.jsonl`); its loaders default to 16.
   const bailianBlockTokens = Number(/blksz_(\d+)/.exec(path)?.[1] ?? 16);
   const rows: ReadRow[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${path}: line ${i + 1}`;
+  for (const { text: line, number: lineNumber } of lines) {
+    const where = `${path}: line ${lineNumber}`;
     let record: unknown;
     try {
       record = JSON.parse(line);
@@ -237,7 +259,7 @@ function parseJsonl(lines: readonly string[], path: string): ParsedTrace {
             blockTokens: format === "mooncake" ? 512 : bailianBlockTokens,
           }),
     });
-  });
+  }
   const name = format ?? "mooncake";
   return {
     format: name,
@@ -254,14 +276,24 @@ function parseJsonl(lines: readonly string[], path: string): ParsedTrace {
 }
 
 /**
- * Reads a trace file's text: CSV when its first non-blank line has no `{`, JSONL otherwise.
- * `path` only names the file in errors (and Bailian's block size).
+ * Reads a trace file, as text or as its bytes: CSV when its first non-blank line has no `{`, JSONL
+ * otherwise. `path` only names the file in errors (and Bailian's block size).
  */
-export function parseTraceText(text: string, path: string): ParsedTrace {
-  const lines = text.split(/\r?\n/);
-  const first = lines.find((l) => l.trim() !== "");
-  if (first === undefined) throw new Error(`${path}: no requests in the trace: the file is empty`);
-  const parsed = first.trimStart().startsWith("{") ? parseJsonl(lines, path) : parseCsv(lines, path);
+export function parseTraceText(source: string | Uint8Array, path: string): ParsedTrace {
+  const lines = nonBlankLines(source);
+  const next = lines.next();
+  if (next.done === true) throw new Error(`${path}: no requests in the trace: the file is empty`);
+  const first = next.value;
+  const rest: Iterable<NumberedLine> = { [Symbol.iterator]: () => lines };
+  const parsed = first.text.trimStart().startsWith("{")
+    ? parseJsonl(
+        (function* () {
+          yield first;
+          yield* rest;
+        })(),
+        path,
+      )
+    : parseCsv(first, rest, path);
   if (parsed.rows.length === 0) throw new Error(`${path}: no requests in the trace`);
   return parsed;
 }

@@ -4,5 +4,5 @@ import { parseTraceText } from "./trace-formats.js";
 import type { TraceRow } from "./workload.js";
 
 export async function loadTraceRows(path: string): Promise<TraceRow[]> {
-  return parseTraceText(await readFile(path, "utf8"), path).rows;
+  return parseTraceText(await readFile(path), path).rows;
 }

@@ -59,14 +59,14 @@ function spanOf(requests: readonly TraceRequest[]): number {
 
 /** Reads a trace file (`.gz` inflated first); the format comes from its content (`trace-formats.ts`). */
 export function readTraceFile(path: string): Trace {
-  let text: string;
+  let bytes: Buffer;
   try {
-    const bytes = readFileSync(path);
-    text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+    const read = readFileSync(path);
+    bytes = path.endsWith(".gz") ? gunzipSync(read) : read;
   } catch (error) {
     throw new Error(`${path}: cannot read the trace: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const parsed = parseTraceText(text, path);
+  const parsed = parseTraceText(bytes, path);
   const rows = parsed.quantised ? spreadQuantised(fromRows(parsed.rows)) : fromRows(parsed.rows);
   return {
     name: path,

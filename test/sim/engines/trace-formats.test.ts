@@ -133,6 +133,13 @@ describe("trace formats", () => {
     );
   });
 
+  it("reads bytes line by line as it reads text, CRLF and blank lines included, numbering lines as an editor does", () => {
+    const text = "\r\narrival_seconds,prompt_tokens,output_tokens\r\n0,1,1\r\n\r\n2.5,4,2\r\n";
+    expect(parseTraceText(Buffer.from(text), "b.csv")).toEqual(parseTraceText(text, "b.csv"));
+    expect(parseTraceText(Buffer.from(text), "b.csv").rows.map((r) => r.offsetSeconds)).toEqual([0, 2.5]);
+    expect(() => parseTraceText(Buffer.from(`${text}x,1,1\r\n`), "b.csv")).toThrow(/b\.csv: line 6: arrival_seconds/);
+  });
+
   it("loads a gzipped file by content whatever its name, and says how it was read", () => {
     const dir = mkdtempSync(join(tmpdir(), "mds-trace-formats-"));
     const file = join(dir, "burst.data.gz");
