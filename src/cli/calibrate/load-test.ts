@@ -44,7 +44,8 @@ export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
     throw new Error(
       `--fleet: roles ${input.fleet.roles.map((r) => `${r.name} (${r.kind})`).join(", ")}: the load test serves one Server role`,
     );
-  const whole = speedUp(overlay(loadTrace(input.trace, { seed: input.seed }), input.copies, input.seed), input.speedup);
+  const loaded = loadTrace(input.trace, { seed: input.seed });
+  const whole = speedUp(overlay(loaded, input.copies, input.seed), input.speedup);
   const slice = firstSeconds(whole, input.durationSeconds);
   if (slice.requests.length === 0)
     throw new Error(`--trace ${input.trace}: no request in its first ${input.durationSeconds} s`);
@@ -58,7 +59,8 @@ export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
     input.reading,
   );
   return {
-    source: `a load test in the simulator on ${slice.name}: static fleets of ${test.loadTestReplicas.join(", ")} replicas`,
+    // How the file was read (its format, spreads) tells a user their trace was understood.
+    source: `a load test in the simulator on ${slice.name}: static fleets of ${test.loadTestReplicas.join(", ")} replicas${loaded.notes.length > 0 ? ` (the trace: ${loaded.notes.join("; ")})` : ""}`,
     roles: [{ role: role.name, kind: "Server", minutes: test.minutes, skipped: test.skipped }],
   };
 }
