@@ -2,7 +2,8 @@
  * `calibrate --trace`: the load test a user runs before any cluster, in one command. The first
  * `--duration` seconds of a recorded trace are served by static fleets in the simulator, from the
  * one that carries the slice's 60 s peak twice down by a third at a time, until calibrate's banding
- * answers (up by half at a time first, at most four times, while the targets never held), the same rule the benchmark's calibrated rows use (`runLoadTest` in
+ * answers (up by half at a time first, at most four times, while the targets never held), the same
+ * rule the benchmark's calibrated rows use (`runLoadTest` in
  * src/sim/quality/user-figures.ts). The minutes are judged against the scaler's own latency targets.
  */
 import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";

@@ -158,8 +158,9 @@ interface NumberedLine {
 }
 
 /**
- * The lines of a file that are not blank. From bytes, each line is decoded alone: a week of Azure 2024
- * (about 700 MB) is longer than the longest string V8 can hold.
+ * The lines of a file that are not blank, read from its bytes (text is encoded first, so both take one
+ * path): each line is decoded alone, since a week of Azure 2024 (about 700 MB) is longer than the longest
+ * string V8 can hold.
  */
 function* nonBlankLines(source: string | Uint8Array): Generator<NumberedLine> {
   const bytes =
@@ -216,23 +217,53 @@ function parseCsv(first: NumberedLine, rest: Iterable<NumberedLine>, path: strin
   return { format: format.name, rows: rebasedInOrder(rows, format.perSecond), quantised: format.quantised, notes };
 }
 
-function parseJsonl(lines: Iterable<NumberedLine>, path: string): ParsedTrace {
-  let format: "mooncake" | "qwen-bailian" | undefined;
-  // Bailian's files name their block size (`qwen_traceA_blksz_16.jsonl`); its loaders default to 16.
-  const bailianBlockTokens = Number(/blksz_(\d+)/.exec(path)?.[1] ?? 16);
+/** A JSONL format: one request object per line, told apart by the first object's fields. */
+interface JsonlFormat {
+  readonly name: "mooncake" | "qwen-bailian";
+  readonly label: string;
+  /** `timestamp` units to a second. */
+  readonly perSecond: number;
+  readonly blockTokens: number;
+  readonly quantised: boolean;
+}
+
+/** Mooncake's or, when the first request names its `chat_id`, Qwen Bailian's. */
+function jsonlFormatOf(first: Record<string, unknown>, path: string): JsonlFormat {
+  if ("chat_id" in first) {
+    // Bailian's files name their block size (`qwen_traceA_blksz_16.jsonl`); its loaders default to 16.
+    const blockTokens = Number(/blksz_(\d+)/.exec(path)?.[1] ?? 16);
+    return {
+      name: "qwen-bailian",
+      label: `Qwen Bailian JSONL (prefix blocks of ${blockTokens} tokens)`,
+      perSecond: 1,
+      blockTokens,
+      quantised: false,
+    };
+  }
+  // Mooncake's published timestamps are milliseconds, in steps of about 3 s (research/traces.md).
+  return { name: "mooncake", label: "Mooncake JSONL", perSecond: 1000, blockTokens: 512, quantised: true };
+}
+
+function jsonObject(line: NumberedLine, path: string): Record<string, unknown> {
+  let record: unknown;
+  try {
+    record = JSON.parse(line.text);
+  } catch (error) {
+    throw new Error(
+      `${path}: line ${line.number}: not JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (typeof record !== "object" || record === null || Array.isArray(record))
+    throw new Error(`${path}: line ${line.number}: a request must be a JSON object, got ${line.text.slice(0, 80)}`);
+  return record as Record<string, unknown>;
+}
+
+function parseJsonl(first: NumberedLine, rest: Iterable<NumberedLine>, path: string): ParsedTrace {
+  const firstRecord = jsonObject(first, path);
+  const format = jsonlFormatOf(firstRecord, path);
   const rows: ReadRow[] = [];
-  for (const { text: line, number: lineNumber } of lines) {
+  const read = (r: Record<string, unknown>, lineNumber: number): void => {
     const where = `${path}: line ${lineNumber}`;
-    let record: unknown;
-    try {
-      record = JSON.parse(line);
-    } catch (error) {
-      throw new Error(`${where}: not JSON: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (typeof record !== "object" || record === null || Array.isArray(record))
-      throw new Error(`${where}: a request must be a JSON object, got ${line.slice(0, 80)}`);
-    const r = record as Record<string, unknown>;
-    format ??= "chat_id" in r ? "qwen-bailian" : "mooncake";
     const number = (field: string): number => {
       const v = r[field];
       if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
@@ -252,26 +283,16 @@ function parseJsonl(lines: Iterable<NumberedLine>, path: string): ParsedTrace {
       offsetSeconds: 0,
       promptTokens: tokens("input_length"),
       outputTokens: tokens("output_length"),
-      ...(hashIds === undefined
-        ? {}
-        : {
-            prefixBlocks: hashIds as number[],
-            blockTokens: format === "mooncake" ? 512 : bailianBlockTokens,
-          }),
+      ...(hashIds === undefined ? {} : { prefixBlocks: hashIds as number[], blockTokens: format.blockTokens }),
     });
-  }
-  const name = format ?? "mooncake";
+  };
+  read(firstRecord, first.number);
+  for (const line of rest) read(jsonObject(line, path), line.number);
   return {
-    format: name,
-    // Mooncake's timestamps are milliseconds; Bailian's seconds.
-    rows: rebasedInOrder(rows, name === "mooncake" ? 1000 : 1),
-    // Mooncake's published timestamps come in steps of about 3 s (research/traces.md).
-    quantised: name === "mooncake",
-    notes: [
-      name === "mooncake"
-        ? "read as Mooncake JSONL"
-        : `read as Qwen Bailian JSONL (prefix blocks of ${bailianBlockTokens} tokens)`,
-    ],
+    format: format.name,
+    rows: rebasedInOrder(rows, format.perSecond),
+    quantised: format.quantised,
+    notes: [`read as ${format.label}`],
   };
 }
 
@@ -279,21 +300,14 @@ function parseJsonl(lines: Iterable<NumberedLine>, path: string): ParsedTrace {
  * Reads a trace file, as text or as its bytes: CSV when its first non-blank line has no `{`, JSONL
  * otherwise. `path` only names the file in errors (and Bailian's block size).
  */
-export function parseTraceText(source: string | Uint8Array, path: string): ParsedTrace {
+export function parseTrace(source: string | Uint8Array, path: string): ParsedTrace {
   const lines = nonBlankLines(source);
-  const next = lines.next();
-  if (next.done === true) throw new Error(`${path}: no requests in the trace: the file is empty`);
-  const first = next.value;
-  const rest: Iterable<NumberedLine> = { [Symbol.iterator]: () => lines };
-  const parsed = first.text.trimStart().startsWith("{")
-    ? parseJsonl(
-        (function* () {
-          yield first;
-          yield* rest;
-        })(),
-        path,
-      )
-    : parseCsv(first, rest, path);
+  const first = lines.next();
+  if (first.done === true) throw new Error(`${path}: no requests in the trace: the file is empty`);
+  // The generator goes on from the line after the first.
+  const parsed = first.value.text.trimStart().startsWith("{")
+    ? parseJsonl(first.value, lines, path)
+    : parseCsv(first.value, lines, path);
   if (parsed.rows.length === 0) throw new Error(`${path}: no requests in the trace`);
   return parsed;
 }

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { parseTraceText } from "../engines/trace-formats.js";
+import { parseTrace } from "../engines/trace-formats.js";
 import type { TraceRow } from "../engines/workload.js";
 import { SeededRandom } from "../engines/random.js";
 
@@ -66,7 +66,7 @@ export function readTraceFile(path: string): Trace {
   } catch (error) {
     throw new Error(`${path}: cannot read the trace: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const parsed = parseTraceText(bytes, path);
+  const parsed = parseTrace(bytes, path);
   const rows = parsed.quantised ? spreadQuantised(fromRows(parsed.rows)) : fromRows(parsed.rows);
   return {
     name: path,

@@ -10,7 +10,12 @@
  * targets; the ITL target is the SLO's; `maxReplicas` follows the benchmark's
  * rule on the training slice. Nothing here reads the evaluated replay.
  */
-import { calibrateRole, type LatencyTargets, type RoleCalibration } from "../../core/calibrate/bands.js";
+import {
+  calibrateRole,
+  type CalibrationAnswer,
+  type LatencyTargets,
+  type RoleCalibration,
+} from "../../core/calibrate/bands.js";
 import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import type { CalibrationMinute, SkipReason } from "../../core/calibrate/minute.js";
 import type { EngineCapacity } from "../engines/model.js";
@@ -143,8 +148,6 @@ export function runLoadTest(
   const loadTestReplicas: number[] = [];
   const peakNeed = Math.max(0, ...fluidNeed(slice, capacity));
   let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
-  let growths = 0;
-  let shrunk = false;
   for (;;) {
     const run = runPolicy(slice, staticPolicy(replicas, "load test"), runOptions);
     loadTestReplicas.push(replicas);
@@ -154,17 +157,27 @@ export function runLoadTest(
         skipped[reason] = (skipped[reason] ?? 0) + n;
     }
     const calibration = calibrateRole("Server", pooled, targets, reading);
-    const kind = calibration.answer.kind;
-    if (kind === "targets never held" && !shrunk && growths < loadTestGrowths) {
-      growths++;
-      replicas = Math.max(replicas + 1, Math.ceil(replicas / loadTestStep));
-      continue;
-    }
-    if (kind === "calibrated" || kind === "targets never held" || replicas === 1)
-      return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
-    shrunk = true;
-    replicas = Math.max(1, Math.min(replicas - 1, Math.floor(replicas * loadTestStep)));
+    const next = nextLoadTestFleet(loadTestReplicas, calibration.answer.kind);
+    if (next === undefined) return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
+    replicas = next;
   }
+}
+
+/**
+ * The fleet the load test runs after `fleets` (in the order run), given calibrate's answer on their pooled
+ * minutes, or undefined to stop: larger while every fleet so far was larger than the one before and the
+ * targets never held, smaller while there is not enough evidence.
+ */
+function nextLoadTestFleet(fleets: readonly number[], answer: CalibrationAnswer["kind"]): number | undefined {
+  const last = fleets.at(-1) as number;
+  if (answer === "targets never held") {
+    const onlyGrown = fleets.every((n, i) => i === 0 || n > (fleets[i - 1] as number));
+    return onlyGrown && fleets.length <= loadTestGrowths
+      ? Math.max(last + 1, Math.ceil(last / loadTestStep))
+      : undefined;
+  }
+  if (answer === "calibrated" || last === 1) return undefined;
+  return Math.max(1, Math.min(last - 1, Math.floor(last * loadTestStep)));
 }
 
 /** Calibrates on the training slice alone, judging TTFT as the guard with `reading` does (`runLoadTest`). */

@@ -5,7 +5,7 @@ import {
   EngineFleet,
   formatSampleValue,
   loadTraceRows,
-  parseTraceText,
+  parseTrace,
   renderExposition,
   sglangTtftBucketsSeconds,
   SyntheticWorkload,
@@ -267,7 +267,7 @@ describe("exposition", () => {
 
 describe("traces", () => {
   it("parses Azure 2023 rows with seven fractional digits", () => {
-    const { rows } = parseTraceText(
+    const { rows } = parseTrace(
       "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n2023-11-16 18:17:04.0319600,3180,8",
       "azure.csv",
     );
@@ -278,7 +278,7 @@ describe("traces", () => {
   });
 
   it("parses Mooncake rows with 512-token prefix blocks", () => {
-    const { rows } = parseTraceText(
+    const { rows } = parseTrace(
       '{"timestamp": 0, "input_length": 10, "output_length": 1}\n{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}\n',
       "mooncake.jsonl",
     );
