@@ -263,10 +263,68 @@ export async function prepareTsdb(promtoolPath: string, deployments: number): Pr
   const dir = join(benchCacheDir("bench-tsdb"), versionHash(version), String(deployments));
   const blocksPath = join(dir, "blocks");
   if (existsSync(join(dir, "done"))) return { blocksPath, deployments, built: false };
-  await rm(dir, { recursive: true, force: true });
-  await buildBlocks(promtoolPath, deployments, blocksPath);
-  await writeFile(join(dir, "done"), "");
+  // Two benchmarks started together on a cold cache would each clear the directory the other builds in:
+  // one builds, the other waits for its "done".
+  const release = await buildLock(`${dir}.lock`, join(dir, "done"));
+  if (release === undefined) return { blocksPath, deployments, built: false };
+  if (existsSync(join(dir, "done"))) {
+    await release(); // built by the holder this one waited for
+    return { blocksPath, deployments, built: false };
+  }
+  try {
+    await rm(dir, { recursive: true, force: true });
+    await buildBlocks(promtoolPath, deployments, blocksPath);
+    await writeFile(join(dir, "done"), "");
+  } finally {
+    await release();
+  }
   return { blocksPath, deployments, built: true };
+}
+
+/**
+ * The right to build: a release function once `lockPath` is ours, or undefined when another process built
+ * `donePath` meanwhile. A lock whose process is gone (killed mid-build) is taken over.
+ */
+async function buildLock(lockPath: string, donePath: string): Promise<(() => Promise<void>) | undefined> {
+  await mkdir(dirname(lockPath), { recursive: true });
+  let announced = false;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rm(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    if (existsSync(donePath)) return undefined;
+    let holderText: string;
+    try {
+      holderText = readFileSync(lockPath, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile
+      throw error;
+    }
+    const holder = Number(holderText);
+    // An empty lock is one being written: its holder is alive.
+    if (holderText !== "" && !processAlive(holder)) {
+      await rm(lockPath, { force: true });
+      continue;
+    }
+    if (!announced) process.stderr.write(`bench-tsdb: process ${holder} is building ${dirname(donePath)}; waiting\n`);
+    announced = true;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** A fresh storage directory holding a copy of the blocks (Prometheus may rewrite a block's meta.json). */

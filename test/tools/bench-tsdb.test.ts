@@ -5,7 +5,9 @@
  * current pod with both windows established, rates, latency and KV usage, at
  * the evaluation time inside the data.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +22,7 @@ import {
   engineOf,
   evaluationUnixMs,
   podsPerRole,
+  prepareTsdb,
   roles,
   samplingInputs,
 } from "../../bench/engine-tsdb.js";
@@ -74,4 +77,46 @@ describe("the prepared TSDB of the sampling benchmark", () => {
       expect(server.some((p) => (p.windows.stable.ttftSeconds?.count ?? 0) > 0)).toBe(true);
     }
   }, 60_000);
+});
+
+describe("prepareTsdb, the cache of prepared TSDBs", () => {
+  const withCache = async (body: (cache: string, promtoolPath: string) => Promise<void>): Promise<void> => {
+    // The binaries live in the real cache; the prepared TSDBs go to a fresh one.
+    const { promtoolPath } = findPromBinaries();
+    const cache = await mkdtemp(join(tmpdir(), "mds-bench-cache-"));
+    const before = process.env["XDG_CACHE_HOME"];
+    process.env["XDG_CACHE_HOME"] = cache;
+    try {
+      await body(cache, promtoolPath);
+    } finally {
+      if (before === undefined) delete process.env["XDG_CACHE_HOME"];
+      else process.env["XDG_CACHE_HOME"] = before;
+      await rm(cache, { recursive: true, force: true });
+    }
+  };
+
+  it("builds once when two benchmarks ask together: the second waits for the first's blocks", async () => {
+    await withCache(async (_cache, promtoolPath) => {
+      const [a, b] = await Promise.all([prepareTsdb(promtoolPath, 1), prepareTsdb(promtoolPath, 1)]);
+      expect([a.built, b.built].sort()).toEqual([false, true]);
+      expect(a.blocksPath).toBe(b.blocksPath);
+      expect((await readdir(a.blocksPath)).length).toBeGreaterThan(0);
+      expect(existsSync(join(a.blocksPath, "..", "done"))).toBe(true);
+      expect(existsSync(`${join(a.blocksPath, "..")}.lock`)).toBe(false);
+    });
+  }, 120_000);
+
+  it("takes over a lock whose process is gone", async () => {
+    await withCache(async (_cache, promtoolPath) => {
+      // Where the blocks will go, found by asking once; then a lock left by a process that has exited.
+      const first = await prepareTsdb(promtoolPath, 1);
+      const dir = join(first.blocksPath, "..");
+      await rm(dir, { recursive: true, force: true });
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid;
+      await writeFile(`${dir}.lock`, String(gone));
+      const again = await prepareTsdb(promtoolPath, 1);
+      expect(again.built).toBe(true);
+      expect(existsSync(`${dir}.lock`)).toBe(false);
+    });
+  }, 120_000);
 });
