@@ -89,8 +89,10 @@ function namespaceOf(object: Record<string, unknown>): string {
 
 /**
  * Resolves when SIGINT or SIGTERM arrives. A terminal's Ctrl-C reaches every process of the group, and
- * npm and tsx relay it as well, so copies within two seconds count as one; a later one exits at once
- * (the exit hooks still kill the child process groups).
+ * npm relays it as well, so copies within two seconds count as one; a later one exits at once (the exit
+ * hooks still kill the child process groups). `npm start` runs node with tsx's loader, not the tsx
+ * command: that one SIGKILLs a child whose acknowledgement of a signal takes over about 60 ms, which on
+ * a loaded machine cut the stop below short.
  */
 function interruption(io: CliIo): { promise: Promise<void>; fired: () => boolean; dispose: () => void } {
   let firstMs: number | undefined;
