@@ -92,7 +92,7 @@ function namespaceOf(object: Record<string, unknown>): string {
  * npm relays it as well, so copies within two seconds count as one; a later one exits at once (the exit
  * hooks still kill the child process groups). `npm start` runs node with tsx's loader, not the tsx
  * command: that one SIGKILLs a child whose acknowledgement of a signal takes over about 60 ms, which on
- * a loaded machine cut the stop below short.
+ * a loaded machine killed the demo midway through its stop.
  */
 function interruption(io: CliIo): { promise: Promise<void>; fired: () => boolean; dispose: () => void } {
   let firstMs: number | undefined;
