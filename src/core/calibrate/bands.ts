@@ -235,12 +235,19 @@ function answerOf(
       heldUpToTokensPerSecondPerReplica: figure,
     };
   const broke = (judged[firstBroke] as { b: LoadBand }).b;
+  // A band above the first broken one that held does not raise the figure (the rule stays below the lowest
+  // break), but a user reading the answer should see that a few minutes set it.
+  const heldAbove = judged.slice(firstBroke + 1).filter(({ b }) => b.verdict === "held");
+  const above =
+    heldAbove.length === 0
+      ? ""
+      : `; held again above it in ${heldAbove.map(({ b }) => `${range(b)} (${b.minutesWithinTargets} of ${b.minutes} minutes)`).join(", ")}, which does not raise the figure`;
   return {
     kind: "calibrated",
     tokensPerSecondPerReplica: figure,
     band: chosen.i,
     capacityTokensPerSecondPerReplica: broke.fromTokensPerSecond,
-    why: `held in ${range(chosen.b)} (${chosen.b.minutesWithinTargets} of ${chosen.b.minutes} minutes); broke in ${range(broke)} (${(100 * broke.shareWithinTargets).toFixed(1)} % within targets: ${describeBroken(broke)})`,
+    why: `held in ${range(chosen.b)} (${chosen.b.minutesWithinTargets} of ${chosen.b.minutes} minutes); broke in ${range(broke)} (${(100 * broke.shareWithinTargets).toFixed(1)} % within targets: ${describeBroken(broke)})${above}`,
   };
 }
 

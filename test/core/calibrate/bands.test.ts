@@ -49,6 +49,8 @@ describe("calibrateRole", () => {
     });
     expect(r.queueTime).toBe("absent");
     expect(r.bands[2]?.broken).toEqual({ ttft: 10 });
+    // ...but the answer says it held there.
+    expect(r.answer.why).toContain("held again above it in 4000–4500 tok/s per replica (10 of 10 minutes)");
   });
 
   it("breaks a band where one minute in fewer than 100 broke (99 % means every minute)", () => {
