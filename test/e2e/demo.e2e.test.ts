@@ -5,13 +5,13 @@
  * Ctrl-C no process it started is left. `--duration` ends it by itself, with
  * the same summary and nothing left behind.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { chromiumFlags } from "../support/chromium.js";
+import { ChromiumPage } from "../support/chromium-page.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const chromium = process.env["CHROMIUM_BIN"] ?? "/usr/bin/chromium";
@@ -47,39 +47,6 @@ async function leftBehind(marker: string): Promise<string[]> {
       return String(pid);
     }
   });
-}
-
-/**
- * Runs headless Chromium on `url` with a fresh profile for `budgetMs` of virtual time; returns stdout and
- * stderr. The live page refreshes every 2 s of virtual time, and on a loaded machine one refresh takes
- * seconds: a 10 s budget for a screenshot ran past 150 s with three busy processes beside it.
- */
-function runChromium(url: string, budgetMs: number, args: readonly string[]): { stdout: string; stderr: string } {
-  const profile = mkdtempSync(join(tmpdir(), "mds-chromium-"));
-  const timeoutMs = 240_000;
-  try {
-    const result = spawnSync(
-      chromium,
-      [
-        ...chromiumFlags,
-        `--user-data-dir=${profile}`,
-        "--window-size=1400,7000",
-        `--virtual-time-budget=${budgetMs}`,
-        ...args,
-        url,
-      ],
-      { encoding: "utf8", timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 },
-    );
-    // Chromium ends cleanly on the SIGTERM of a timeout, with status 0: say so rather than miss a file.
-    if (result.error !== undefined || result.signal !== null)
-      throw new Error(
-        `chromium ${args.join(" ")} did not finish within ${timeoutMs / 1000} s: ${String(result.error ?? result.signal)}`,
-      );
-    if (result.status !== 0) throw new Error(`chromium exited ${result.status}: ${result.stderr.slice(-2000)}`);
-    return { stdout: result.stdout, stderr: result.stderr };
-  } finally {
-    rmSync(profile, { recursive: true, force: true });
-  }
 }
 
 interface Chart {
@@ -159,7 +126,19 @@ describe("npm start (the demo)", () => {
     // The marker reaches what the demo started (a shell drops names it cannot hold), so the final check means something.
     expect(processesMarked(marker).length).toBeGreaterThanOrEqual(7);
 
-    const dom = runChromium(url, 10_000, ["--dump-dom"]).stdout;
+    // One Chromium session, waited on in real time: the DOM as a refresh ends, from the second on (a chart
+    // rebuilt for a new lane reads as empty until the next one), then a picture of it.
+    const page = await ChromiumPage.open(chromium, url, { width: 1400, height: 7000 });
+    const refreshes = "Number(document.body.dataset.refreshes ?? 0)";
+    let dom: string;
+    let png: Buffer;
+    try {
+      await page.waitFor(`${refreshes} >= 1`, 240_000);
+      dom = await page.htmlWhenNext(refreshes, 240_000);
+      png = await page.screenshot();
+    } finally {
+      await page.close();
+    }
     expect(running(), `the demo ended while its page was read:\n${stdout}\n${stderr}`).toBe(true);
     const charts = chartsIn(dom);
     console.log(`charts on the page:\n${charts.map((c) => `  ${c.state.padEnd(7)} ${c.title}`).join("\n")}`);
@@ -185,11 +164,7 @@ describe("npm start (the demo)", () => {
     // A commit row of the list on top; a commit may change decode before prefill.
     expect(dom).toMatch(/<td>[\d.]+ s<\/td><td>(?:[^<]*, )?prefill \d+ → \d+/);
 
-    rmSync(screenshotPath, { force: true });
-    // The DOM above proved every chart drawn; the picture needs the first refreshes only.
-    const shot = runChromium(url, 3_000, [`--screenshot=${screenshotPath}`]);
-    expect(running(), `the demo ended while its page was captured:\n${stdout}\n${stderr}`).toBe(true);
-    expect(existsSync(screenshotPath), `no screenshot; Chromium said:\n${shot.stderr.slice(-3000)}`).toBe(true);
+    writeFileSync(screenshotPath, png);
     expect(readFileSync(screenshotPath).subarray(1, 4).toString()).toBe("PNG");
     expect(statSync(screenshotPath).size).toBeGreaterThan(50_000);
     console.log(`screenshot: ${screenshotPath}`);
