@@ -264,11 +264,10 @@ export async function prepareTsdb(promtoolPath: string, deployments: number): Pr
   const blocksPath = join(dir, "blocks");
   if (existsSync(join(dir, "done"))) return { blocksPath, deployments, built: false };
   // Two benchmarks started together on a cold cache would each clear the directory the other builds in:
-  // one builds, the other waits for its "done".
-  const release = await buildLock(`${dir}.lock`, join(dir, "done"));
-  if (release === undefined) return { blocksPath, deployments, built: false };
+  // one builds, the other waits for the lock and then finds its "done".
+  const release = await buildLock(`${dir}.lock`);
   if (existsSync(join(dir, "done"))) {
-    await release(); // built by the holder this one waited for
+    await release();
     return { blocksPath, deployments, built: false };
   }
   try {
@@ -282,10 +281,10 @@ export async function prepareTsdb(promtoolPath: string, deployments: number): Pr
 }
 
 /**
- * The right to build: a release function once `lockPath` is ours, or undefined when another process built
- * `donePath` meanwhile. A lock whose process is gone (killed mid-build) is taken over.
+ * The right to build: waits until `lockPath` is ours and returns its release. A lock whose process is gone
+ * (killed mid-build) is taken over.
  */
-async function buildLock(lockPath: string, donePath: string): Promise<(() => Promise<void>) | undefined> {
+async function buildLock(lockPath: string): Promise<() => Promise<void>> {
   await mkdir(dirname(lockPath), { recursive: true });
   let announced = false;
   for (;;) {
@@ -297,7 +296,6 @@ async function buildLock(lockPath: string, donePath: string): Promise<(() => Pro
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    if (existsSync(donePath)) return undefined;
     let holderText: string;
     try {
       holderText = readFileSync(lockPath, "utf8");
@@ -311,7 +309,7 @@ async function buildLock(lockPath: string, donePath: string): Promise<(() => Pro
       await rm(lockPath, { force: true });
       continue;
     }
-    if (!announced) process.stderr.write(`bench-tsdb: process ${holder} is building ${dirname(donePath)}; waiting\n`);
+    if (!announced) process.stderr.write(`bench-tsdb: process ${holder} holds ${lockPath}; waiting\n`);
     announced = true;
     await new Promise((resolve) => setTimeout(resolve, 2_000));
   }

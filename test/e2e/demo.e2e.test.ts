@@ -89,14 +89,13 @@ describe("npm start (the demo)", () => {
     return { up: pairs.filter(([a, b]) => b > a).length, down: pairs.filter(([a, b]) => b < a).length };
   }
 
-  it("scales a replayed trace up and down, shows every chart, and stops every process it started on Ctrl-C", async () => {
-    expect(existsSync(chromium), `${chromium} is missing: run bash tools/setup.sh`).toBe(true);
-    let stdout = "";
-    let stderr = "";
-    // Until Ctrl-C, as the README's `npm start`: the page must still be served when Chromium loads it, and a
-    // replay of fixed length ended before the screenshot on a loaded CI machine (a Chromium whose page is gone
-    // exits 0 without the file). The test interrupts the demo once it has seen what it checks.
-    const demo = spawn("npm", ["start"], {
+  /**
+   * `npm start -- ARGS` in its own process group, every process it starts carrying `marker` in its
+   * environment; its output as it arrives, and a wait on a condition that gives up when the demo ends.
+   */
+  function startDemo(args: readonly string[], marker: string) {
+    const out = { stdout: "", stderr: "" };
+    const demo = spawn("npm", ["start", ...(args.length > 0 ? ["--", ...args] : [])], {
       cwd: root,
       env: {
         ...process.env,
@@ -107,8 +106,8 @@ describe("npm start (the demo)", () => {
       stdio: ["ignore", "pipe", "pipe"],
     });
     child = demo;
-    demo.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
-    demo.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
+    demo.stdout?.on("data", (c: Buffer) => (out.stdout += c.toString()));
+    demo.stderr?.on("data", (c: Buffer) => (out.stderr += c.toString()));
     // "close", not "exit": npm may end before the demo's own process has written its last line.
     const exited = new Promise<number | null>((resolve) => demo.once("close", (code) => resolve(code)));
     const running = (): boolean => demo.exitCode === null && demo.signalCode === null;
@@ -116,13 +115,22 @@ describe("npm start (the demo)", () => {
       const deadline = Date.now() + seconds * 1000;
       while (!what() && running() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
     };
+    return { demo, out, exited, running, waitFor };
+  }
+
+  it("scales a replayed trace up and down, shows every chart, and stops every process it started on Ctrl-C", async () => {
+    expect(existsSync(chromium), `${chromium} is missing: run bash tools/setup.sh`).toBe(true);
+    // Until Ctrl-C, as the README's `npm start`: the page must still be served when Chromium loads it, and a
+    // replay of fixed length ended before the screenshot on a loaded CI machine (a Chromium whose page is gone
+    // exits 0 without the file). The test interrupts the demo once it has seen what it checks.
+    const { demo, out, exited, running, waitFor } = startDemo([], marker);
 
     // The page is worth loading once the scaler has committed: the first commit is a scale-down about 10 s into
     // the replay (the target starts as the static fleet it replaces).
-    const committed = (): boolean => / \d+→\d+ /.test(stdout) && stdout.includes("live page:");
+    const committed = (): boolean => / \d+→\d+ /.test(out.stdout) && out.stdout.includes("live page:");
     await waitFor(committed, 180);
-    expect(committed(), `no commit before the deadline:\n${stdout}\n${stderr}`).toBe(true);
-    const url = /live page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout)?.[1] ?? "";
+    expect(committed(), `no commit before the deadline:\n${out.stdout}\n${out.stderr}`).toBe(true);
+    const url = /live page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out.stdout)?.[1] ?? "";
     // The marker reaches what the demo started (a shell drops names it cannot hold), so the final check means something.
     expect(processesMarked(marker).length).toBeGreaterThanOrEqual(7);
 
@@ -139,7 +147,7 @@ describe("npm start (the demo)", () => {
     } finally {
       await page.close();
     }
-    expect(running(), `the demo ended while its page was read:\n${stdout}\n${stderr}`).toBe(true);
+    expect(running(), `the demo ended while its page was read:\n${out.stdout}\n${out.stderr}`).toBe(true);
     const charts = chartsIn(dom);
     console.log(`charts on the page:\n${charts.map((c) => `  ${c.state.padEnd(7)} ${c.title}`).join("\n")}`);
     expect(charts.length).toBeGreaterThanOrEqual(8);
@@ -170,54 +178,44 @@ describe("npm start (the demo)", () => {
     console.log(`screenshot: ${screenshotPath}`);
 
     // The first scale-up comes with the first burst about 26 s into the replay.
-    const upAndDown = (): boolean => commitChanges(stdout).up >= 1 && commitChanges(stdout).down >= 1;
+    const upAndDown = (): boolean => {
+      const { up, down } = commitChanges(out.stdout);
+      return up >= 1 && down >= 1;
+    };
     await waitFor(upAndDown, 180);
-    expect(upAndDown(), `no scale-up and scale-down before the deadline:\n${stdout}\n${stderr}`).toBe(true);
+    expect(upAndDown(), `no scale-up and scale-down before the deadline:\n${out.stdout}\n${out.stderr}`).toBe(true);
 
     // A terminal's Ctrl-C: SIGINT to the whole foreground process group.
     process.kill(-(demo.pid ?? 0), "SIGINT");
     await exited;
-    console.log(stdout);
+    console.log(out.stdout);
     // npm itself dies of the SIGINT (no exit code); the demo's summary and "stopped." below are what it printed.
-    expect(demo.signalCode ?? demo.exitCode, stderr).toBe("SIGINT");
-    const commits = /commits +(\d+) \((\d+) up, (\d+) down\)/.exec(stdout);
-    expect(commits, stdout).not.toBeNull();
+    expect(demo.signalCode ?? demo.exitCode, out.stderr).toBe("SIGINT");
+    const commits = /commits +(\d+) \((\d+) up, (\d+) down\)/.exec(out.stdout);
+    expect(commits, out.stdout).not.toBeNull();
     expect(Number(commits?.[2])).toBeGreaterThanOrEqual(1);
     expect(Number(commits?.[3])).toBeGreaterThanOrEqual(1);
-    expect(Number(/requests +\d+ offered, (\d+) served/.exec(stdout)?.[1])).toBeGreaterThan(100);
-    expect(stdout).toMatch(/TTFT attainment +\d+\.\d %/);
-    expect(stdout).toMatch(/replica-seconds +prefill \d+, decode \d+/);
-    expect(stdout).toContain("settings that differ from the defaults, and why:");
-    expect(stdout, stderr).toContain("stopped.");
+    expect(Number(/requests +\d+ offered, (\d+) served/.exec(out.stdout)?.[1])).toBeGreaterThan(100);
+    expect(out.stdout).toMatch(/TTFT attainment +\d+\.\d %/);
+    expect(out.stdout).toMatch(/replica-seconds +prefill \d+, decode \d+/);
+    expect(out.stdout).toContain("settings that differ from the defaults, and why:");
+    expect(out.stdout, out.stderr).toContain("stopped.");
 
-    // Nothing the demo started outlives it: etcd, kube-apiserver, Prometheus, watchdogs, tsx.
+    // Nothing the demo started outlives it: etcd, kube-apiserver, Prometheus, their watchdogs, node.
     expect(await leftBehind(marker)).toEqual([]);
   }, 600_000);
 
   it("ends by itself after --duration, with a summary, and stops every process it started", async () => {
     const ended = `MDS_DEMO_TEST_${randomUUID().replace(/-/g, "")}`;
-    let stdout = "";
-    let stderr = "";
-    const demo = spawn("npm", ["start", "--", "--duration", "15"], {
-      cwd: root,
-      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}`, [ended]: "1" },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child = demo;
-    demo.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
-    demo.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<number | null>((resolve) => demo.once("close", (code) => resolve(code)));
-    const deadline = Date.now() + 180_000;
-    while (!stdout.includes("replaying;") && demo.exitCode === null && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(stdout, stderr).toContain("replaying;");
-    // etcd, kube-apiserver and Prometheus with their watchdogs, besides npm, sh, tsx and node.
+    const { out, exited, waitFor } = startDemo(["--duration", "15"], ended);
+    await waitFor(() => out.stdout.includes("replaying;"), 180);
+    expect(out.stdout, out.stderr).toContain("replaying;");
+    // etcd, kube-apiserver and Prometheus with their watchdogs, besides npm, sh and node.
     expect(processesMarked(ended).length).toBeGreaterThanOrEqual(7);
     const code = await exited;
-    expect(code, `${stdout}\n${stderr}`).toBe(0);
-    expect(stdout).toMatch(/commits +\d+ \(\d+ up, \d+ down\)/);
-    expect(stdout, stderr).toContain("stopped.");
+    expect(code, `${out.stdout}\n${out.stderr}`).toBe(0);
+    expect(out.stdout).toMatch(/commits +\d+ \(\d+ up, \d+ down\)/);
+    expect(out.stdout, out.stderr).toContain("stopped.");
     expect(await leftBehind(ended)).toEqual([]);
   }, 300_000);
 });

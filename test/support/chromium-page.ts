@@ -143,7 +143,7 @@ export class ChromiumPage {
         const deadline = Date.now() + ${timeoutMs};
         const check = () => {
           if (${expression} > start) resolve(document.documentElement.outerHTML);
-          else if (Date.now() > deadline) reject(new Error("${expression} did not grow within ${timeoutMs / 1000} s"));
+          else if (Date.now() > deadline) reject(new Error(${JSON.stringify(`${expression} did not grow within ${timeoutMs / 1000} s`)}));
           else setTimeout(check, 50);
         };
         check();
