@@ -167,6 +167,7 @@ export class ChromiumPage {
     const killTimer = setTimeout(() => this.browser.kill("SIGKILL"), 10_000);
     await exited;
     clearTimeout(killTimer);
-    rmSync(this.profile, { recursive: true, force: true });
+    // Chromium's helper processes may still write into the profile for a moment after the browser exits.
+    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 }
