@@ -10,7 +10,8 @@
  * the trace (found by bisection, in hindsight: the fleet the issue's user replaces); then the rest
  * replayed from `n` ready replicas three ways: the fleet, the calibrated scaler as written, and the
  * calibrated scaler with `maxReplicas: n` (docs/quality.md, "Amendments for replacing a fixed fleet
- * without exceeding it"). The table goes to stdout; each command to stderr as it runs.
+ * without exceeding it"); and the oracle on the same replay (`simulate --oracle`), the most any
+ * scaler could save there. The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -72,29 +73,28 @@ interface Replay {
   readonly notes: string;
 }
 
+/** `simulate` on the replay (the trace from the end of the training slice on), with `decider`'s flags. */
+function simulateReplay(trace: string, copies: number, decider: readonly string[]): Replay {
+  const from = ["--from", String(trainingSeconds)];
+  const out = cli(["simulate", "--trace", trace, "--copies", String(copies), ...from, ...decider, "-o", "json"]);
+  const run = JSON.parse(out) as { attainment: { both: number }; gpuHours: number; notes?: string };
+  return { attainment: run.attainment.both, gpuHours: run.gpuHours, notes: run.notes ?? "" };
+}
+
 function replay(trace: string, copies: number, scalerText: string, initialReplicas: number, name: string): Replay {
   const scalerPath = join(work, `${name}.yaml`);
   const fleetPath = join(work, `fleet-${initialReplicas}.yaml`);
   writeFileSync(scalerPath, scalerText);
   writeFileSync(fleetPath, `initialReplicas: ${initialReplicas}\n`);
-  const out = cli([
-    "simulate",
-    "--trace",
-    trace,
-    "--copies",
-    String(copies),
-    "--from",
-    String(trainingSeconds),
-    "--scaler",
-    scalerPath,
-    "--fleet",
-    fleetPath,
-    "-o",
-    "json",
-  ]);
-  const run = JSON.parse(out) as { attainment: { both: number }; gpuHours: number; notes?: string };
-  return { attainment: run.attainment.both, gpuHours: run.gpuHours, notes: run.notes ?? "" };
+  return simulateReplay(trace, copies, ["--scaler", scalerPath, "--fleet", fleetPath]);
 }
+
+/**
+ * The oracle on the replay (`simulate --oracle`, the default preset as the fleet files give it): what a
+ * scaler that knew every arrival and cold start would spend there, so about the most replacing the
+ * fleet could save.
+ */
+const oracleReplay = (trace: string, copies: number): Replay => simulateReplay(trace, copies, ["--oracle"]);
 
 /** The smallest static fleet keeping `requiredAttainment` on the replay, with its run. */
 function smallestStatic(trace: string, copies: number, userText: string): { n: number; run: Replay } {
@@ -113,8 +113,8 @@ function smallestStatic(trace: string, copies: number, userText: string): { n: n
 
 const cell = (r: Replay): string => `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
 const lines = [
-  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet |",
-  "| --- | --- | --- | --- | --- | --- |",
+  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet | oracle: SLO %, GPU-h | oracle × fleet |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- |",
 ];
 try {
   const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
@@ -126,8 +126,10 @@ try {
     const fleet = smallestStatic(trace, copies, userText);
     const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
     const capped = replay(trace, copies, withBounds(calibrated, { maxReplicas: fleet.n }), fleet.n, "capped");
+    const oracle = oracleReplay(trace, copies);
+    const perFleet = (r: Replay): string => (r.gpuHours / fleet.run.gpuHours).toFixed(3);
     lines.push(
-      `| ${trace} × ${copies} | ${figure} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${(capped.gpuHours / fleet.run.gpuHours).toFixed(3)} |`,
+      `| ${trace} × ${copies} | ${figure} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} | ${cell(oracle)} | ${perFleet(oracle)} |`,
     );
     process.stderr.write(`${lines.at(-1)}\n  capped reasons: ${capped.notes}\n`);
   }

@@ -1,9 +1,9 @@
 /**
- * `mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml [--fleet fleet.yaml]
+ * `mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml|--oracle [--fleet fleet.yaml]
  * [--speedup N] [--copies K] [--seed N] [--report out.html] [-o table|json]`:
  * replays a trace through the simulated fleet with the real planner deciding
- * (src/sim/quality) and prints the run's SLO attainment, GPU-hours and scale
- * events. A usage mistake exits 2 and bad input 1, each naming the flag or
+ * (src/sim/quality), or the clairvoyant oracle's search (oracle-search.ts), and
+ * prints the run's SLO attainment, GPU-hours and scale events. A usage mistake exits 2 and bad input 1, each naming the flag or
  * field and the value.
  */
 import { writeFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import {
   type LatencyGuardReading,
 } from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
+import { attainmentGoal, replayOracle } from "../sim/quality/oracle-search.js";
 import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { firstSeconds, fromSecond, loadTrace, overlay, speedUp, type Trace } from "../sim/quality/traces.js";
 import { flagLines, invocationOf, positiveFlag, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
@@ -62,17 +63,23 @@ const simulateFlags: readonly CommandFlag[] = [
     default: "table",
     help: "output format (json includes per-request TTFT and ITL, the scaler, and per role every minute as `mds-scaler calibrate --from-simulation` reads it)",
   },
+  {
+    flag: "--oracle",
+    value: "",
+    help: "replay the clairvoyant oracle instead of a scaler: the cheapest run reaching 99 % of requests within the SLO among schedules that know the trace (its per-minute token need times a headroom, searched) and fixed fleets; the fewest GPU-hours a scaler could spend on this trace and fleet (docs/quality.md, Definitions); runs the replay up to about 40 times; one Server role",
+  },
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
-export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml [flags]
+export const simulateUsage = `usage: mds-scaler simulate --trace NAME|FILE --scaler scaler.yaml|--oracle [flags]
 
 ${flagLines(simulateFlags)}
 `;
 
 interface SimulateArgs {
   readonly trace: string;
-  readonly scaler: string;
+  /** What decides the replica count: a scaler file, or the oracle's search. */
+  readonly decider: { readonly scaler: string } | { readonly oracle: true };
   readonly fleet?: string;
   readonly speedup: number;
   readonly copies: number;
@@ -105,9 +112,17 @@ function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
   const speedup = positiveFlag(values, "speedup", false) ?? 1;
   const copies = positiveFlag(values, "copies", true) ?? 1;
   const seed = positiveFlag(values, "seed", true) ?? 1;
+  const scaler = stringFlag(values, "scaler");
+  if (values["oracle"] === true && scaler !== undefined)
+    throw new UsageError(
+      `--oracle replays the oracle instead of a scaler: give --scaler or --oracle, not both (--scaler ${scaler})`,
+    );
   return {
     trace: requiredFlag(values, "trace", "--trace is required"),
-    scaler: requiredFlag(values, "scaler", "--scaler is required"),
+    decider:
+      values["oracle"] === true
+        ? { oracle: true }
+        : { scaler: requiredFlag(values, "scaler", "--scaler or --oracle is required") },
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
     speedup,
     copies,
@@ -157,10 +172,9 @@ export function summaryOf(result: RunResult): [string, string][] {
   ];
 }
 
-/** The scaler, fleet settings and trace a run replays, read and checked. */
+/** The scaler (none for the oracle), fleet settings and trace a run replays, read and checked. */
 interface SimulateInputs {
-  readonly scalerDocument: unknown;
-  readonly spec: ScalerSpec;
+  readonly scaler: { readonly document: unknown; readonly spec: ScalerSpec } | undefined;
   readonly fleet: FleetFile;
   readonly trace: Trace;
 }
@@ -179,46 +193,89 @@ function traceOf(parsed: SimulateArgs): Trace {
   );
 }
 
+/** The scaler file, checked, or exit 1 after naming each problem's field and value. */
+function readScaler(io: CliIo, path: string): SimulateInputs["scaler"] | number {
+  const document = readYaml(io, path);
+  const scaler = validateScaler(document);
+  if (scaler.ok) return { document, spec: scaler.value.spec };
+  io.stderr(`${path}: ${scaler.problems.length} problem(s)\n`);
+  for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
+  return exitCodes.invalid;
+}
+
 /** Phase 2: the scaler, the fleet file and the trace, or exit 1 after naming the file, field and value. */
 function readInputs(parsed: SimulateArgs, io: CliIo): SimulateInputs | number {
   try {
-    const scalerDocument = readYaml(io, parsed.scaler);
-    const scaler = validateScaler(scalerDocument);
-    if (!scaler.ok) {
-      io.stderr(`${parsed.scaler}: ${scaler.problems.length} problem(s)\n`);
-      for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);
-      return exitCodes.invalid;
-    }
+    const scaler = "scaler" in parsed.decider ? readScaler(io, parsed.decider.scaler) : undefined;
+    if (typeof scaler === "number") return scaler;
     const fleet = readFleet(io, parsed.fleet, (path) => readYaml(io, path));
     if (typeof fleet === "number") return fleet;
-    return { scalerDocument, spec: scaler.value.spec, fleet, trace: traceOf(parsed) };
+    const roles = fleet.roles ?? [];
+    if (scaler === undefined && (roles.length > 1 || roles.some((r) => r.kind !== "Server"))) {
+      io.stderr(
+        `${parsed.fleet}: roles: the oracle schedules one Server role, got ${JSON.stringify(roles.map((r) => r.kind))}\n`,
+      );
+      return exitCodes.invalid;
+    }
+    return { scaler, fleet, trace: traceOf(parsed) };
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
+}
+
+/** A run and the summary rows only its kind has (the oracle's search). */
+interface Replay {
+  readonly result: RunResult;
+  readonly summary: [string, string][];
 }
 
 /** Phase 3: the replay with the real planner deciding, or exit 1 naming why the fleet cannot run. */
-function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): RunResult | number {
+function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
+  if (inputs.scaler === undefined) return replayTheOracle(parsed, inputs, io);
   try {
     const policy = mdsPolicy({
-      spec: inputs.spec,
+      spec: inputs.scaler.spec,
       initialReplicas: inputs.fleet.initialReplicas ?? 1,
       latencyGuardReading: parsed.latencyGuardReading,
     });
-    return runPolicy(inputs.trace, policy, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) });
+    return {
+      result: runPolicy(inputs.trace, policy, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) }),
+      summary: [],
+    };
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
   }
 }
 
+/** Phase 3 for `--oracle`: its search, then its run; exit 1 when nothing reached the goal. */
+function replayTheOracle(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
+  const oracle = replayOracle(inputs.trace, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) });
+  const searched = `${oracle.schedulesRun} schedules and ${oracle.fleetsRun} fixed fleets run`;
+  if (oracle.result === undefined) {
+    io.stderr(
+      `--oracle: nothing reached ${100 * attainmentGoal} % of requests within the SLO (${searched}: headroom up to 8 and fixed fleets up to ${oracle.maxReplicas} replicas)\n`,
+    );
+    return exitCodes.invalid;
+  }
+  const fleet = oracle.smallestFleet;
+  const note = `${searched}; the smallest fixed fleet reaching ${100 * attainmentGoal} %: ${fleet === undefined ? `none up to ${oracle.maxReplicas} replicas` : `${fleet.replicas} replicas, ${fleet.gpuHours.toFixed(3)} GPU-hours`}`;
+  return { result: oracle.result, summary: [["oracle search", note]] };
+}
+
 /** Phase 4: the report page and the summary, as a table or as JSON with every request. */
-function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, result: RunResult, io: CliIo): number {
+function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, run: Replay, io: CliIo): number {
+  const { result } = run;
   // How the trace was read (its format, spreads, overlays, cuts) sits under its name.
-  const summary = summaryOf(result).flatMap((row): [string, string][] =>
-    row[0] === "trace" && inputs.trace.notes.length > 0 ? [row, ["trace read", inputs.trace.notes.join("; ")]] : [row],
-  );
+  const summary = [
+    ...summaryOf(result).flatMap((row): [string, string][] =>
+      row[0] === "trace" && inputs.trace.notes.length > 0
+        ? [row, ["trace read", inputs.trace.notes.join("; ")]]
+        : [row],
+    ),
+    ...run.summary,
+  ];
   if (parsed.report !== undefined) writeFileSync(parsed.report, renderReport({ result, slo: defaultSlo, summary }));
   if (parsed.output === "json") {
     const { records, ...rest } = result;
@@ -229,7 +286,8 @@ function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, result: RunR
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    io.stdout(`${JSON.stringify({ ...rest, scaler: inputs.scalerDocument, requests })}\n`);
+    const decider = inputs.scaler === undefined ? { oracle: true } : { scaler: inputs.scaler.document };
+    io.stdout(`${JSON.stringify({ ...rest, ...decider, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);
@@ -243,9 +301,9 @@ export function runSimulate(args: readonly string[], io: CliIo): number {
   if (typeof parsed === "number") return parsed;
   const inputs = readInputs(parsed, io);
   if (typeof inputs === "number") return inputs;
-  const result = replay(parsed, inputs, io);
-  if (typeof result === "number") return result;
-  return writeOutputs(parsed, inputs, result, io);
+  const run = replay(parsed, inputs, io);
+  if (typeof run === "number") return run;
+  return writeOutputs(parsed, inputs, run, io);
 }
 
 export const simulateCommand: Command = {

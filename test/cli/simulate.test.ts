@@ -155,6 +155,46 @@ describe("mds-scaler simulate", () => {
     expect(io.err).toMatch(/--from: 99999 is not before the trace's end/);
   });
 
+  it("--oracle replays the oracle: at 99 % with no more GPU-hours than the smallest fixed fleet reaching it", () => {
+    const io = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--oracle", "-o", "json"], io), io.err).toBe(0);
+    const oracle = JSON.parse(io.out) as {
+      policy: string;
+      attainment: { both: number };
+      gpuHours: number;
+      oracle: boolean;
+      scaler?: unknown;
+    };
+    expect(oracle.policy).toMatch(/^oracle \((oracle-search|static)/);
+    expect(oracle.oracle).toBe(true);
+    expect(oracle.scaler).toBeUndefined();
+    expect(oracle.attainment.both).toBeGreaterThanOrEqual(0.99);
+    const table = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--oracle"], table)).toBe(0);
+    const named =
+      /oracle search\s+(\d+) schedules and (\d+) fixed fleets run; the smallest fixed fleet reaching 99 %: (\d+) replicas, ([\d.]+) GPU-hours/.exec(
+        table.out,
+      );
+    expect(named, table.out).not.toBeNull();
+    const [replicas, fleetGpuHours] = [Number(named?.[3]), Number(named?.[4])];
+    expect(oracle.gpuHours).toBeLessThanOrEqual(fleetGpuHours);
+    // The fleet it names, run as a scaler pinned at that size, reaches 99 % at the same GPU-hours.
+    const pinned = join(dir, "pinned-scaler.yaml");
+    writeFileSync(
+      pinned,
+      readFileSync(scalerPath, "utf8").replace("maxReplicas: 8", `minReplicas: ${replicas}, maxReplicas: ${replicas}`),
+    );
+    const fleet = join(dir, "pinned-fleet.yaml");
+    writeFileSync(fleet, `initialReplicas: ${replicas}\n`);
+    const run = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--scaler", pinned, "--fleet", fleet, "-o", "json"], run), run.err).toBe(
+      0,
+    );
+    const pinnedRun = JSON.parse(run.out) as { attainment: { both: number }; gpuHours: number };
+    expect(pinnedRun.attainment.both).toBeGreaterThanOrEqual(0.99);
+    expect(pinnedRun.gpuHours).toBeCloseTo(fleetGpuHours, 2);
+  });
+
   it("names the flag or field of bad input", () => {
     const badFleet = join(dir, "fleet.yaml");
     writeFileSync(badFleet, "coldStartSeconds: {min: 100, max: 10}\n");
@@ -181,6 +221,13 @@ describe("mds-scaler simulate", () => {
         1,
       ],
       [["--scaler", scalerPath], /--trace is required/, 2],
+      [["--trace", slicePath], /--scaler or --oracle is required/, 2],
+      [["--trace", slicePath, "--scaler", scalerPath, "--oracle"], /give --scaler or --oracle, not both/, 2],
+      [
+        ["--trace", slicePath, "--oracle", "--fleet", decodeFirst],
+        /decode-first-fleet\.yaml: roles: the oracle schedules one Server role, got \["Decode","Prefill"\]/,
+        1,
+      ],
       [
         ["--trace", slicePath, "--scaler", scalerPath, "--speedup", "0"],
         /--speedup must be a positive number, got "0"/,

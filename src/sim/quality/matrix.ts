@@ -7,14 +7,13 @@
 import type { AlgorithmType } from "../../core/api/scaler.js";
 import type { EngineCapacity } from "../engines/model.js";
 import { defaultPresetName, replicaPresets } from "./presets.js";
-import { fluidNeed, oracleSchedule, plateauEdges, schedulePolicy } from "./oracle.js";
+import { fluidNeed, oracleSchedule } from "./oracle.js";
+import { attainmentGoal, cheapestAtGoal, searchOracle, type RowRunner as OracleRowRunner } from "./oracle-search.js";
 import { hpaPolicy } from "./policies/hpa.js";
 import { knativePolicy } from "./policies/knative.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
 import { mdsPolicy } from "./policies/mds.js";
 import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
-import { staticPolicy } from "./policies/static.js";
-import { smallestHolding } from "./smallest-fleet.js";
 import type { Policy } from "./policy.js";
 import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
 import { defaultScaler, replicaFigures, targetUtilisation, type ReplicaFigures } from "./scalers.js";
@@ -29,7 +28,7 @@ import {
 
 export { sloTtftMilliseconds };
 
-export const attainmentGoal = 0.99;
+export { attainmentGoal, cheapestAtGoal };
 
 /**
  * The traces of `npm run bench:quality`, each run at native rate and with this
@@ -122,13 +121,6 @@ function rowOf(r: RunResult): Row {
     requests: r.requests,
     ...(r.notes === undefined ? {} : { notes: r.notes }),
   };
-}
-
-const reaches = (row: Row): boolean => row.attainment.both >= attainmentGoal;
-
-/** The cheapest row reaching the goal, or undefined. */
-export function cheapestAtGoal(rows: readonly Row[]): Row | undefined {
-  return rows.filter(reaches).sort((a, b) => a.gpuHours - b.gpuHours)[0];
 }
 
 /** Rows no other row of the set dominates (at least as much attainment for at most the GPU-hours). */
@@ -270,111 +262,7 @@ function spread(center: number, points: number): number[] {
 }
 
 /** Runs one policy on the table's trace, records its row and reports it. */
-type RowRunner = (policy: Policy) => Row;
-
-/** The oracle family's rows, and the headroom of the cheapest schedule at slack 0 (undefined when none passed). */
-interface OracleSearch {
-  readonly rows: Row[];
-  readonly high: number | undefined;
-}
-
-/** Per rounding slack, a headroom search on a geometric grid, then bisection. */
-function searchOracle(
-  run: RowRunner,
-  need: readonly number[],
-  peakNeed: number,
-): OracleSearch & {
-  readonly schedules: Map<Row, number[]>;
-} {
-  const rows: Row[] = [];
-  const schedules = new Map<Row, number[]>();
-  const oracleRun = (h: number, slack: number): Row => {
-    const label = `oracle-search h=${h.toFixed(3)} slack=${slack}`;
-    const schedule = oracleSchedule(need, h, slack);
-    const row = run(schedulePolicy(schedule, label, "oracle-search"));
-    rows.push(row);
-    schedules.set(row, schedule);
-    return row;
-  };
-  let high: number | undefined;
-  // Rounding matters only while the fleet is small.
-  const slacks = peakNeed < 12 ? [0, 0.25, 0.5] : [0];
-  for (const slack of slacks) {
-    let low = 0;
-    let passing: number | undefined;
-    for (const h of [1, 1.25, 1.5, 2, 3, 4, 6, 8]) {
-      if (reaches(oracleRun(h, slack))) {
-        passing = h;
-        break;
-      }
-      low = h;
-    }
-    if (passing !== undefined && low > 0) {
-      for (let i = 0; i < 3; i++) {
-        const mid: number = (low + passing) / 2;
-        if (reaches(oracleRun(mid, slack))) passing = mid;
-        else low = mid;
-      }
-    }
-    if (slack === 0) high = passing;
-  }
-  return { rows, high, schedules };
-}
-
-/**
- * Spends the allowed 1 % where it is cheapest: from the cheapest passing schedule, lowers the
- * edge of a plateau (start a replica a minute later, or retire it a minute earlier), keeping
- * each step that still reaches the goal and costs less. Only for small fleets, where one
- * replica is a large share of the cost; at most 16 trials. Appends its rows to `oracleRows`.
- */
-function trimOraclePlateaus(
-  run: RowRunner,
-  oracleRows: Row[],
-  schedules: ReadonlyMap<Row, number[]>,
-  peakNeed: number,
-): void {
-  const bestSearch = cheapestAtGoal(oracleRows);
-  let schedule = bestSearch === undefined ? undefined : schedules.get(bestSearch);
-  if (schedule === undefined || bestSearch === undefined || peakNeed >= 12) return;
-  let cost = bestSearch.gpuHours;
-  const tried = new Set<string>();
-  for (let trials = 0; trials < 16;) {
-    const current: number[] = schedule;
-    const edge = plateauEdges(current).find((i) => !tried.has(`${i}:${current[i]}`));
-    if (edge === undefined) break;
-    tried.add(`${edge}:${current[edge]}`);
-    const trial = [...current];
-    trial[edge] = (trial[edge] ?? 1) - 1;
-    trials++;
-    const row = run(schedulePolicy(trial, `oracle-search edge ${edge}`, "oracle-search"));
-    oracleRows.push(row);
-    if (reaches(row) && row.gpuHours < cost) {
-      schedule = trial;
-      cost = row.gpuHours;
-    }
-  }
-}
-
-/**
- * Static fleets: the mean-load fleet, then sizes growing by half until one reaches the goal
- * (peak provisioning in hindsight), then bisection down to the smallest that does.
- */
-function searchStatic(run: RowRunner, meanNeed: number, maxReplicas: number): Map<number, Row> {
-  const staticRows = new Map<number, Row>();
-  const runStatic = (n: number): Row => {
-    const seen = staticRows.get(n);
-    if (seen !== undefined) return seen;
-    const row = run(staticPolicy(n));
-    staticRows.set(n, row);
-    return row;
-  };
-  smallestHolding((n) => reaches(runStatic(n)), {
-    from: Math.max(1, Math.ceil(meanNeed)),
-    limit: maxReplicas,
-    grow: (n) => Math.max(n + 1, Math.ceil(n * 1.5)),
-  });
-  return staticRows;
-}
+type RowRunner = OracleRowRunner<Row>;
 
 /** The baselines that react (HPA, Knative), mds-scaler at today's figures, then at the user's calibrated ones. */
 function runScalerRows(
@@ -425,14 +313,9 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     return row;
   };
   const need = fluidNeed(trace, capacity);
-  const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
-  const peakNeed = Math.max(...need);
-  const maxReplicas = userMaxReplicas(peakNeed);
-
-  const { rows: oracleRows, high, schedules } = searchOracle(run, need, peakNeed);
-  trimOraclePlateaus(run, oracleRows, schedules, peakNeed);
-  const initialReplicas = oracleSchedule(need, high ?? 1)[0] ?? 1;
-  const staticRows = searchStatic(run, meanNeed, maxReplicas);
+  const maxReplicas = userMaxReplicas(Math.max(...need));
+  const search = searchOracle(run, need, maxReplicas);
+  const initialReplicas = oracleSchedule(search.need, search.high ?? 1)[0] ?? 1;
   const figures = replicaFigures(trace, capacity);
   const sloTtft = sloTtftMilliseconds(trace, capacity);
   const calibrated = runScalerRows(run, trace, options, {
@@ -444,11 +327,14 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     sloTtftMilliseconds: sloTtft,
   });
 
-  const candidates = [...oracleRows, ...staticRows.values()].filter(reaches);
-  const best = cheapestAtGoal(candidates);
+  const best = search.best;
   const oracle: Row =
     best === undefined
-      ? { ...(oracleRows[oracleRows.length - 1] as Row), policy: "oracle (goal not reached)", family: "oracle" }
+      ? {
+          ...(search.scheduleRows[search.scheduleRows.length - 1] as Row),
+          policy: "oracle (goal not reached)",
+          family: "oracle",
+        }
       : { ...best, policy: `oracle (${best.policy})`, family: "oracle" };
   return {
     trace: trace.name,
