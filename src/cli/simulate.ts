@@ -253,14 +253,15 @@ function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay
 function replayTheOracle(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
   const oracle = replayOracle(inputs.trace, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) });
   const searched = `${oracle.schedulesRun} schedules and ${oracle.fleetsRun} fixed fleets run`;
+  const goal = `${Number((100 * attainmentGoal).toFixed(3))} %`;
   if (oracle.result === undefined) {
     io.stderr(
-      `--oracle: nothing reached ${100 * attainmentGoal} % of requests within the SLO (${searched}: headroom up to 8 and fixed fleets up to ${oracle.maxReplicas} replicas)\n`,
+      `--oracle: nothing reached ${goal} of requests within the SLO (${searched}: headroom up to 8 and fixed fleets up to ${oracle.maxReplicas} replicas)\n`,
     );
     return exitCodes.invalid;
   }
   const fleet = oracle.smallestFleet;
-  const note = `${searched}; the smallest fixed fleet reaching ${100 * attainmentGoal} %: ${fleet === undefined ? `none up to ${oracle.maxReplicas} replicas` : `${fleet.replicas} replicas, ${fleet.gpuHours.toFixed(3)} GPU-hours`}`;
+  const note = `${searched}; the smallest fixed fleet reaching ${goal}: ${fleet === undefined ? `none up to ${oracle.maxReplicas} replicas` : `${fleet.replicas} replicas, ${fleet.gpuHours.toFixed(3)} GPU-hours`}`;
   return { result: oracle.result, summary: [["oracle search", note]] };
 }
 
