@@ -68,6 +68,12 @@ const simulateFlags: readonly CommandFlag[] = [
     value: "",
     help: "replay the clairvoyant oracle instead of a scaler: the cheapest run reaching 99 % of requests within the SLO among schedules that know the trace (its per-minute token need times a headroom, searched) and fixed fleets; the fewest GPU-hours a scaler could spend on this trace and fleet (docs/quality.md, Definitions); runs the replay up to about 40 times; one Server role",
   },
+  {
+    flag: "--oracle-attainment",
+    value: "PERCENT",
+    default: "99",
+    help: "with --oracle: the share of requests within the SLO its runs must reach (for example a fixed fleet's own, to see what a scaler could save at the attainment that fleet keeps)",
+  },
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
@@ -79,7 +85,7 @@ ${flagLines(simulateFlags)}
 interface SimulateArgs {
   readonly trace: string;
   /** What decides the replica count: a scaler file, or the oracle's search. */
-  readonly decider: { readonly scaler: string } | { readonly oracle: true };
+  readonly decider: { readonly scaler: string } | { readonly oracle: { readonly attainment: number } };
   readonly fleet?: string;
   readonly speedup: number;
   readonly copies: number;
@@ -113,6 +119,16 @@ function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
   const copies = positiveFlag(values, "copies", true) ?? 1;
   const seed = positiveFlag(values, "seed", true) ?? 1;
   const scaler = stringFlag(values, "scaler");
+  const attainmentText = stringFlag(values, "oracle-attainment");
+  const attainmentPercent = attainmentText === undefined ? 100 * attainmentGoal : Number(attainmentText);
+  if (attainmentText !== undefined && values["oracle"] !== true)
+    throw new UsageError(
+      `--oracle-attainment applies to --oracle only, got --oracle-attainment ${attainmentText} without it`,
+    );
+  if (!(attainmentPercent > 0 && attainmentPercent <= 100))
+    throw new UsageError(
+      `--oracle-attainment must be a percentage above 0 and at most 100, got ${JSON.stringify(attainmentText)}`,
+    );
   if (values["oracle"] === true && scaler !== undefined)
     throw new UsageError(
       `--oracle replays the oracle instead of a scaler: give --scaler or --oracle, not both (--scaler ${scaler})`,
@@ -121,7 +137,8 @@ function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
     trace: requiredFlag(values, "trace", "--trace is required"),
     decider:
       values["oracle"] === true
-        ? { oracle: true }
+        ? // A share to a millionth of a point: 99.9 reads 0.999, not 0.9990000000000001.
+          { oracle: { attainment: Math.round(attainmentPercent * 1e6) / 1e8 } }
         : { scaler: requiredFlag(values, "scaler", "--scaler or --oracle is required") },
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
     speedup,
@@ -232,7 +249,8 @@ interface Replay {
 
 /** Phase 3: the replay with the real planner deciding, or exit 1 naming why the fleet cannot run. */
 function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
-  if (inputs.scaler === undefined) return replayTheOracle(parsed, inputs, io);
+  if ("oracle" in parsed.decider) return replayTheOracle(parsed, inputs, parsed.decider.oracle.attainment, io);
+  if (inputs.scaler === undefined) throw new Error("simulate: a scaler run without its scaler file");
   try {
     const policy = mdsPolicy({
       spec: inputs.scaler.spec,
@@ -250,10 +268,11 @@ function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay
 }
 
 /** Phase 3 for `--oracle`: its search, then its run; exit 1 when nothing reached the goal. */
-function replayTheOracle(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
-  const oracle = replayOracle(inputs.trace, { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) });
+function replayTheOracle(parsed: SimulateArgs, inputs: SimulateInputs, attainment: number, io: CliIo): Replay | number {
+  const options = { seed: parsed.seed, fleet: fleetOptions(inputs.fleet) };
+  const oracle = replayOracle(inputs.trace, options, attainment);
   const searched = `${oracle.schedulesRun} schedules and ${oracle.fleetsRun} fixed fleets run`;
-  const goal = `${Number((100 * attainmentGoal).toFixed(3))} %`;
+  const goal = `${Number((100 * attainment).toFixed(3))} %`;
   if (oracle.result === undefined) {
     io.stderr(
       `--oracle: nothing reached ${goal} of requests within the SLO (${searched}: headroom up to 8 and fixed fleets up to ${oracle.maxReplicas} replicas)\n`,
@@ -287,7 +306,7 @@ function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, run: Replay,
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    const decider = inputs.scaler === undefined ? { oracle: true } : { scaler: inputs.scaler.document };
+    const decider = "oracle" in parsed.decider ? parsed.decider : { scaler: inputs.scaler?.document };
     io.stdout(`${JSON.stringify({ ...rest, ...decider, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));

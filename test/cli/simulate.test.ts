@@ -162,11 +162,11 @@ describe("mds-scaler simulate", () => {
       policy: string;
       attainment: { both: number };
       gpuHours: number;
-      oracle: boolean;
+      oracle: { attainment: number };
       scaler?: unknown;
     };
     expect(oracle.policy).toMatch(/^oracle \((oracle-search|static)/);
-    expect(oracle.oracle).toBe(true);
+    expect(oracle.oracle).toEqual({ attainment: 0.99 });
     expect(oracle.scaler).toBeUndefined();
     expect(oracle.attainment.both).toBeGreaterThanOrEqual(0.99);
     const table = memoryIo();
@@ -193,6 +193,20 @@ describe("mds-scaler simulate", () => {
     const pinnedRun = JSON.parse(run.out) as { attainment: { both: number }; gpuHours: number };
     expect(pinnedRun.attainment.both).toBeGreaterThanOrEqual(0.99);
     expect(pinnedRun.gpuHours).toBeCloseTo(fleetGpuHours, 2);
+  });
+
+  it("--oracle-attainment searches the oracle at another share of requests within the SLO", () => {
+    const io = memoryIo();
+    expect(
+      runSimulate(["--trace", slicePath, "--oracle", "--oracle-attainment", "99.9", "-o", "json"], io),
+      io.err,
+    ).toBe(0);
+    const run = JSON.parse(io.out) as { attainment: { both: number }; oracle: { attainment: number } };
+    expect(run.oracle).toEqual({ attainment: 0.999 });
+    expect(run.attainment.both).toBeGreaterThanOrEqual(0.999);
+    const table = memoryIo();
+    expect(runSimulate(["--trace", slicePath, "--oracle", "--oracle-attainment", "99.9"], table)).toBe(0);
+    expect(table.out).toMatch(/the smallest fixed fleet reaching 99\.9 %: \d+ replicas/);
   });
 
   it("names the flag or field of bad input", () => {
@@ -223,6 +237,16 @@ describe("mds-scaler simulate", () => {
       [["--scaler", scalerPath], /--trace is required/, 2],
       [["--trace", slicePath], /--scaler or --oracle is required/, 2],
       [["--trace", slicePath, "--scaler", scalerPath, "--oracle"], /give --scaler or --oracle, not both/, 2],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--oracle-attainment", "99.5"],
+        /--oracle-attainment applies to --oracle only, got --oracle-attainment 99\.5 without it/,
+        2,
+      ],
+      [
+        ["--trace", slicePath, "--oracle", "--oracle-attainment", "101"],
+        /--oracle-attainment must be a percentage above 0 and at most 100, got "101"/,
+        2,
+      ],
       [
         ["--trace", slicePath, "--oracle", "--fleet", decodeFirst],
         /decode-first-fleet\.yaml: roles: the oracle schedules one Server role, got \["Decode","Prefill"\]/,

@@ -23,12 +23,12 @@ export interface SearchedRow {
   readonly gpuHours: number;
 }
 
-/** Whether a run reached the goal. */
-export const reaches = (row: SearchedRow): boolean => row.attainment.both >= attainmentGoal;
+/** Whether a run reached the goal (the tables' 99 % unless another share is given). */
+export const reaches = (row: SearchedRow, goal = attainmentGoal): boolean => row.attainment.both >= goal;
 
 /** The cheapest row reaching the goal, or undefined. */
-export function cheapestAtGoal<R extends SearchedRow>(rows: readonly R[]): R | undefined {
-  return rows.filter(reaches).sort((a, b) => a.gpuHours - b.gpuHours)[0];
+export function cheapestAtGoal<R extends SearchedRow>(rows: readonly R[], goal = attainmentGoal): R | undefined {
+  return rows.filter((r) => reaches(r, goal)).sort((a, b) => a.gpuHours - b.gpuHours)[0];
 }
 
 /** Runs one policy on the trace and returns its row. */
@@ -53,25 +53,27 @@ export interface OracleSearch<R extends SearchedRow> {
 /**
  * Searches the oracle on a trace whose fluid need per interval is `need` (`fluidNeed`): the
  * schedules, then the fixed fleets up to `maxReplicas`, each run through `run` (which may record
- * it). At most about 40 runs.
+ * it), each judged by `goal` (the share of requests within the SLO). At most about 40 runs.
  */
 export function searchOracle<R extends SearchedRow>(
   run: RowRunner<R>,
   need: readonly number[],
   maxReplicas: number,
+  goal = attainmentGoal,
 ): OracleSearch<R> {
   const meanNeed = need.reduce((a, b) => a + b, 0) / Math.max(1, need.length);
   const peakNeed = Math.max(...need);
-  const { rows: scheduleRows, high, schedules } = searchHeadroom(run, need, peakNeed);
-  trimPlateaus(run, scheduleRows, schedules, peakNeed);
-  const staticRows = searchStatic(run, meanNeed, maxReplicas);
-  const best = cheapestAtGoal([...scheduleRows, ...staticRows.values()]);
+  const { rows: scheduleRows, high, schedules } = searchHeadroom(run, goal, need, peakNeed);
+  trimPlateaus(run, goal, scheduleRows, schedules, peakNeed);
+  const staticRows = searchStatic(run, goal, meanNeed, maxReplicas);
+  const best = cheapestAtGoal([...scheduleRows, ...staticRows.values()], goal);
   return { need, meanNeed, peakNeed, scheduleRows, staticRows, high, best };
 }
 
 /** Per rounding slack, a headroom search on a geometric grid, then bisection. */
 function searchHeadroom<R extends SearchedRow>(
   run: RowRunner<R>,
+  goal: number,
   need: readonly number[],
   peakNeed: number,
 ): { readonly rows: R[]; readonly high: number | undefined; readonly schedules: Map<R, number[]> } {
@@ -92,7 +94,7 @@ function searchHeadroom<R extends SearchedRow>(
     let low = 0;
     let passing: number | undefined;
     for (const h of [1, 1.25, 1.5, 2, 3, 4, 6, 8]) {
-      if (reaches(oracleRun(h, slack))) {
+      if (reaches(oracleRun(h, slack), goal)) {
         passing = h;
         break;
       }
@@ -101,7 +103,7 @@ function searchHeadroom<R extends SearchedRow>(
     if (passing !== undefined && low > 0) {
       for (let i = 0; i < 3; i++) {
         const mid: number = (low + passing) / 2;
-        if (reaches(oracleRun(mid, slack))) passing = mid;
+        if (reaches(oracleRun(mid, slack), goal)) passing = mid;
         else low = mid;
       }
     }
@@ -118,11 +120,12 @@ function searchHeadroom<R extends SearchedRow>(
  */
 function trimPlateaus<R extends SearchedRow>(
   run: RowRunner<R>,
+  goal: number,
   scheduleRows: R[],
   schedules: ReadonlyMap<R, number[]>,
   peakNeed: number,
 ): void {
-  const bestSearch = cheapestAtGoal(scheduleRows);
+  const bestSearch = cheapestAtGoal(scheduleRows, goal);
   let schedule = bestSearch === undefined ? undefined : schedules.get(bestSearch);
   if (schedule === undefined || bestSearch === undefined || peakNeed >= 12) return;
   let cost = bestSearch.gpuHours;
@@ -137,7 +140,7 @@ function trimPlateaus<R extends SearchedRow>(
     trials++;
     const row = run(schedulePolicy(trial, `oracle-search edge ${edge}`, "oracle-search"));
     scheduleRows.push(row);
-    if (reaches(row) && row.gpuHours < cost) {
+    if (reaches(row, goal) && row.gpuHours < cost) {
       schedule = trial;
       cost = row.gpuHours;
     }
@@ -148,7 +151,12 @@ function trimPlateaus<R extends SearchedRow>(
  * Static fleets: the mean-load fleet, then sizes growing by half until one reaches the goal
  * (peak provisioning in hindsight), then bisection down to the smallest that does.
  */
-function searchStatic<R extends SearchedRow>(run: RowRunner<R>, meanNeed: number, maxReplicas: number): Map<number, R> {
+function searchStatic<R extends SearchedRow>(
+  run: RowRunner<R>,
+  goal: number,
+  meanNeed: number,
+  maxReplicas: number,
+): Map<number, R> {
   const staticRows = new Map<number, R>();
   const runStatic = (n: number): R => {
     const seen = staticRows.get(n);
@@ -157,7 +165,7 @@ function searchStatic<R extends SearchedRow>(run: RowRunner<R>, meanNeed: number
     staticRows.set(n, row);
     return row;
   };
-  smallestHolding((n) => reaches(runStatic(n)), {
+  smallestHolding((n) => reaches(runStatic(n), goal), {
     from: Math.max(1, Math.ceil(meanNeed)),
     limit: maxReplicas,
     grow: (n) => Math.max(n + 1, Math.ceil(n * 1.5)),
@@ -174,6 +182,8 @@ export interface OracleReplay {
   readonly fleetsRun: number;
   /** The largest fixed fleet the search may try: the benchmark's `maxReplicas` for this trace. */
   readonly maxReplicas: number;
+  /** The share of requests within the SLO the search asked for. */
+  readonly goal: number;
   /** The cheapest fixed fleet reaching the goal, as the search found it (undefined when none did). */
   readonly smallestFleet: { readonly replicas: number; readonly gpuHours: number } | undefined;
 }
@@ -182,7 +192,7 @@ export interface OracleReplay {
  * Searches the oracle on one trace with one fleet's options (one Server role), then replays the
  * cheapest run reaching the goal once more to return it whole (runs are deterministic for a seed).
  */
-export function replayOracle(trace: Trace, options: RunOptions): OracleReplay {
+export function replayOracle(trace: Trace, options: RunOptions, goal = attainmentGoal): OracleReplay {
   const need = fluidNeed(trace, replicaCapacity(options.fleet ?? {}));
   const maxReplicas = userMaxReplicas(Math.max(...need));
   const policies = new Map<SearchedRow, Policy>();
@@ -195,8 +205,10 @@ export function replayOracle(trace: Trace, options: RunOptions): OracleReplay {
     },
     need,
     maxReplicas,
+    goal,
   );
-  const fleet = cheapestAtGoal([...search.staticRows.entries()].map(([replicas, row]) => ({ ...row, replicas })));
+  const fleets = [...search.staticRows.entries()].map(([replicas, row]) => ({ ...row, replicas }));
+  const fleet = cheapestAtGoal(fleets, goal);
   const chosen = search.best === undefined ? undefined : policies.get(search.best);
   const result = chosen === undefined ? undefined : runPolicy(trace, chosen, options);
   return {
@@ -204,6 +216,7 @@ export function replayOracle(trace: Trace, options: RunOptions): OracleReplay {
     schedulesRun: search.scheduleRows.length,
     fleetsRun: search.staticRows.size,
     maxReplicas,
+    goal,
     smallestFleet: fleet === undefined ? undefined : { replicas: fleet.replicas, gpuHours: fleet.gpuHours },
   };
 }
