@@ -3,8 +3,8 @@
  * [--speedup N] [--copies K] [--seed N] [--report out.html] [-o table|json]`:
  * replays a trace through the simulated fleet with the real planner deciding
  * (src/sim/quality), or the clairvoyant oracle's search (oracle-search.ts), and
- * prints the run's SLO attainment, GPU-hours and scale events. A usage mistake exits 2 and bad input 1, each naming the flag or
- * field and the value.
+ * prints the run's SLO attainment, GPU-hours and scale events. A usage mistake
+ * exits 2 and bad input 1, each naming the flag or field and the value.
  */
 import { writeFileSync } from "node:fs";
 import { formatProblem } from "../core/api/problem.js";
@@ -66,12 +66,12 @@ const simulateFlags: readonly CommandFlag[] = [
   {
     flag: "--oracle",
     value: "",
-    help: "replay the clairvoyant oracle instead of a scaler: the cheapest run reaching 99 % of requests within the SLO among schedules that know the trace (its per-minute token need times a headroom, searched) and fixed fleets; the fewest GPU-hours a scaler could spend on this trace and fleet (docs/quality.md, Definitions); runs the replay up to about 40 times; one Server role",
+    help: "replay the clairvoyant oracle instead of a scaler: the cheapest run reaching 99 % of requests within the SLO (or --oracle-attainment) among schedules that know the trace (its per-minute token need times a headroom, searched) and fixed fleets; about the fewest GPU-hours a scaler could spend on this trace and fleet (docs/quality.md, Definitions); runs the replay up to about 40 times; one Server role",
   },
   {
     flag: "--oracle-attainment",
     value: "PERCENT",
-    default: "99",
+    default: String(100 * attainmentGoal),
     help: "with --oracle: the share of requests within the SLO its runs must reach (for example a fixed fleet's own, to see what a scaler could save at the attainment that fleet keeps)",
   },
   { flag: "--help", short: "h", value: "", help: "this help" },
@@ -189,9 +189,15 @@ export function summaryOf(result: RunResult): [string, string][] {
   ];
 }
 
-/** The scaler (none for the oracle), fleet settings and trace a run replays, read and checked. */
+/** A scaler file as read and checked. */
+interface ScalerFile {
+  readonly document: unknown;
+  readonly spec: ScalerSpec;
+}
+
+/** What decides the replica count (the scaler read, or the oracle's goal), fleet settings and trace, read and checked. */
 interface SimulateInputs {
-  readonly scaler: { readonly document: unknown; readonly spec: ScalerSpec } | undefined;
+  readonly decider: { readonly scaler: ScalerFile } | { readonly oracle: { readonly attainment: number } };
   readonly fleet: FleetFile;
   readonly trace: Trace;
 }
@@ -211,7 +217,7 @@ function traceOf(parsed: SimulateArgs): Trace {
 }
 
 /** The scaler file, checked, or exit 1 after naming each problem's field and value. */
-function readScaler(io: CliIo, path: string): SimulateInputs["scaler"] | number {
+function readScaler(io: CliIo, path: string): ScalerFile | number {
   const document = readYaml(io, path);
   const scaler = validateScaler(document);
   if (scaler.ok) return { document, spec: scaler.value.spec };
@@ -220,21 +226,28 @@ function readScaler(io: CliIo, path: string): SimulateInputs["scaler"] | number 
   return exitCodes.invalid;
 }
 
+/** The scaler file read and checked, or the oracle's goal as given; exit 1 for a scaler file with problems. */
+function deciderOf(decider: SimulateArgs["decider"], io: CliIo): SimulateInputs["decider"] | number {
+  if ("oracle" in decider) return decider;
+  const scaler = readScaler(io, decider.scaler);
+  return typeof scaler === "number" ? scaler : { scaler };
+}
+
 /** Phase 2: the scaler, the fleet file and the trace, or exit 1 after naming the file, field and value. */
 function readInputs(parsed: SimulateArgs, io: CliIo): SimulateInputs | number {
   try {
-    const scaler = "scaler" in parsed.decider ? readScaler(io, parsed.decider.scaler) : undefined;
-    if (typeof scaler === "number") return scaler;
+    const decider = deciderOf(parsed.decider, io);
+    if (typeof decider === "number") return decider;
     const fleet = readFleet(io, parsed.fleet, (path) => readYaml(io, path));
     if (typeof fleet === "number") return fleet;
     const roles = fleet.roles ?? [];
-    if (scaler === undefined && (roles.length > 1 || roles.some((r) => r.kind !== "Server"))) {
+    if ("oracle" in decider && (roles.length > 1 || roles.some((r) => r.kind !== "Server"))) {
       io.stderr(
         `${parsed.fleet}: roles: the oracle schedules one Server role, got ${JSON.stringify(roles.map((r) => r.kind))}\n`,
       );
       return exitCodes.invalid;
     }
-    return { scaler, fleet, trace: traceOf(parsed) };
+    return { decider, fleet, trace: traceOf(parsed) };
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return exitCodes.invalid;
@@ -249,11 +262,11 @@ interface Replay {
 
 /** Phase 3: the replay with the real planner deciding, or exit 1 naming why the fleet cannot run. */
 function replay(parsed: SimulateArgs, inputs: SimulateInputs, io: CliIo): Replay | number {
-  if ("oracle" in parsed.decider) return replayTheOracle(parsed, inputs, parsed.decider.oracle.attainment, io);
-  if (inputs.scaler === undefined) throw new Error("simulate: a scaler run without its scaler file");
+  const { decider } = inputs;
+  if ("oracle" in decider) return replayTheOracle(parsed, inputs, decider.oracle.attainment, io);
   try {
     const policy = mdsPolicy({
-      spec: inputs.scaler.spec,
+      spec: decider.scaler.spec,
       initialReplicas: inputs.fleet.initialReplicas ?? 1,
       latencyGuardReading: parsed.latencyGuardReading,
     });
@@ -306,8 +319,9 @@ function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, run: Replay,
       ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
       meanItlSeconds: r.meanItlSeconds ?? null,
     }));
-    const decider = "oracle" in parsed.decider ? parsed.decider : { scaler: inputs.scaler?.document };
-    io.stdout(`${JSON.stringify({ ...rest, ...decider, requests })}\n`);
+    const { decider } = inputs;
+    const by = "oracle" in decider ? decider : { scaler: decider.scaler.document };
+    io.stdout(`${JSON.stringify({ ...rest, ...by, requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);

@@ -315,7 +315,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
   const need = fluidNeed(trace, capacity);
   const maxReplicas = userMaxReplicas(Math.max(...need));
   const search = searchOracle(run, need, maxReplicas);
-  const initialReplicas = oracleSchedule(search.need, search.high ?? 1)[0] ?? 1;
+  const initialReplicas = oracleSchedule(need, search.high ?? 1)[0] ?? 1;
   const figures = replicaFigures(trace, capacity);
   const sloTtft = sloTtftMilliseconds(trace, capacity);
   const calibrated = runScalerRows(run, trace, options, {

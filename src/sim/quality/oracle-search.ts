@@ -36,10 +36,6 @@ export type RowRunner<R extends SearchedRow> = (policy: Policy) => R;
 
 /** What the oracle's search ran and found. */
 export interface OracleSearch<R extends SearchedRow> {
-  /** The fluid replica need per oracle interval. */
-  readonly need: readonly number[];
-  readonly meanNeed: number;
-  readonly peakNeed: number;
   /** The headroom family's rows and the plateau trims, in the order they ran. */
   readonly scheduleRows: R[];
   /** The fixed fleets tried, by size. */
@@ -67,7 +63,7 @@ export function searchOracle<R extends SearchedRow>(
   trimPlateaus(run, goal, scheduleRows, schedules, peakNeed);
   const staticRows = searchStatic(run, goal, meanNeed, maxReplicas);
   const best = cheapestAtGoal([...scheduleRows, ...staticRows.values()], goal);
-  return { need, meanNeed, peakNeed, scheduleRows, staticRows, high, best };
+  return { scheduleRows, staticRows, high, best };
 }
 
 /** Per rounding slack, a headroom search on a geometric grid, then bisection. */
@@ -182,8 +178,6 @@ export interface OracleReplay {
   readonly fleetsRun: number;
   /** The largest fixed fleet the search may try: the benchmark's `maxReplicas` for this trace. */
   readonly maxReplicas: number;
-  /** The share of requests within the SLO the search asked for. */
-  readonly goal: number;
   /** The cheapest fixed fleet reaching the goal, as the search found it (undefined when none did). */
   readonly smallestFleet: { readonly replicas: number; readonly gpuHours: number } | undefined;
 }
@@ -216,7 +210,6 @@ export function replayOracle(trace: Trace, options: RunOptions, goal = attainmen
     schedulesRun: search.scheduleRows.length,
     fleetsRun: search.staticRows.size,
     maxReplicas,
-    goal,
     smallestFleet: fleet === undefined ? undefined : { replicas: fleet.replicas, gpuHours: fleet.gpuHours },
   };
 }
