@@ -15,7 +15,8 @@ import type { ScalerSpec } from "../../core/api/scaler.js";
 import { mdsPolicy } from "./policies/mds.js";
 import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import type { Policy } from "./policy.js";
-import { runPolicy, type Attainment, type RunOptions, type RunResult } from "./run.js";
+import { defaultSlo, runPolicy, type Attainment, type RunOptions, type RunResult, type SloTargets } from "./run.js";
+import { errorBudget, twelfthRunBudget } from "./policies/error-budget.js";
 import { defaultScaler, replicaFigures, targetUtilisation, type ReplicaFigures } from "./scalers.js";
 import type { Trace } from "./traces.js";
 import {
@@ -186,6 +187,7 @@ export function calibratedVariants(
   capacity: EngineCapacity,
   initialReplicas: number,
   labelled = false,
+  slo: SloTargets = defaultSlo,
 ): Policy[] {
   const { maxReplicas } = figures;
   const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
@@ -244,6 +246,10 @@ export function calibratedVariants(
       ...(algorithm === "TokenThroughput" && capped !== undefined
         ? [row(defaultScaler({ ...options, maxReplicas: capped }), cappedVariant)]
         : []),
+      // The target times the error budget's factor, read from every request's outcome (twelfth run).
+      ...(algorithm === "TokenThroughput"
+        ? [budgetedRow(options, base, figures.reading, initialReplicas, slo, capacity.prefillTokensPerSecond)]
+        : []),
       ...(algorithm === "Predictive" && noise !== undefined && capped !== undefined
         ? [
             row(
@@ -253,6 +259,43 @@ export function calibratedVariants(
           ]
         : []),
     ];
+  });
+}
+
+/**
+ * TokenThroughput at the calibrated figure times the error budget's factor, each pass
+ * (`policies/error-budget.ts`): a measurement of what spending the budget could give, not a rule of the product.
+ */
+function budgetedRow(
+  options: Parameters<typeof defaultScaler>[0] & { readonly tokensPerSecondPerReplica: number },
+  base: string,
+  reading: LatencyGuardReading,
+  initialReplicas: number,
+  slo: SloTargets,
+  prefillTokensPerSecond: number,
+): Policy {
+  const budget = errorBudget({
+    ...twelfthRunBudget,
+    slo,
+    prefillTokensPerSecond,
+    goal: attainmentGoal,
+  });
+  const specs = new Map<number, ScalerSpec>();
+  const specOf = (tokens: number): ScalerSpec => {
+    let spec = specs.get(tokens);
+    if (spec === undefined)
+      specs.set(tokens, (spec = defaultScaler({ ...options, tokensPerSecondPerReplica: tokens })));
+    return spec;
+  };
+  return mdsPolicy({
+    spec: specOf(options.tokensPerSecondPerReplica),
+    initialReplicas,
+    label: base.replace(/\)$/, "; error budget, exact attainment)"),
+    latencyGuardReading: reading,
+    specAt: {
+      at: (ctx) => specOf(Math.round(options.tokensPerSecondPerReplica * budget.factorAt(ctx.fleet.records))),
+      notes: () => budget.notes(),
+    },
   });
 }
 
@@ -295,7 +338,14 @@ function runScalerRows(
           calibrateOnTraining(options.training as Trace, capacity, runOptions, reading),
         );
   for (const c of calibrated ?? [])
-    for (const policy of calibratedVariants(c, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
+    for (const policy of calibratedVariants(
+      c,
+      trace,
+      capacity,
+      initialReplicas,
+      (readings?.length ?? 1) > 1,
+      runOptions.slo ?? defaultSlo,
+    ))
       run(policy);
   return calibrated;
 }

@@ -28,6 +28,11 @@ export interface MdsOptions {
   readonly onPass?: (result: PlanResult, nowSeconds: number) => void;
   /** How the latency guard reads TTFT (`literal` when absent), as the controller's `--latency-guard-reading`. */
   readonly latencyGuardReading?: LatencyGuardReading;
+  /**
+   * The spec a pass plans with, when it varies from pass to pass (a benchmark's measurement, such as
+   * the error budget's factor on the per-replica target); `spec` when absent. Its notes join the row's.
+   */
+  readonly specAt?: { readonly at: (ctx: PolicyContext) => ScalerSpec; readonly notes: () => string };
 }
 
 /**
@@ -101,11 +106,12 @@ export function mdsPolicy(options: MdsOptions): Policy {
     initialReplicas: initial,
     roles,
     notes() {
-      return [...reasons.entries()]
+      const shares = [...reasons.entries()]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 4)
         .map(([reason, n]) => `${reason} ${Math.round((100 * n) / Math.max(1, passes))}%`)
         .join(", ");
+      return options.specAt === undefined ? shares : `${shares}; ${options.specAt.notes()}`;
     },
     decide(ctx: PolicyContext) {
       const observations: Record<string, RoleObservation> = {};
@@ -129,7 +135,7 @@ export function mdsPolicy(options: MdsOptions): Policy {
       const result = plan({
         scaler: {
           metadata: { name: "sim-scaler", namespace: "default", uid: "sim-scaler", generation: 1 },
-          spec,
+          spec: options.specAt?.at(ctx) ?? spec,
           status,
         },
         target: targetOf(ctx),
