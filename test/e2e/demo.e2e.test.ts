@@ -149,6 +149,7 @@ describe("npm start (the demo)", () => {
     }
     expect(running(), `the demo ended while its page was read:\n${out.stdout}\n${out.stderr}`).toBe(true);
     const charts = chartsIn(dom);
+    console.log(`one refresh of the page: ${/data-refresh-ms="(\d+)"/.exec(dom)?.[1] ?? "?"} ms`);
     console.log(`charts on the page:\n${charts.map((c) => `  ${c.state.padEnd(7)} ${c.title}`).join("\n")}`);
     expect(charts.length).toBeGreaterThanOrEqual(8);
     // A chart whose queries returned series shows them; "empty" only where nothing matches (Predictive's panel under TokenThroughput).
