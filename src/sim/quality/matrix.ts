@@ -187,6 +187,7 @@ export function calibratedVariants(
   capacity: EngineCapacity,
   initialReplicas: number,
   labelled = false,
+  /** The run's SLO, which the error budget row judges requests by (the benchmark's default when absent). */
   slo: SloTargets = defaultSlo,
 ): Policy[] {
   const { maxReplicas } = figures;
@@ -280,6 +281,7 @@ function budgetedRow(
     prefillTokensPerSecond,
     goal: attainmentGoal,
   });
+  // The factor moves in 1 % steps to at most 1.1, so a pass mostly plans with a spec it already built and checked.
   const specs = new Map<number, ScalerSpec>();
   const specOf = (tokens: number): ScalerSpec => {
     let spec = specs.get(tokens);
@@ -344,7 +346,7 @@ function runScalerRows(
       capacity,
       initialReplicas,
       (readings?.length ?? 1) > 1,
-      runOptions.slo ?? defaultSlo,
+      runOptions.slo,
     ))
       run(policy);
   return calibrated;
