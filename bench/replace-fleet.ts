@@ -10,9 +10,12 @@
  * the trace (found by bisection, in hindsight: the fleet the issue's user replaces); then the rest
  * replayed from `n` ready replicas three ways: the fleet, the calibrated scaler as written, and the
  * calibrated scaler with `maxReplicas: n` (docs/quality.md, "Amendments for replacing a fixed fleet
- * without exceeding it"); and the oracle on the same replay (`simulate --oracle`), at 99 % and at
- * the fleet's own attainment: about the most any scaler could save there, and how much of it is
- * more than the fleet's spare attainment. The table goes to stdout; each command to stderr as it runs.
+ * without exceeding it"), its figure as the load test gave it (`--slice-check off`) and as calibrate's
+ * slice check leaves it with `maxReplicas: n` written before calibrating (the docs' steps; "Amendments
+ * for calibrate checking its figure on the training slice"); and the oracle on the same replay
+ * (`simulate --oracle`, `--oracles off` leaves it out), at 99 % and at the fleet's own attainment: about
+ * the most any scaler could save there, and how much of it is more than the fleet's spare attainment.
+ * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     scales: { type: "string", default: "azure-conv:3,servegen-m-large-day:3,mooncake-conversation:2" },
     scaler: { type: "string", default: join(root, "docs", "examples", "simulate-scaler.yaml") },
     "user-max-replicas": { type: "string", default: "64" },
+    oracles: { type: "string", default: "on" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -41,6 +45,9 @@ const scales = values.scales.split(",").map((text) => {
     throw new Error(`--scales: ${JSON.stringify(text)} is not TRACE:COPIES with COPIES a whole number ≥ 1`);
   return { trace, copies };
 });
+if (values.oracles !== "on" && values.oracles !== "off")
+  throw new Error(`--oracles: ${JSON.stringify(values.oracles)} is not one of on, off`);
+const withOracles = values.oracles === "on";
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -119,27 +126,51 @@ function smallestStatic(trace: string, copies: number, userText: string): { n: n
   return { n, run };
 }
 
-const cell = (r: Replay): string => `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
+const cell = (r: Replay | undefined): string =>
+  r === undefined ? "not run" : `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
+const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"]+)"/.exec(scaler)?.[1] ?? "?";
+/** The slice check's verdict as the scaler file's header gives it. */
+const checkOutcome = (scaler: string): string =>
+  /lowered, and still short, from/.test(scaler) ? "still short" : /lowered from/.test(scaler) ? "lowered" : "held";
 const lines = [
-  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet | oracle: SLO %, GPU-h | oracle × fleet | oracle at the fleet's SLO %: SLO %, GPU-h | × fleet |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet | slice-checked figure (outcome) | checked, maxReplicas n: SLO %, GPU-h | checked × fleet | oracle: SLO %, GPU-h | oracle × fleet | oracle at the fleet's SLO %: SLO %, GPU-h | × fleet |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
 ];
 try {
   const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
   const userPath = join(work, "user.yaml");
   writeFileSync(userPath, userText);
   for (const { trace, copies } of scales) {
-    const calibrated = cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", userPath, "-o", "scaler"]);
-    const figure = /serverTargetTokensPerSecond: "([^"]+)"/.exec(calibrated)?.[1] ?? "?";
+    const calibrate = (scalerPath: string, check: "on" | "off"): string =>
+      cli([
+        "calibrate",
+        "--trace",
+        trace,
+        "--copies",
+        String(copies),
+        "-f",
+        scalerPath,
+        "-o",
+        "scaler",
+        "--slice-check",
+        check,
+      ]);
+    const calibrated = calibrate(userPath, "off");
     const fleet = smallestStatic(trace, copies, userText);
     const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
     const capped = replay(trace, copies, withBounds(calibrated, { maxReplicas: fleet.n }), fleet.n, "capped");
-    const oracle = oracleReplay(trace, copies);
+    // The docs' steps: maxReplicas at the fleet's size before calibrating, so the check replays the slice from it.
+    const cappedUserPath = join(work, "user-capped.yaml");
+    writeFileSync(cappedUserPath, withBounds(userText, { maxReplicas: fleet.n }));
+    const checkedScaler = calibrate(cappedUserPath, "on");
+    const checked = replay(trace, copies, checkedScaler, fleet.n, "checked");
+    const oracle = withOracles ? oracleReplay(trace, copies) : undefined;
     // What the oracle saves while keeping the share the fleet keeps: the timing, not the fleet's spare attainment.
-    const oracleAtFleet = oracleReplay(trace, copies, percentFloor(fleet.run));
-    const perFleet = (r: Replay): string => (r.gpuHours / fleet.run.gpuHours).toFixed(3);
+    const oracleAtFleet = withOracles ? oracleReplay(trace, copies, percentFloor(fleet.run)) : undefined;
+    const perFleet = (r: Replay | undefined): string =>
+      r === undefined ? "–" : (r.gpuHours / fleet.run.gpuHours).toFixed(3);
     lines.push(
-      `| ${trace} × ${copies} | ${figure} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} | ${cell(oracle)} | ${perFleet(oracle)} | ${cell(oracleAtFleet)} | ${perFleet(oracleAtFleet)} |`,
+      `| ${trace} × ${copies} | ${figureOf(calibrated)} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} | ${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)}) | ${cell(checked)} | ${perFleet(checked)} | ${cell(oracle)} | ${perFleet(oracle)} | ${cell(oracleAtFleet)} | ${perFleet(oracleAtFleet)} |`,
     );
     process.stderr.write(`${lines.at(-1)}\n  capped reasons: ${capped.notes}\n`);
   }

@@ -5,6 +5,7 @@
  * evidence by load band and the figure, or a scaler with the figures written in.
  */
 import { writeFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import {
   parsePrometheusSettings,
   prometheusClientOf,
@@ -25,7 +26,8 @@ import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
 import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
-import { minutesFromLoadTest } from "./calibrate/load-test.js";
+import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test.js";
+import { checkOnSlice } from "./calibrate/slice-check.js";
 import { readFleet } from "./fleet-file.js";
 import { flagLines, positiveFlag, readFlags, UsageError, type FlagValues } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
@@ -55,6 +57,12 @@ const ownFlags: readonly CommandFlag[] = [
   { flag: "--fleet", value: "FILE", help: "with --trace: simulate's fleet settings (preset, capacity, routing, ...)" },
   { flag: "--copies", value: "K", default: "1", help: "with --trace: overlay K copies of the trace, as simulate does" },
   { flag: "--speedup", value: "N", default: "1", help: "with --trace: replay N times faster, as simulate does" },
+  {
+    flag: "--slice-check",
+    value: "on|off",
+    default: "on",
+    help: "with --trace: replay the slice with the calibrated scaler from maxReplicas ready replicas (the fleet it replaces) and lower the figure by 10 % at a time, at most 4 times, while it breaks a minute that fleet keeps",
+  },
   {
     flag: "--filename",
     short: "f",
@@ -160,6 +168,9 @@ function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardRead
 function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const file = values["filename"] as string | undefined;
   if (file === undefined) throw new UsageError("--trace needs -f <scaler.yaml>: its targets judge the load test");
+  const check = (values["slice-check"] as string | undefined) ?? "on";
+  if (check !== "on" && check !== "off")
+    throw new UsageError(`--slice-check: ${JSON.stringify(check)} is not one of on, off`);
   const slice = {
     durationSeconds: positiveFlag(values, "duration", false) ?? 900,
     copies: positiveFlag(values, "copies", true) ?? 1,
@@ -177,7 +188,58 @@ function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReadin
     reading,
     seed: 1,
   });
-  return { result: calibrate(test.source, spec, test.roles, [], reading), document, spec };
+  const answer = { result: calibrate(test.source, spec, test.roles, [], reading), document, spec };
+  return check === "on" ? checkedOnSlice(answer, test, reading) : answer;
+}
+
+/** The result with one role's figure replaced, and why appended to its answer's reasons. */
+function withFigure(result: CalibrationResult, role: string, figure: number, why?: string): CalibrationResult {
+  return {
+    ...result,
+    roles: result.roles.map((r) =>
+      r.role !== role || r.answer.kind !== "calibrated"
+        ? r
+        : {
+            ...r,
+            answer: {
+              ...r.answer,
+              tokensPerSecondPerReplica: figure,
+              ...(why === undefined ? {} : { why: `${r.answer.why}; ${why}` }),
+            },
+          },
+    ),
+  };
+}
+
+/** The load test's answer after the slice check (calibrate/slice-check.ts): its figure, or a lower one that held the slice. */
+function checkedOnSlice(answer: Calibrated, test: LoadTestMinutes, reading: LatencyGuardReading): Calibrated {
+  const role = answer.spec.roles[0];
+  const calibration = answer.result.roles.find((r) => r.role === role?.name);
+  if (role === undefined || calibration === undefined || calibration.answer.kind !== "calibrated") return answer;
+  const figure = calibration.answer.tokensPerSecondPerReplica;
+  const check = checkOnSlice({
+    slice: test.slice,
+    runOptions: test.runOptions,
+    reading,
+    targets: answer.result.targets,
+    role: { name: role.name, kind: calibration.kind },
+    fleetReplicas: role.maxReplicas,
+    figure,
+    // The replay runs the file -o scaler would write, with the figure tried.
+    specWithFigure: (tried) =>
+      specOf(
+        parseYaml(scalerSnippet(withFigure(answer.result, role.name, tried), answer.document, answer.spec)),
+        `the scaler with ${tried} tok/s per ready replica written in`,
+      ),
+  });
+  const why =
+    check.outcome === "held"
+      ? undefined
+      : `${check.outcome === "lowered" ? "lowered" : "lowered, and still short,"} from ${figure} by the slice check`;
+  return {
+    ...answer,
+    result: { ...withFigure(answer.result, role.name, check.figure, why), sliceCheck: { ...check, role: role.name } },
+  };
 }
 
 async function fromPrometheus(

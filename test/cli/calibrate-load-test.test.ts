@@ -62,10 +62,24 @@ describe("calibrate --trace", () => {
     expect(io.out).toMatch(/7000–8000\s+6\s+0\.0 %.*broke/);
   }, 120_000);
 
+  it("checks the figure on the slice from maxReplicas ready replicas, and leaves it where no minute broke", async () => {
+    const io = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", example], io)).toBe(0);
+    // The example replaces a fleet of 16: capped there, the scaler with 4150 kept every minute the fleet kept.
+    expect(io.out).toContain(
+      "slice check: the scaler replayed the slice from 16 ready replicas, capped there; the fixed fleet of 16 kept every minute; 4150 broke none: the figure stands",
+    );
+    const off = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", example, "--slice-check", "off"], off)).toBe(0);
+    expect(off.out).not.toContain("slice check");
+    expect(off.out).toContain('serverTargetTokensPerSecond: "4150"');
+  }, 120_000);
+
   it.each([
     [["--trace", "azure-conv"], /--trace needs -f <scaler.yaml>/],
     [["--trace", "azure-conv", "-f", "s.yaml", "--duration", "15m"], /--duration must be a positive number, got "15m"/],
     [["--trace", "azure-conv", "-f", "s.yaml", "--copies", "0"], /--copies must be a positive integer, got "0"/],
+    [["--trace", "azure-conv", "-f", "s.yaml", "--slice-check", "yes"], /--slice-check: "yes" is not one of on, off/],
     [
       ["--trace", "azure-conv", "--from-simulation", "run.json", "-f", "s.yaml"],
       /give one of --from-simulation, --prometheus-url and --trace, not --from-simulation and --trace/,

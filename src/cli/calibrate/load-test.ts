@@ -10,7 +10,8 @@ import type { LatencyGuardReading } from "../../core/algorithms/ttft-reading.js"
 import type { ScalerSpec } from "../../core/api/scaler.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import { replicaCapacity } from "../../sim/quality/cluster.js";
-import { firstSeconds, loadTrace, overlay, speedUp } from "../../sim/quality/traces.js";
+import type { RunOptions } from "../../sim/quality/run.js";
+import { firstSeconds, loadTrace, overlay, speedUp, type Trace } from "../../sim/quality/traces.js";
 import { runLoadTest } from "../../sim/quality/user-figures.js";
 import { fleetOptions, type FleetFile } from "../fleet-file.js";
 import { latencyTargetsOf } from "./result.js";
@@ -33,6 +34,9 @@ export interface LoadTestMinutes {
   /** Where the minutes come from, for the table's first line. */
   readonly source: string;
   readonly roles: readonly RoleMinutes[];
+  /** The slice the load test served and how it ran it, for the slice check (slice-check.ts). */
+  readonly slice: Trace;
+  readonly runOptions: RunOptions;
 }
 
 export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
@@ -52,16 +56,13 @@ export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
     throw new Error(`--trace ${input.trace}: no request in its first ${input.durationSeconds} s`);
   const options = fleetOptions(input.fleet);
   const capacity = replicaCapacity(options);
-  const test = runLoadTest(
-    slice,
-    capacity,
-    { seed: input.seed, fleet: { ...options, capacity } },
-    latencyTargetsOf(input.spec),
-    input.reading,
-  );
+  const runOptions: RunOptions = { seed: input.seed, fleet: { ...options, capacity } };
+  const test = runLoadTest(slice, capacity, runOptions, latencyTargetsOf(input.spec), input.reading);
   return {
     // How the file was read (its format, spreads) tells a user their trace was understood.
     source: `a load test in the simulator on ${slice.name}: static fleets of ${test.loadTestReplicas.join(", ")} replicas${loaded.notes.length > 0 ? ` (the trace: ${loaded.notes.join("; ")})` : ""}`,
     roles: [{ role: role.name, kind: "Server", minutes: test.minutes, skipped: test.skipped }],
+    slice,
+    runOptions,
   };
 }

@@ -17,6 +17,7 @@ import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
 import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
+import { describeSliceCheck, type SliceCheck } from "./slice-check.js";
 
 export interface CalibrationResult {
   /** Where the minutes came from, in words. */
@@ -31,6 +32,8 @@ export interface CalibrationResult {
     readonly points: readonly CalibrationMinute[];
   })[];
   readonly warnings: readonly string[];
+  /** `calibrate --trace`'s check of the figure on the slice (slice-check.ts), for the role it checked. */
+  readonly sliceCheck?: SliceCheck & { readonly role: string };
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
@@ -136,6 +139,7 @@ export function table(result: CalibrationResult): string {
         ? `  demand noise: fewer than ${minAdjacentPairs} pairs of adjacent minutes, not measured`
         : `  demand noise: ${fmt(r.demandNoise.varianceTokensPerSecondSquared)} (tok/s)² from ${r.demandNoise.pairs} pairs of adjacent minutes (Predictive's measurementNoise)`,
     );
+    if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
   }
   return `${lines.join("\n")}\n`;
 }
