@@ -54,7 +54,13 @@ if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
 
 const work = mkdtempSync(join(tmpdir(), "mds-replace-fleet-"));
 
-/** Runs the CLI as a user would (`npm run mds-scaler -- ARGS`), returning stdout; a failure stops the bench. */
+/** Why calibrate wrote no scaler (`-o scaler` exits 1 with the reason): the user's script stops there and keeps the fleet. */
+class NoFigure extends Error {}
+
+/**
+ * Runs the CLI as a user would (`npm run mds-scaler -- ARGS`), returning stdout; a failure stops the bench,
+ * but for calibrate's exit 1 (no figure), which is a `NoFigure` naming the reason.
+ */
 function cli(args: readonly string[]): string {
   process.stderr.write(`mds-scaler ${args.join(" ")}\n`);
   const result = spawnSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "src", "cli", "main.ts"), ...args], {
@@ -62,6 +68,7 @@ function cli(args: readonly string[]): string {
     encoding: "utf8",
     maxBuffer: 512 * 1024 * 1024,
   });
+  if (result.status === 1 && args[0] === "calibrate") throw new NoFigure(result.stderr.trim());
   if (result.status !== 0)
     throw new Error(`mds-scaler ${args.join(" ")} exited ${result.status}: ${result.stderr.slice(-2000)}`);
   return result.stdout;
@@ -155,8 +162,19 @@ try {
         "--slice-check",
         check,
       ]);
-    const calibrated = calibrate(userPath, "off");
     const fleet = smallestStatic(trace, copies, userText);
+    let calibrated: string;
+    try {
+      calibrated = calibrate(userPath, "off");
+    } catch (error) {
+      if (!(error instanceof NoFigure)) throw error;
+      // The docs' script stops here: the user keeps the fleet, which the row says with calibrate's reason.
+      lines.push(
+        `| ${trace} × ${copies} | none: ${error.message.replace(/\|/g, "/")} | n=${fleet.n}: ${cell(fleet.run)} | | | | | | | | | | |`,
+      );
+      process.stderr.write(`${lines.at(-1)}\n`);
+      continue;
+    }
     const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
     const capped = replay(trace, copies, withBounds(calibrated, { maxReplicas: fleet.n }), fleet.n, "capped");
     // The docs' steps: maxReplicas at the fleet's size before calibrating, so the check replays the slice from it.
