@@ -68,7 +68,8 @@ function cli(args: readonly string[]): string {
     encoding: "utf8",
     maxBuffer: 512 * 1024 * 1024,
   });
-  if (result.status === 1 && args[0] === "calibrate") throw new NoFigure(result.stderr.trim());
+  if (result.status === 1 && args[0] === "calibrate" && /no calibrated figure/.test(result.stderr))
+    throw new NoFigure(result.stderr.trim());
   if (result.status !== 0)
     throw new Error(`mds-scaler ${args.join(" ")} exited ${result.status}: ${result.stderr.slice(-2000)}`);
   return result.stdout;
