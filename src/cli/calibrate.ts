@@ -60,8 +60,8 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--slice-check",
     value: "on|off",
-    default: "on",
-    help: "with --trace: replay the slice with the calibrated scaler from maxReplicas ready replicas (the fleet it replaces) and lower the figure by 10 % at a time, at most 4 times, while it breaks a minute that fleet keeps",
+    default: "off",
+    help: 'with --trace: replay the slice with the calibrated scaler from maxReplicas ready replicas (the fleet it replaces) and lower the figure by 10 % at a time, at most 4 times, while it breaks a minute that fleet keeps (off by default: docs/calibrate.md, "The slice check")',
   },
   {
     flag: "--filename",
@@ -168,7 +168,8 @@ function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardRead
 function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const file = values["filename"] as string | undefined;
   if (file === undefined) throw new UsageError("--trace needs -f <scaler.yaml>: its targets judge the load test");
-  const check = (values["slice-check"] as string | undefined) ?? "on";
+  // Off unless asked: on traces no run had seen it changed no figure and missed what the unchecked missed (docs/quality.md, thirteenth run).
+  const check = (values["slice-check"] as string | undefined) ?? "off";
   if (check !== "on" && check !== "off")
     throw new UsageError(`--slice-check: ${JSON.stringify(check)} is not one of on, off`);
   const slice = {

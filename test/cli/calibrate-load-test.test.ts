@@ -62,18 +62,92 @@ describe("calibrate --trace", () => {
     expect(io.out).toMatch(/7000–8000\s+6\s+0\.0 %.*broke/);
   }, 120_000);
 
-  it("checks the figure on the slice from maxReplicas ready replicas, and leaves it where no minute broke", async () => {
+  it("checks the figure on the slice from maxReplicas ready replicas when asked, and leaves it where no minute broke", async () => {
     const io = memoryIo();
-    expect(await runCalibrate(["--trace", trace, "-f", example], io)).toBe(0);
+    expect(await runCalibrate(["--trace", trace, "-f", example, "--slice-check", "on"], io)).toBe(0);
     // The example replaces a fleet of 16: capped there, the scaler with 4150 kept every minute the fleet kept.
     expect(io.out).toContain(
       "slice check: the scaler replayed the slice from 16 ready replicas, capped there; the fixed fleet of 16 kept every minute; 4150 broke none: the figure stands",
     );
+    // Off by default (docs/quality.md, thirteenth run).
     const off = memoryIo();
-    expect(await runCalibrate(["--trace", trace, "-f", example, "--slice-check", "off"], off)).toBe(0);
+    expect(await runCalibrate(["--trace", trace, "-f", example], off)).toBe(0);
     expect(off.out).not.toContain("slice check");
     expect(off.out).toContain('serverTargetTokensPerSecond: "4150"');
   }, 120_000);
+
+  describe("the slice check, on a slice whose demand triples at once", () => {
+    /** 3 requests/s, then 9 from `jumpSeconds` on (2 then 8 for the second case): a swing faster than a replica starts. */
+    const jumpTrace = (name: string, low: number, high: number, jumpSeconds: number): string => {
+      const lines = ["arrival_seconds,prompt_tokens,output_tokens"];
+      for (let t = 0, i = 0; t < 1200; i++) {
+        t += 1 / (t < jumpSeconds ? low : high);
+        lines.push(`${t.toFixed(3)},${800 + (((i + 1) * 37) % 600)},${150 + (((i + 1) * 13) % 200)}`);
+      }
+      const path = join(dir, name);
+      writeFileSync(path, lines.join("\n"));
+      return path;
+    };
+    const scalerAt = (maxReplicas: number): string => {
+      const path = join(dir, `scaler-${maxReplicas}.yaml`);
+      writeFileSync(path, readExample().replace("maxReplicas: 16", `maxReplicas: ${maxReplicas}`));
+      return path;
+    };
+    const figureIn = (scaler: string): string =>
+      (parse(scaler) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } }).spec.algorithm
+        .tokenThroughput["serverTargetTokensPerSecond"] as string;
+
+    it("lowers the figure until the scaler capped at the fleet breaks no minute the fleet keeps", async () => {
+      const trace = jumpTrace("jump-3-9.csv", 3, 9, 540);
+      const off = memoryIo();
+      expect(
+        await runCalibrate(["--trace", trace, "-f", scalerAt(6), "-o", "scaler", "--slice-check", "off"], off),
+      ).toBe(0);
+      expect(figureIn(off.out)).toBe("6060");
+      const io = memoryIo();
+      expect(await runCalibrate(["--trace", trace, "-f", scalerAt(6), "--slice-check", "on"], io)).toBe(0);
+      expect(io.out).toContain(
+        "slice check: the scaler replayed the slice from 6 ready replicas, capped there; the fixed fleet of 6 kept every minute; 6060 broke minute(s) 10, 12; 5450 broke minute(s) 10, 12; 4900 broke minute(s) 10, 12; 4410 broke minute(s) 10, 12; 3960 broke none: the figure is lowered to 3960",
+      );
+      const written = memoryIo();
+      expect(
+        await runCalibrate(["--trace", trace, "-f", scalerAt(6), "-o", "scaler", "--slice-check", "on"], written),
+      ).toBe(0);
+      expect(figureIn(written.out)).toBe("3960");
+      expect(written.out).toMatch(
+        /^# server: 3960 tok\/s per ready replica, .*; lowered from 6060 by the slice check$/m,
+      );
+    }, 120_000);
+
+    it("does not count a minute the fleet breaks itself", async () => {
+      // A fleet of one breaks every minute after the jump; capped at one, the scaler is that fleet.
+      const io = memoryIo();
+      expect(
+        await runCalibrate(
+          ["--trace", jumpTrace("jump-3-9.csv", 3, 9, 540), "-f", scalerAt(1), "--slice-check", "on"],
+          io,
+        ),
+      ).toBe(0);
+      expect(io.out).toContain(
+        "the fixed fleet of 1 broke minute(s) 10, 11, 12, 13, 14, 15 itself; 6060 broke none: the figure stands",
+      );
+    }, 120_000);
+
+    it("says so, and writes the last figure tried, when even that one breaks a minute", async () => {
+      const io = memoryIo();
+      const trace = jumpTrace("jump-2-8.csv", 2, 8, 600);
+      expect(await runCalibrate(["--trace", trace, "-f", scalerAt(6), "-o", "scaler", "--slice-check", "on"], io)).toBe(
+        0,
+      );
+      expect(figureIn(io.out)).toBe("3520");
+      expect(io.out).toMatch(/lowered, and still short, from 5390 by the slice check$/m);
+      const table = memoryIo();
+      expect(await runCalibrate(["--trace", trace, "-f", scalerAt(6), "--slice-check", "on"], table)).toBe(0);
+      expect(table.out).toContain(
+        "even 3520 broke a minute the fleet kept: the demand swings faster than replicas start; keep the fixed fleet (minReplicas at its size) or expect misses",
+      );
+    }, 120_000);
+  });
 
   it.each([
     [["--trace", "azure-conv"], /--trace needs -f <scaler.yaml>/],
