@@ -90,6 +90,12 @@ async function parseBody(data: unknown): Promise<unknown> {
   return body.end();
 }
 
+/** zlib's own errors (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …) while the driver inflates: the body is not what its encoding says. */
+function isInflateError(err: unknown): err is Error {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === "string" && code.startsWith("Z_");
+}
+
 function isDriverError(err: unknown): err is DriverError {
   return typeof err === "object" && err !== null && "errorType" in err;
 }
@@ -144,7 +150,19 @@ export class PrometheusClient implements PrometheusQueryClient {
       },
       responseInterceptor: {
         onFulfilled: async (response) => {
-          response.data = await parseBody(response.data);
+          try {
+            response.data = await parseBody(response.data);
+          } catch (error) {
+            if (!isInflateError(error)) throw error;
+            // Read here, not thrown: the driver would report it as a network error.
+            answer.read = new PrometheusQueryError(
+              `prometheus ${this.options.endpoint} sent a compressed body that does not inflate: ${error.message}`,
+              "malformed",
+              { cause: error },
+            );
+            response.data = { status: "success", data: { resultType: "vector", result: [] } };
+            return response;
+          }
           // The driver looks for warnings beside the body, where Prometheus never puts them.
           const body: unknown = response.data;
           if (typeof body === "object" && body !== null) {

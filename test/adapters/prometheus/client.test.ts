@@ -95,6 +95,32 @@ describe("PrometheusClient", () => {
     expect(r.samples[12_345]?.labels).toEqual(result[12_345]?.metric);
   });
 
+  it.each([
+    // What arrived is read: the series cut short make the text not JSON.
+    ["cut short", (gz: Buffer) => gz.subarray(0, gz.length >> 1)],
+    ["not gzip at all", () => Buffer.from("not gzip, whatever the header says")],
+  ])("reports a gzip answer %s as malformed", async (_what, bytes) => {
+    const text = JSON.stringify(
+      vector(Array.from({ length: 5_000 }, (_, i) => ({ metric: { pod: `p-${i}` }, value: [at / 1000, "1"] }))),
+    );
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, bytes(gzipSync(text)), { "content-type": "application/json", "content-encoding": "gzip" });
+    await expect(client.instantQuery("x", at)).rejects.toMatchObject({
+      name: "PrometheusQueryError",
+      kind: "malformed",
+    });
+  });
+
+  it("names the body that does not inflate", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, Buffer.from("not gzip"), { "content-type": "application/json", "content-encoding": "gzip" });
+    await expect(client.instantQuery("x", at)).rejects.toThrow(
+      `prometheus ${endpoint} sent a compressed body that does not inflate: incorrect header check`,
+    );
+  });
+
   it("reads labels as sent, without the metric name or a value that is not a string", async () => {
     nock(endpoint)
       .post("/api/v1/query")
