@@ -24,7 +24,14 @@ import { validateScaler } from "../core/api/validation.js";
 import type { ScalerSpec } from "../core/api/scaler.js";
 import { minutesFromPrometheus } from "./calibrate/prometheus-minutes.js";
 import { renderCalibrationReport } from "./calibrate/report.js";
-import { algorithmSnippet, calibrate, scalerSnippet, table, type CalibrationResult } from "./calibrate/result.js";
+import {
+  algorithmSnippet,
+  calibrate,
+  scalerSnippet,
+  table,
+  withRoleFigure,
+  type CalibrationResult,
+} from "./calibrate/result.js";
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
 import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test.js";
 import { checkOnSlice } from "./calibrate/slice-check.js";
@@ -193,25 +200,6 @@ function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReadin
   return check === "on" ? checkedOnSlice(answer, test, reading) : answer;
 }
 
-/** The result with one role's figure replaced, and why appended to its answer's reasons. */
-function withFigure(result: CalibrationResult, role: string, figure: number, why?: string): CalibrationResult {
-  return {
-    ...result,
-    roles: result.roles.map((r) =>
-      r.role !== role || r.answer.kind !== "calibrated"
-        ? r
-        : {
-            ...r,
-            answer: {
-              ...r.answer,
-              tokensPerSecondPerReplica: figure,
-              ...(why === undefined ? {} : { why: `${r.answer.why}; ${why}` }),
-            },
-          },
-    ),
-  };
-}
-
 /** The load test's answer after the slice check (calibrate/slice-check.ts): its figure, or a lower one that held the slice. */
 function checkedOnSlice(answer: Calibrated, test: LoadTestMinutes, reading: LatencyGuardReading): Calibrated {
   const role = answer.spec.roles[0];
@@ -229,7 +217,7 @@ function checkedOnSlice(answer: Calibrated, test: LoadTestMinutes, reading: Late
     // The replay runs the file -o scaler would write, with the figure tried.
     specWithFigure: (tried) =>
       specOf(
-        parseYaml(scalerSnippet(withFigure(answer.result, role.name, tried), answer.document, answer.spec)),
+        parseYaml(scalerSnippet(withRoleFigure(answer.result, role.name, tried), answer.document, answer.spec)),
         `the scaler with ${tried} tok/s per ready replica written in`,
       ),
   });
@@ -239,7 +227,10 @@ function checkedOnSlice(answer: Calibrated, test: LoadTestMinutes, reading: Late
       : `${check.outcome === "lowered" ? "lowered" : "lowered, and still short,"} from ${figure} by the slice check`;
   return {
     ...answer,
-    result: { ...withFigure(answer.result, role.name, check.figure, why), sliceCheck: { ...check, role: role.name } },
+    result: {
+      ...withRoleFigure(answer.result, role.name, check.figure, why),
+      sliceCheck: { ...check, role: role.name },
+    },
   };
 }
 

@@ -196,6 +196,33 @@ function measurementNoiseOf(result: CalibrationResult): number | undefined {
   return measured.length === 0 ? undefined : Math.max(...measured);
 }
 
+/**
+ * The result with one role's figure replaced, and why appended to its answer's reasons: the slice check
+ * writes the figure it settled on, and the file's header says where it came from.
+ */
+export function withRoleFigure(
+  result: CalibrationResult,
+  role: string,
+  figure: number,
+  why?: string,
+): CalibrationResult {
+  return {
+    ...result,
+    roles: result.roles.map((r) =>
+      r.role !== role || r.answer.kind !== "calibrated"
+        ? r
+        : {
+            ...r,
+            answer: {
+              ...r.answer,
+              tokensPerSecondPerReplica: figure,
+              ...(why === undefined ? {} : { why: `${r.answer.why}; ${why}` }),
+            },
+          },
+    ),
+  };
+}
+
 /** The YAML to paste under a scaler's `spec:` for the roles that have a figure; undefined when none has. */
 export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): string | undefined {
   if (!result.roles.some((r) => r.answer.kind === "calibrated")) return undefined;
