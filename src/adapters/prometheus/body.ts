@@ -36,6 +36,7 @@ export class AnswerBody {
   private readonly series: unknown[] = [];
   /** Set when the pieces could not be read: the whole answer is parsed at the end. */
   private whole = false;
+  private largestRun = 0;
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -50,14 +51,26 @@ export class AnswerBody {
       this.head = Buffer.from(bytes.subarray(0, first));
       bytes = bytes.subarray(first);
     }
-    const last = bytes.lastIndexOf(seriesStart);
-    if (last <= 0 && bytes.length > layoutBytes) return this.giveUp();
-    if (last <= 0 || bytes.length < pieceBytes) return this.keep(bytes);
-    if (bytes[last - 1] !== comma) return this.giveUp();
-    const piece = parseOrUndefined(`[${bytes.toString("utf8", 0, last - 1)}]`);
-    if (!Array.isArray(piece)) return this.giveUp();
-    for (const s of piece) this.series.push(s);
-    this.keep(bytes.subarray(last));
+    // Runs of about `pieceBytes` each, cut at the first series start past that size: a chunk of several
+    // runs (the client inflates in 256 kB pieces) is parsed run by run, never as one large text.
+    let start = 0;
+    while (bytes.length - start >= pieceBytes) {
+      const cut = bytes.indexOf(seriesStart, start + pieceBytes);
+      if (cut < 0) break;
+      if (bytes[cut - 1] !== comma) return this.giveUp();
+      const piece = parseOrUndefined(`[${bytes.toString("utf8", start, cut - 1)}]`);
+      if (!Array.isArray(piece)) return this.giveUp();
+      for (const s of piece) this.series.push(s);
+      this.largestRun = Math.max(this.largestRun, cut - 1 - start);
+      start = cut;
+    }
+    if (bytes.length - start > layoutBytes) return this.giveUp();
+    this.keep(start === 0 ? bytes : bytes.subarray(start));
+  }
+
+  /** The most bytes parsed as one run so far: about `pieceBytes` and one series (for the tests). */
+  get largestRunBytes(): number {
+    return this.largestRun;
   }
 
   /** The answer as a plain parse reads it: the object, or the text when it is not JSON. */

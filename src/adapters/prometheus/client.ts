@@ -6,7 +6,8 @@
  * (body.ts) and its series read once (`readVector`), since the controller's
  * CPU per pass is per answered series.
  */
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
+import { constants as zlibConstants, createUnzip } from "node:zlib";
 import { PrometheusDriver } from "prometheus-query";
 import { AnswerBody } from "./body.js";
 
@@ -82,15 +83,40 @@ interface Answer {
   read?: VectorSample[] | PrometheusQueryError;
 }
 
-/** A streamed body parsed as axios would parse the whole text (the object, or the text when not JSON); anything else as is. */
-async function parseBody(data: unknown): Promise<unknown> {
+/**
+ * Inflated pieces of this size, where zlib's default is 16 kB: one buffer and one callback per piece, and
+ * the small pieces cost about 2.5 times the CPU (docs/prometheus-signals.md, Cost). The body parser cuts
+ * them into smaller runs of whole series (body.ts).
+ */
+const inflatedPieceBytes = 256 * 1024;
+
+/**
+ * A streamed body parsed as axios would parse the whole text (the object, or the text when not JSON);
+ * anything else as is. A gzip or deflate body (the client inflates it: `decompress: false`) is inflated
+ * with axios' own flush settings, so a body cut short reads as what arrived, as before.
+ */
+async function parseBody(data: unknown, contentEncoding: unknown): Promise<unknown> {
   if (!(data instanceof Readable)) return data;
+  const encoding = typeof contentEncoding === "string" ? contentEncoding.toLowerCase() : "";
+  const inflated = ["gzip", "x-gzip", "deflate"].includes(encoding);
+  let stream: Readable = data;
+  if (inflated) {
+    const unzip = createUnzip({
+      chunkSize: inflatedPieceBytes,
+      flush: zlibConstants.Z_SYNC_FLUSH,
+      finishFlush: zlibConstants.Z_SYNC_FLUSH,
+    });
+    // pipeline hands an error of either side, or a body closed early (the deadline's abort), to the loop below
+    // through the inflating stream, as the driver's own pipeline did; the loop reports it.
+    pipeline(data, unzip, () => undefined);
+    stream = unzip;
+  }
   const body = new AnswerBody();
-  for await (const chunk of data) body.push(chunk as Buffer);
+  for await (const chunk of stream) body.push(chunk as Buffer);
   return body.end();
 }
 
-/** zlib's own errors (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …) while the driver inflates: the body is not what its encoding says. */
+/** zlib's own errors (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …): the body is not what its encoding says. */
 function isInflateError(err: unknown): err is Error {
   const code = (err as { code?: unknown } | null)?.code;
   return err instanceof Error && typeof code === "string" && code.startsWith("Z_");
@@ -144,14 +170,16 @@ export class PrometheusClient implements PrometheusQueryClient {
           config.signal = deadline;
           // The body is parsed from its chunks (body.ts), not from one text of the whole answer.
           config.responseType = "stream";
-          if (this.options.compression === "none") config.headers.set("Accept-Encoding", "identity");
+          // Inflated here, in larger pieces than the driver's (parseBody); gzip is all Prometheus sends.
+          config.decompress = false;
+          config.headers.set("Accept-Encoding", this.options.compression === "none" ? "identity" : "gzip");
           return config;
         },
       },
       responseInterceptor: {
         onFulfilled: async (response) => {
           try {
-            response.data = await parseBody(response.data);
+            response.data = await parseBody(response.data, response.headers["content-encoding"]);
           } catch (error) {
             if (!isInflateError(error)) throw error;
             // Read here, not thrown: the driver would report it as a network error.
@@ -182,9 +210,12 @@ export class PrometheusClient implements PrometheusQueryClient {
           return response;
         },
         onRejected: async (error: unknown) => {
-          const response = (error as { response?: { status?: unknown; data?: unknown } }).response;
+          const response = (
+            error as { response?: { status?: unknown; data?: unknown; headers?: Record<string, unknown> } }
+          ).response;
           // An error's body names the error (`{"status":"error","error":...}`): the driver reads it parsed.
-          if (response !== undefined) response.data = await parseBody(response.data);
+          if (response !== undefined)
+            response.data = await parseBody(response.data, response.headers?.["content-encoding"]);
           // A gateway's refusal (401, 403, 429) carries no Prometheus body: keep its status for the message.
           if (typeof response?.status === "number") httpStatus.value = response.status;
           throw error;

@@ -67,6 +67,17 @@ describe("AnswerBody", () => {
       expect(parsedInChunks(text, chunkBytes)).toEqual(plainParse(text));
   });
 
+  it("parses a chunk of 256 kB (the client's inflated pieces) in runs of about 64 kB, each a text V8 keeps young", () => {
+    const text = vectorText(20_000);
+    const bytes = Buffer.from(text);
+    const body = new AnswerBody();
+    for (let i = 0; i < bytes.length; i += 256 * 1024) body.push(bytes.subarray(i, i + 256 * 1024));
+    expect(body.end()).toEqual(JSON.parse(text));
+    // 64 kB and at most one series (about 150 bytes here) past it.
+    expect(body.largestRunBytes).toBeGreaterThan(64 * 1024);
+    expect(body.largestRunBytes).toBeLessThan(64 * 1024 + 200);
+  });
+
   it("reads a series cut inside a multi-byte character", () => {
     const text = vectorText(2_000);
     const at = Buffer.from(text).indexOf(Buffer.from("ï")) + 1;
