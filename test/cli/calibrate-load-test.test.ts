@@ -146,6 +146,16 @@ describe("calibrate --trace", () => {
       expect(table.out).toContain(
         "even 3520 broke a minute the fleet kept: the demand swings faster than replicas start; keep the fixed fleet (minReplicas at its size) or expect misses",
       );
+      const json = memoryIo();
+      expect(await runCalibrate(["--trace", trace, "-f", scalerAt(6), "-o", "json", "--slice-check", "on"], json)).toBe(
+        0,
+      );
+      // The same outcome's name in every output: "still short" (the scaler file's header, the bench's column).
+      expect((JSON.parse(json.out) as { sliceCheck: unknown }).sliceCheck).toMatchObject({
+        role: "server",
+        outcome: "still short",
+        figure: 3520,
+      });
     }, 120_000);
   });
 

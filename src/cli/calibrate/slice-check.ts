@@ -49,8 +49,8 @@ export interface SliceCheck {
   /** The minutes the fleet of `fleetReplicas` broke itself: the slice's, not the figure's. */
   readonly fleetBrokenMinutesEndSeconds: readonly number[];
   readonly tries: readonly SliceCheckTry[];
-  /** `held`: calibrate's figure broke no minute; `lowered`: a lower one broke none; `still broke`: the last tried did. */
-  readonly outcome: "held" | "lowered" | "still broke";
+  /** `held`: calibrate's figure broke no minute; `lowered`: a lower one broke none; `still short`: the last tried broke one too. */
+  readonly outcome: "held" | "lowered" | "still short";
   /** The figure to write: calibrate's, the first lowered one that held, or the last tried. */
   readonly figure: number;
 }
@@ -87,7 +87,7 @@ export function checkOnSlice(input: SliceCheckInput): SliceCheck {
     if (broken.length === 0) break;
   }
   const last = tries.at(-1) as SliceCheckTry;
-  const outcome = last.brokenMinutesEndSeconds.length > 0 ? "still broke" : tries.length === 1 ? "held" : "lowered";
+  const outcome = last.brokenMinutesEndSeconds.length > 0 ? "still short" : tries.length === 1 ? "held" : "lowered";
   return {
     fleetReplicas: input.fleetReplicas,
     fleetBrokenMinutesEndSeconds: fleetBroken,
