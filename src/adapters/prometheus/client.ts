@@ -90,6 +90,16 @@ interface Answer {
  */
 const inflatedPieceBytes = 256 * 1024;
 
+/** The encodings the client inflates; it asks for gzip alone, or for none (`identity`). */
+const inflatedEncodings: readonly string[] = ["gzip", "x-gzip", "deflate"];
+
+/** A body in an encoding the client neither asked for nor inflates (say, a proxy's `br`): named, not parsed as text. */
+class UnaskedEncoding extends Error {
+  constructor(readonly encoding: string) {
+    super(`body encoded as ${JSON.stringify(encoding)}`);
+  }
+}
+
 /**
  * A streamed body parsed as axios would parse the whole text (the object, or the text when not JSON);
  * anything else as is. A gzip or deflate body (the client inflates it: `decompress: false`) is inflated
@@ -97,8 +107,12 @@ const inflatedPieceBytes = 256 * 1024;
  */
 async function parseBody(data: unknown, contentEncoding: unknown): Promise<unknown> {
   if (!(data instanceof Readable)) return data;
-  const encoding = typeof contentEncoding === "string" ? contentEncoding.toLowerCase() : "";
-  const inflated = ["gzip", "x-gzip", "deflate"].includes(encoding);
+  const encoding = typeof contentEncoding === "string" ? contentEncoding.trim().toLowerCase() : "";
+  const inflated = inflatedEncodings.includes(encoding);
+  if (!inflated && encoding !== "" && encoding !== "identity") {
+    data.destroy();
+    throw new UnaskedEncoding(encoding);
+  }
   let stream: Readable = data;
   if (inflated) {
     const unzip = createUnzip({
@@ -181,10 +195,12 @@ export class PrometheusClient implements PrometheusQueryClient {
           try {
             response.data = await parseBody(response.data, response.headers["content-encoding"]);
           } catch (error) {
-            if (!isInflateError(error)) throw error;
+            if (!isInflateError(error) && !(error instanceof UnaskedEncoding)) throw error;
             // Read here, not thrown: the driver would report it as a network error.
             answer.read = new PrometheusQueryError(
-              `prometheus ${this.options.endpoint} sent a compressed body that does not inflate: ${error.message}`,
+              error instanceof UnaskedEncoding
+                ? `prometheus ${this.options.endpoint} sent a body encoded as ${JSON.stringify(error.encoding)}, which the client did not ask for (it asks for ${this.options.compression === "none" ? "identity" : "gzip"})`
+                : `prometheus ${this.options.endpoint} sent a compressed body that does not inflate: ${error.message}`,
               "malformed",
               { cause: error },
             );

@@ -121,6 +121,29 @@ describe("PrometheusClient", () => {
     );
   });
 
+  it("names an encoding it did not ask for instead of reading the bytes as text", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, Buffer.from([0x1b, 0x03, 0x00]), { "content-type": "application/json", "content-encoding": "br" });
+    await expect(client.instantQuery("x", at)).rejects.toMatchObject({
+      name: "PrometheusQueryError",
+      kind: "malformed",
+      message: `prometheus ${endpoint} sent a body encoded as "br", which the client did not ask for (it asks for gzip)`,
+    });
+  });
+
+  it("reads a body marked identity as it came", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      // A Buffer: nock reads a string body of an encoded reply as hex.
+      .reply(200, Buffer.from(JSON.stringify(vector([{ metric: { pod: "p-0" }, value: [at / 1000, "2"] }]))), {
+        "content-type": "application/json",
+        "content-encoding": "identity",
+      });
+    const r = await client.instantQuery("x", at);
+    expect(r.samples.map((s) => s.value)).toEqual([2]);
+  });
+
   it("reads labels as sent, without the metric name or a value that is not a string", async () => {
     nock(endpoint)
       .post("/api/v1/query")
