@@ -17,12 +17,13 @@ import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
-import { staleAfterSeconds } from "../src/core/signals/observe.js";
+import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import type { FileSdGroup } from "../src/sim/engines/index.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
+import { podsPerRole, roles, samplingInputs, tsdbShape } from "./engine-tsdb.js";
 import { wholeFlag } from "./flags.js";
+import { isFreshPod } from "./fresh-pod.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery } from "./prometheus-query.js";
 
@@ -32,7 +33,7 @@ if (process.argv.includes("--help")) {
 }
 const deployments = wholeFlag("deployments", 100);
 const passes = wholeFlag("passes", 10);
-const scrapeIntervalSeconds = 15;
+const scrapeIntervalSeconds = tsdbShape.scrapeIntervalSeconds;
 const stableWindowSeconds = 180;
 const panicWindowSeconds = 60;
 /** The stable window and two scrapes more, so every pod's windows are established at the last scrape. */
@@ -49,7 +50,7 @@ const fleet = spawn(
     "--deployments",
     String(deployments),
     "--pods",
-    "4",
+    String(podsPerRole),
   ],
   { stdio: ["pipe", "pipe", "inherit"] },
 );
@@ -76,15 +77,8 @@ try {
   await prometheus.setTargets([]);
   fleet.stdin.end();
   await sleep(2 * scrapeIntervalSeconds * 1000);
-  const scalers: ScalerSamplingInput[] = Array.from({ length: deployments }, (_, i) => ({
-    key: `team-${i % 10}/model-${i}`,
-    namespace: `team-${i % 10}`,
-    deployment: `model-${i}`,
-    roles: ["server", "prefill", "decode"],
-    stableWindowSeconds,
-    panicWindowSeconds,
-    intervalSeconds: scrapeIntervalSeconds,
-  }));
+  // The names the fleet's pods carry are the prepared TSDB's (`bench/sampling.ts --serve-fleet`).
+  const scalers = samplingInputs(deployments, { stableWindowSeconds, panicWindowSeconds });
   const source = new PrometheusSignalSource(
     new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }),
     {
@@ -100,8 +94,7 @@ try {
     for (const role of byRole.values())
       for (const pod of role.pods) {
         pods++;
-        const current = atMs / 1000 - pod.lastSampleUnixSeconds <= staleAfterSeconds(scrapeIntervalSeconds);
-        if (current && pod.windows.stable.established && pod.windows.panic.established) fresh++;
+        if (isFreshPod(pod, atMs / 1000, scrapeIntervalSeconds)) fresh++;
       }
   const idleFrom = await prometheusCpuSeconds();
   await sleep(10_000);
@@ -123,7 +116,7 @@ try {
   const perDeploymentMs = (seconds: number): string => ((1000 * seconds) / passes / deployments).toFixed(2);
   process.stdout.write(
     [
-      `Prometheus' head, ${deployments} deployments of 12 pods scraped every ${scrapeIntervalSeconds} s, targets dropped before the passes; ${passes} passes at the last scrape after a cold one`,
+      `Prometheus' head, ${deployments} deployments of ${roles.length * podsPerRole} pods scraped every ${scrapeIntervalSeconds} s, targets dropped before the passes; ${passes} passes at the last scrape after a cold one`,
       `cold pass: ${cold.queries} queries, ${fresh}/${pods} pods Fresh, ${cold.warnings.length} warnings`,
       `load average ${loadBefore.toFixed(1)}-${(loadavg()[0] ?? NaN).toFixed(1)}; idle Prometheus CPU ${(1000 * idlePerSecond).toFixed(1)} ms a second, subtracted`,
       `pass ${(wallSeconds / passes).toFixed(2)} s; samples touched per deployment per pass ${(touched / deployments).toFixed(0)}`,

@@ -37,7 +37,7 @@ import {
 import { EngineFleet, FleetServer, SyntheticWorkload, type FileSdGroup } from "../src/sim/engines/index.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
-import { staleAfterSeconds } from "../src/core/signals/observe.js";
+import { isFreshPod } from "./fresh-pod.js";
 import type { PodSample } from "../src/core/signals/types.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -461,13 +461,7 @@ async function measureSize(
           if (samples?.queryFailed) problems.push(`${s.key}/${role}: ${samples.queryFailed.reason}`);
           for (const pod of samples?.pods ?? []) {
             pods++;
-            const age = evaluationUnixMs / 1000 - pod.lastSampleUnixSeconds;
-            if (
-              age <= staleAfterSeconds(s.intervalSeconds) &&
-              pod.windows.stable.established &&
-              pod.windows.panic.established
-            )
-              fresh++;
+            if (isFreshPod(pod, evaluationUnixMs / 1000, s.intervalSeconds)) fresh++;
             const key = `${engineOf(i)}/${role}`;
             let seen = signatures.get(key);
             if (!seen) signatures.set(key, (seen = new Set()));

@@ -143,6 +143,11 @@ function isDriverError(err: unknown): err is DriverError {
 export class PrometheusClient implements PrometheusQueryClient {
   constructor(private readonly options: PrometheusClientOptions) {}
 
+  /** What the client asks Prometheus to send, and names when a body came in something else. */
+  private get acceptEncoding(): "identity" | "gzip" {
+    return this.options.compression === "none" ? "identity" : "gzip";
+  }
+
   async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
     const call = this.call();
     try {
@@ -186,7 +191,7 @@ export class PrometheusClient implements PrometheusQueryClient {
           config.responseType = "stream";
           // Inflated here, in larger pieces than the driver's (parseBody); gzip is all Prometheus sends.
           config.decompress = false;
-          config.headers.set("Accept-Encoding", this.options.compression === "none" ? "identity" : "gzip");
+          config.headers.set("Accept-Encoding", this.acceptEncoding);
           return config;
         },
       },
@@ -196,10 +201,10 @@ export class PrometheusClient implements PrometheusQueryClient {
             response.data = await parseBody(response.data, response.headers["content-encoding"]);
           } catch (error) {
             if (!isInflateError(error) && !(error instanceof UnaskedEncoding)) throw error;
-            // Read here, not thrown: the driver would report it as a network error.
+            // Read here, not thrown: thrown, the driver would report a body it could not read as a lost connection.
             answer.read = new PrometheusQueryError(
               error instanceof UnaskedEncoding
-                ? `prometheus ${this.options.endpoint} sent a body encoded as ${JSON.stringify(error.encoding)}, which the client did not ask for (it asks for ${this.options.compression === "none" ? "identity" : "gzip"})`
+                ? `prometheus ${this.options.endpoint} sent a body encoded as ${JSON.stringify(error.encoding)}, which the client did not ask for (it asks for ${this.acceptEncoding})`
                 : `prometheus ${this.options.endpoint} sent a compressed body that does not inflate: ${error.message}`,
               "malformed",
               { cause: error },
