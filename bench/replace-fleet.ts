@@ -32,6 +32,8 @@ const { values } = parseArgs({
     scaler: { type: "string", default: join(root, "docs", "examples", "simulate-scaler.yaml") },
     "user-max-replicas": { type: "string", default: "64" },
     oracles: { type: "string", default: "on" },
+    checked: { type: "string", default: "on" },
+    "panic-threshold": { type: "string" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -48,6 +50,13 @@ const scales = values.scales.split(",").map((text) => {
 if (values.oracles !== "on" && values.oracles !== "off")
   throw new Error(`--oracles: ${JSON.stringify(values.oracles)} is not one of on, off`);
 const withOracles = values.oracles === "on";
+if (values.checked !== "on" && values.checked !== "off")
+  throw new Error(`--checked: ${JSON.stringify(values.checked)} is not one of on, off`);
+const withChecked = values.checked === "on";
+/** A second panic threshold for the capped scaler, side by side with the file's (docs/quality.md, fifteenth run). */
+const panicThreshold = values["panic-threshold"];
+if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
+  throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -80,6 +89,16 @@ function withBounds(yamlText: string, bounds: { minReplicas?: number; maxReplica
   const doc = parseDocument(yamlText);
   if (bounds.minReplicas !== undefined) doc.setIn(["spec", "roles", 0, "minReplicas"], bounds.minReplicas);
   doc.setIn(["spec", "roles", 0, "maxReplicas"], bounds.maxReplicas);
+  return doc.toString();
+}
+
+/** The scaler file with TokenThroughput's panic threshold set (Predictive's fallback block where the file is Predictive). */
+function withPanicThreshold(yamlText: string, threshold: string): string {
+  const doc = parseDocument(yamlText);
+  const block = doc.hasIn(["spec", "algorithm", "predictive"])
+    ? ["spec", "algorithm", "predictive", "tokenThroughput"]
+    : ["spec", "algorithm", "tokenThroughput"];
+  doc.setIn([...block, "panicThreshold"], threshold);
   return doc.toString();
 }
 
@@ -140,9 +159,13 @@ const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"
 /** The slice check's verdict as the scaler file's header gives it. */
 const checkOutcome = (scaler: string): string =>
   /lowered, and still short, from/.test(scaler) ? "still short" : /lowered from/.test(scaler) ? "lowered" : "held";
+const panicColumns =
+  panicThreshold === undefined
+    ? ""
+    : ` calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h | × fleet |`;
 const lines = [
-  "| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet | slice-checked figure (outcome) | checked, maxReplicas n: SLO %, GPU-h | checked × fleet | oracle: SLO %, GPU-h | oracle × fleet | oracle at the fleet's SLO %: SLO %, GPU-h | × fleet |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  `| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet |${panicColumns} slice-checked figure (outcome) | checked, maxReplicas n: SLO %, GPU-h | checked × fleet | oracle: SLO %, GPU-h | oracle × fleet | oracle at the fleet's SLO %: SLO %, GPU-h | × fleet |`,
+  `| --- | --- | --- | --- | --- | --- |${panicThreshold === undefined ? "" : " --- | --- |"} --- | --- | --- | --- | --- | --- | --- |`,
 ];
 try {
   const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
@@ -171,27 +194,34 @@ try {
       if (!(error instanceof NoFigure)) throw error;
       // The docs' script stops here: the user keeps the fleet, which the row says with calibrate's reason.
       lines.push(
-        `| ${trace} × ${copies} | none: ${error.message.replace(/\|/g, "/")} | n=${fleet.n}: ${cell(fleet.run)} | | | | | | | | | | |`,
+        `| ${trace} × ${copies} | none: ${error.message.replace(/\|/g, "/")} | n=${fleet.n}: ${cell(fleet.run)} | | | |${panicThreshold === undefined ? "" : " | |"} | | | | | | |`,
       );
       process.stderr.write(`${lines.at(-1)}\n`);
       continue;
     }
     const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
-    const capped = replay(trace, copies, withBounds(calibrated, { maxReplicas: fleet.n }), fleet.n, "capped");
+    const cappedText = withBounds(calibrated, { maxReplicas: fleet.n });
+    const capped = replay(trace, copies, cappedText, fleet.n, "capped");
+    const cappedPanic =
+      panicThreshold === undefined
+        ? undefined
+        : replay(trace, copies, withPanicThreshold(cappedText, panicThreshold), fleet.n, "capped-panic");
     // The docs' steps: maxReplicas at the fleet's size before calibrating, so the check replays the slice from it.
     const cappedUserPath = join(work, "user-capped.yaml");
     writeFileSync(cappedUserPath, withBounds(userText, { maxReplicas: fleet.n }));
-    const checkedScaler = calibrate(cappedUserPath, "on");
-    const checked = replay(trace, copies, checkedScaler, fleet.n, "checked");
+    const checkedScaler = withChecked ? calibrate(cappedUserPath, "on") : undefined;
+    const checked = checkedScaler === undefined ? undefined : replay(trace, copies, checkedScaler, fleet.n, "checked");
     const oracle = withOracles ? oracleReplay(trace, copies) : undefined;
     // What the oracle saves while keeping the share the fleet keeps: the timing, not the fleet's spare attainment.
     const oracleAtFleet = withOracles ? oracleReplay(trace, copies, percentFloor(fleet.run)) : undefined;
     const perFleet = (r: Replay | undefined): string =>
       r === undefined ? "–" : (r.gpuHours / fleet.run.gpuHours).toFixed(3);
     lines.push(
-      `| ${trace} × ${copies} | ${figureOf(calibrated)} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} | ${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)}) | ${cell(checked)} | ${perFleet(checked)} | ${cell(oracle)} | ${perFleet(oracle)} | ${cell(oracleAtFleet)} | ${perFleet(oracleAtFleet)} |`,
+      `| ${trace} × ${copies} | ${figureOf(calibrated)} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} |${panicThreshold === undefined ? "" : ` ${cell(cappedPanic)} | ${perFleet(cappedPanic)} |`} ${checkedScaler === undefined ? "not run" : `${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)})`} | ${cell(checked)} | ${perFleet(checked)} | ${cell(oracle)} | ${perFleet(oracle)} | ${cell(oracleAtFleet)} | ${perFleet(oracleAtFleet)} |`,
     );
-    process.stderr.write(`${lines.at(-1)}\n  capped reasons: ${capped.notes}\n`);
+    process.stderr.write(
+      `${lines.at(-1)}\n  capped reasons: ${capped.notes}\n${cappedPanic === undefined ? "" : `  capped, panicThreshold ${panicThreshold}, reasons: ${cappedPanic.notes}\n`}`,
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
