@@ -15,6 +15,8 @@
  * for calibrate checking its figure on the training slice"); and the oracle on the same replay
  * (`simulate --oracle`, `--oracles off` leaves it out), at 99 % and at the fleet's own attainment: about
  * the most any scaler could save there, and how much of it is more than the fleet's spare attainment.
+ * `--checked off` leaves the slice check's column out; `--panic-threshold T` adds the capped scaler with
+ * that `panicThreshold` beside the file's (docs/quality.md, fifteenth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";

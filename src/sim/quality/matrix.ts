@@ -174,6 +174,9 @@ export function mdsVariants(
 }
 
 /** The label of a calibrated row: the algorithm at the figures `calibrate` gives on the training slice. */
+/** The variant whose panic window acts from calibrate's figure (`panicThreshold` 1; docs/quality.md, fifteenth run). */
+export const panicAtFigureVariant = "panic at the figure";
+
 export const calibratedLabel = (algorithm: AlgorithmType): string => `mds-scaler ${algorithm} (calibrated)`;
 
 /**
@@ -251,6 +254,22 @@ export function calibratedVariants(
       ...(algorithm === "TokenThroughput"
         ? [budgetedRow(options, base, figures.reading, initialReplicas, slo, capacity.prefillTokensPerSecond)]
         : []),
+      // Panic from calibrate's figure on (fifteenth calibrated run): TokenThroughput, and Predictive at its best row.
+      ...(algorithm === "TokenThroughput"
+        ? [row(defaultScaler({ ...options, panicThreshold: 1 }), panicAtFigureVariant)]
+        : noise !== undefined && brokeFrom !== undefined
+          ? [
+              row(
+                defaultScaler({
+                  ...options,
+                  measurementNoise: noise,
+                  forecastCapacityPerReplica: brokeFrom,
+                  panicThreshold: 1,
+                }),
+                `measured noise; capacity where targets broke; ${panicAtFigureVariant}`,
+              ),
+            ]
+          : []),
       ...(algorithm === "Predictive" && noise !== undefined && capped !== undefined
         ? [
             row(

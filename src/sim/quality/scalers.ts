@@ -70,6 +70,8 @@ export interface ScalerOptions {
   readonly measurementNoise?: number;
   /** `behavior.scaleDown.stabilizationWindowSeconds`; the specification's default (300) when absent. */
   readonly scaleDownStabilizationSeconds?: number;
+  /** The token algorithms' `panicThreshold`; the specification's default (2) when absent. */
+  readonly panicThreshold?: number;
 }
 
 /** A defaulted scaler spec for the simulated Server role `server`. */
@@ -86,6 +88,7 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
     ...(options.itlTargetMilliseconds === undefined
       ? {}
       : { itlTargetMilliseconds: String(options.itlTargetMilliseconds) }),
+    ...(options.panicThreshold === undefined ? {} : { panicThreshold: String(options.panicThreshold) }),
   };
   const algorithm =
     options.algorithm === "Proportional"
