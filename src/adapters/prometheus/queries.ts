@@ -113,20 +113,6 @@ export interface QueryContext {
   readonly separator: MetricNameSeparator;
   /** Matchers every selector carries besides the scaler's own labels (`--prometheus-matchers`); none when absent. */
   readonly matchers?: readonly LabelMatcher[];
-  /**
-   * How the per-pod counter and histogram count/sum parts are grouped: `labelled` (namespace, pod,
-   * deployment and role; the `unions` plan) or `bare` (namespace and pod alone; `parts` and `roles`),
-   * their deployment and role read from the pod's labelled series of the same pass (`podSeriesOf`).
-   */
-  readonly podSeries?: PodSeries;
-}
-
-/** docs/prometheus-signals.md, "Per-pod series without the deployment and role labels". */
-export type PodSeries = "labelled" | "bare";
-
-/** How a plan groups its per-pod counter and count/sum parts: `unions` keeps the labels, as it always asked. */
-export function podSeriesOf(plan: QueryPlan): PodSeries {
-  return plan === "unions" ? "labelled" : "bare";
 }
 
 function tagWindow(expr: string, windowSeconds: number): string {
@@ -179,16 +165,10 @@ class Builder {
   readonly group: string;
   /** A role's series summed over its pods. */
   readonly roleGroup: string;
-  /**
-   * A pod's counters and histogram counts and sums: `group`, or its namespace and pod alone
-   * (`podSeries: "bare"`), which answers each series with two labels fewer.
-   */
-  readonly podGroup: string;
   constructor(private readonly ctx: QueryContext) {
     const l = ctx.labels;
     this.group = `${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role}`;
     this.roleGroup = `${l.namespace}, ${l.deployment}, ${l.role}`;
-    this.podGroup = ctx.podSeries === "bare" ? `${l.namespace}, ${l.pod}` : this.group;
   }
 
   name(engine: "vllm" | "sglang", metric: string): string {
@@ -282,9 +262,7 @@ export function gaugesParts(ctx: QueryContext, sel: TargetSelection): Part[] {
 /** Counter rates, resets and sample counts for every window. */
 export function countersParts(ctx: QueryContext, windows: readonly WindowSelection[]): Part[] {
   const b = new Builder(ctx);
-  const g = b.podGroup;
-  // The scrape counts keep every label: they name each pod's deployment and role for its bare series.
-  const labelled = b.group;
+  const g = b.group;
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const range = `[${w}s]`;
@@ -324,10 +302,10 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       // Scrapes seen in the window, counted on a gauge that every engine process exposes.
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
-        part(`min by (${labelled}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
+        part(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
         // Scrape targets seen in the window: more than one means the pod was recreated inside it.
         part(
-          `count by (${labelled}) (count by (${labelled}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
+          `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
           `${engine}/instances`,
           w,
         ),
@@ -403,7 +381,6 @@ export function histogramParts(
 ): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
-  const pg = b.podGroup;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
   const perRole = bucketsBy === "role";
   const parts: Part[] = [];
@@ -412,24 +389,23 @@ export function histogramParts(
     for (const engine of ["vllm", "sglang"] as const) {
       const inc = (name: string, suffix: string, by: string, of = sel): string =>
         `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, of)}[${w}s]))`;
-      // `on` the pod's own group: the per-pod fallback between names is chosen per pod.
-      const delta = (suffix: string, by: string, on: string, of = sel): string =>
+      const delta = (suffix: string, by: string, of = sel): string =>
         names.length === 1
           ? inc(histogram, suffix, by, of)
           : firstPresent(
-              on,
+              g,
               names.map((metric) => ({ metric, expr: inc(metric, suffix, by, of) })),
             );
       if (bucketSel !== undefined) {
         // A plain sum is summed by role directly; the per-pod fallback between names is chosen per pod first.
         const buckets = !perRole
-          ? delta("_bucket", `${g}, le`, g, bucketSel)
+          ? delta("_bucket", `${g}, le`, bucketSel)
           : names.length === 1
             ? inc(histogram, "_bucket", `${b.roleGroup}, le`, bucketSel)
-            : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`, g, bucketSel)})`;
+            : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`, bucketSel)})`;
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
-      parts.push(part(delta("_count", pg, pg), `${engine}/count`, w), part(delta("_sum", pg, pg), `${engine}/sum`, w));
+      parts.push(part(delta("_count", g), `${engine}/count`, w), part(delta("_sum", g), `${engine}/sum`, w));
     }
     if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, perRole, bucketSel));
   }
@@ -450,7 +426,6 @@ function queueTimeParts(
   bucketSel: TargetSelection | undefined,
 ): Part[] {
   const g = b.group;
-  const pg = b.podGroup;
   const range = `[${w}s]`;
   const vllm = (suffix: string, by: string, of = sel): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
@@ -468,11 +443,11 @@ function queueTimeParts(
   ];
   return [
     ...(bucketSel === undefined ? [] : bucket("vllm", bucketSel)),
-    part(vllm("_count", pg), "vllm/queue/count", w),
-    part(vllm("_sum", pg), "vllm/queue/sum", w),
+    part(vllm("_count", g), "vllm/queue/count", w),
+    part(vllm("_sum", g), "vllm/queue/sum", w),
     ...(bucketSel === undefined ? [] : bucket("sglang", bucketSel)),
-    part(sglang("_count", [], pg), "sglang/queue/count", w),
-    part(sglang("_sum", [], pg), "sglang/queue/sum", w),
+    part(sglang("_count", []), "sglang/queue/count", w),
+    part(sglang("_sum", []), "sglang/queue/sum", w),
   ];
 }
 

@@ -37,7 +37,6 @@ import {
   firstUseCounters,
   instanceLabel,
   queryNames,
-  podSeriesOf,
   samplingParts,
   seriesLabel,
   signalLabel,
@@ -349,12 +348,7 @@ export class PrometheusSignalSource {
         .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
     };
     return build(
-      {
-        labels: this.config.labels,
-        separator: this.config.metricNameSeparator,
-        matchers: this.config.matchers ?? [],
-        podSeries: podSeriesOf(this.plan),
-      },
+      { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
       selection(scalers),
       windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
       windowsOf((s) => [s.panicWindowSeconds]),
@@ -374,19 +368,23 @@ export class PrometheusSignalSource {
   ): void {
     const l = this.config.labels;
     const tags = new Tags();
-    const pods = podDirectory(l, answers);
     for (const answer of answers) {
       // A `parts` query names its signal (and its window when it holds one); a union's parts carry them as tags.
       const signal = answer.query.signal;
       const queryTag = signal === undefined ? undefined : tags.of(signal);
       for (const s of answer.result.samples) {
-        const owner = ownerOf(l, pods, s);
-        if (only !== undefined && !only(owner ?? "", answer.query.windowSeconds ?? Number(s.labels[windowLabel])))
+        if (
+          only !== undefined &&
+          !only(
+            roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role]),
+            answer.query.windowSeconds ?? Number(s.labels[windowLabel]),
+          )
+        )
           continue;
         // NaN and ±Inf are unknown, never a reading.
         if (!Number.isFinite(s.value)) continue;
         const tag = signal === undefined ? tags.of(s.labels[signalLabel]) : queryTag;
-        if (tag !== undefined) readSample(acc, l, answer, s, tag, owner);
+        if (tag !== undefined) readSample(acc, l, answer, s, tag);
       }
     }
   }
@@ -592,42 +590,6 @@ class Tags {
   }
 }
 
-/**
- * Each pod's deployment and role (`roleKey`), from the series of these answers that carry all four labels (the
- * gauges, the scrape counts, the per-pod buckets), keyed by namespace and pod: what a bare series (namespace and
- * pod alone, `podSeries: "bare"`) belongs to. A pod named under two roles in one pass (a name reused inside the
- * window) is ambiguous, `null`: its bare series count for neither role, so its windows are not established.
- */
-function podDirectory(l: PrometheusLabelNames, answers: readonly UsableAnswer[]): Map<string, string | null> {
-  const out = new Map<string, string | null>();
-  for (const answer of answers) {
-    if (answer.query.perRole === true) continue;
-    for (const s of answer.result.samples) {
-      const { [l.namespace]: namespace, [l.pod]: pod, [l.deployment]: deployment, [l.role]: role } = s.labels;
-      if (!namespace || !pod || !deployment || !role) continue;
-      const key = `${namespace}\u0000${pod}`;
-      const owner = roleKey(namespace, deployment, role);
-      const known = out.get(key);
-      if (known === undefined) out.set(key, owner);
-      else if (known !== owner) out.set(key, null);
-    }
-  }
-  return out;
-}
-
-/** The role (`roleKey`) a series belongs to: its own labels, or for a bare per-pod series its pod's (`podDirectory`). */
-function ownerOf(
-  l: PrometheusLabelNames,
-  pods: ReadonlyMap<string, string | null>,
-  s: VectorSample,
-): string | undefined {
-  const { [l.namespace]: namespace, [l.pod]: pod, [l.deployment]: deployment, [l.role]: role } = s.labels;
-  if (!namespace) return undefined;
-  if (deployment && role) return roleKey(namespace, deployment, role);
-  if (deployment || role || !pod) return undefined;
-  return pods.get(`${namespace}\u0000${pod}`) ?? undefined;
-}
-
 /** Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window. */
 function readSample(
   pass: PassAcc,
@@ -635,11 +597,9 @@ function readSample(
   answer: UsableAnswer,
   s: VectorSample,
   tag: Tag,
-  owner: string | undefined,
 ): void {
   if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, s, tag);
-  if (owner === undefined) return;
-  const acc = podOf(pass.pods, labels, s, owner);
+  const acc = podOf(pass.pods, labels, s);
   if (!acc) return;
   const family = answer.query.family;
   if (family === "gauges") return readGauge(targetOf(acc, s), s, tag, answer.use);
@@ -672,17 +632,15 @@ function readRoleBuckets(
   buckets.set(le, (buckets.get(le) ?? 0) + s.value);
 }
 
-/** The pod of a per-pod series, under its role (`owner`, a `roleKey`). */
-function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample, owner: string): PodAcc | undefined {
+function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
+  const namespace = s.labels[l.namespace];
+  const deployment = s.labels[l.deployment];
+  const role = s.labels[l.role];
   const pod = s.labels[l.pod];
-  if (!pod) return undefined;
-  const key = `${owner}\u0000${pod}`;
+  if (!namespace || !deployment || !role || !pod) return undefined;
+  const key = `${roleKey(namespace, deployment, role)}\u0000${pod}`;
   let acc = pods.get(key);
-  if (!acc) {
-    const [namespace, deployment, role] = owner.split("\u0000");
-    if (!namespace || !deployment || !role) return undefined;
-    pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
-  }
+  if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
   return acc;
 }
 

@@ -108,9 +108,7 @@ describe("configuration", () => {
     expect(q.gauges).toContain("sglang_num_running_reqs{");
     expect(q.gauges).not.toContain("vllm:");
     expect(q.gauges).toContain('md=~"md-1"');
-    // The scrape counts name each pod's deployment and role; its rates (bare under the default plan) need not.
-    expect(q.counters).toContain("min by (ns, pod_name, md, workload_role) (count_over_time(");
-    expect(q.counters).toContain("sum by (ns, pod_name) (rate(vllm_prompt_tokens_total{");
+    expect(q.counters).toContain("sum by (ns, pod_name, md, workload_role)");
   });
 });
 
