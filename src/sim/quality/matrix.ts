@@ -173,10 +173,13 @@ export function mdsVariants(
   return out;
 }
 
-/** The label of a calibrated row: the algorithm at the figures `calibrate` gives on the training slice. */
-/** The variant whose panic window acts from calibrate's figure (`panicThreshold` 1; docs/quality.md, fifteenth run). */
+/**
+ * The variant whose panic window acts from calibrate's figure on (`panicThreshold` 1): measured beside the
+ * default threshold in docs/quality.md's fifteenth run, and not kept.
+ */
 export const panicAtFigureVariant = "panic at the figure";
 
+/** The label of a calibrated row: the algorithm at the figures `calibrate` gives on the training slice. */
 export const calibratedLabel = (algorithm: AlgorithmType): string => `mds-scaler ${algorithm} (calibrated)`;
 
 /**
@@ -254,7 +257,7 @@ export function calibratedVariants(
       ...(algorithm === "TokenThroughput"
         ? [budgetedRow(options, base, figures.reading, initialReplicas, slo, capacity.prefillTokensPerSecond)]
         : []),
-      // Panic from calibrate's figure on (fifteenth calibrated run): TokenThroughput, and Predictive at its best row.
+      // Panic from calibrate's figure on (fifteenth calibrated run): TokenThroughput, and Predictive beside its best row.
       ...(algorithm === "TokenThroughput"
         ? [row(defaultScaler({ ...options, panicThreshold: 1 }), panicAtFigureVariant)]
         : noise !== undefined && brokeFrom !== undefined
