@@ -161,14 +161,27 @@ const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"
 /** The slice check's verdict as the scaler file's header gives it. */
 const checkOutcome = (scaler: string): string =>
   /lowered, and still short, from/.test(scaler) ? "still short" : /lowered from/.test(scaler) ? "lowered" : "held";
-const panicColumns =
-  panicThreshold === undefined
-    ? ""
-    : ` calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h | × fleet |`;
-const lines = [
-  `| trace, scale | calibrate's figure | replaced fleet n: SLO %, GPU-h | calibrated: SLO %, GPU-h | calibrated, maxReplicas n: SLO %, GPU-h | capped × fleet |${panicColumns} slice-checked figure (outcome) | checked, maxReplicas n: SLO %, GPU-h | checked × fleet | oracle: SLO %, GPU-h | oracle × fleet | oracle at the fleet's SLO %: SLO %, GPU-h | × fleet |`,
-  `| --- | --- | --- | --- | --- | --- |${panicThreshold === undefined ? "" : " --- | --- |"} --- | --- | --- | --- | --- | --- | --- |`,
+/** A markdown table row of these cells. */
+const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+/** The panic-threshold column pair, present only with `--panic-threshold`. */
+const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
+const header = [
+  "trace, scale",
+  "calibrate's figure",
+  "replaced fleet n: SLO %, GPU-h",
+  "calibrated: SLO %, GPU-h",
+  "calibrated, maxReplicas n: SLO %, GPU-h",
+  "capped × fleet",
+  ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
+  "slice-checked figure (outcome)",
+  "checked, maxReplicas n: SLO %, GPU-h",
+  "checked × fleet",
+  "oracle: SLO %, GPU-h",
+  "oracle × fleet",
+  "oracle at the fleet's SLO %: SLO %, GPU-h",
+  "× fleet",
 ];
+const lines = [tableRow(header), tableRow(header.map(() => "---"))];
 try {
   const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
   const userPath = join(work, "user.yaml");
@@ -195,9 +208,12 @@ try {
     } catch (error) {
       if (!(error instanceof NoFigure)) throw error;
       // The docs' script stops here: the user keeps the fleet, which the row says with calibrate's reason.
-      lines.push(
-        `| ${trace} × ${copies} | none: ${error.message.replace(/\|/g, "/")} | n=${fleet.n}: ${cell(fleet.run)} | | | |${panicThreshold === undefined ? "" : " | |"} | | | | | | |`,
-      );
+      const known = [
+        `${trace} × ${copies}`,
+        `none: ${error.message.replace(/\|/g, "/")}`,
+        `n=${fleet.n}: ${cell(fleet.run)}`,
+      ];
+      lines.push(tableRow([...known, ...header.slice(known.length).map(() => "")]));
       process.stderr.write(`${lines.at(-1)}\n`);
       continue;
     }
@@ -219,7 +235,22 @@ try {
     const perFleet = (r: Replay | undefined): string =>
       r === undefined ? "–" : (r.gpuHours / fleet.run.gpuHours).toFixed(3);
     lines.push(
-      `| ${trace} × ${copies} | ${figureOf(calibrated)} | n=${fleet.n}: ${cell(fleet.run)} | ${cell(asWritten)} | ${cell(capped)} | ${perFleet(capped)} |${panicThreshold === undefined ? "" : ` ${cell(cappedPanic)} | ${perFleet(cappedPanic)} |`} ${checkedScaler === undefined ? "not run" : `${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)})`} | ${cell(checked)} | ${perFleet(checked)} | ${cell(oracle)} | ${perFleet(oracle)} | ${cell(oracleAtFleet)} | ${perFleet(oracleAtFleet)} |`,
+      tableRow([
+        `${trace} × ${copies}`,
+        figureOf(calibrated),
+        `n=${fleet.n}: ${cell(fleet.run)}`,
+        cell(asWritten),
+        cell(capped),
+        perFleet(capped),
+        ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
+        checkedScaler === undefined ? "not run" : `${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)})`,
+        cell(checked),
+        perFleet(checked),
+        cell(oracle),
+        perFleet(oracle),
+        cell(oracleAtFleet),
+        perFleet(oracleAtFleet),
+      ]),
     );
     process.stderr.write(
       `${lines.at(-1)}\n  capped reasons: ${capped.notes}\n${cappedPanic === undefined ? "" : `  capped, panicThreshold ${panicThreshold}, reasons: ${cappedPanic.notes}\n`}`,

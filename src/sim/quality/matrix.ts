@@ -17,7 +17,13 @@ import { defaultLatencyGuardReading, type LatencyGuardReading } from "../../core
 import type { Policy } from "./policy.js";
 import { defaultSlo, runPolicy, type Attainment, type RunOptions, type RunResult, type SloTargets } from "./run.js";
 import { errorBudget, twelfthRunBudget } from "./policies/error-budget.js";
-import { defaultScaler, replicaFigures, targetUtilisation, type ReplicaFigures } from "./scalers.js";
+import {
+  defaultScaler,
+  replicaFigures,
+  targetUtilisation,
+  type ReplicaFigures,
+  type ScalerOptions,
+} from "./scalers.js";
 import type { Trace } from "./traces.js";
 import {
   calibrateOnTraining,
@@ -226,6 +232,9 @@ export function calibratedVariants(
     const capped =
       figures.trainingFleetReplicas === undefined ? undefined : Math.min(maxReplicas, figures.trainingFleetReplicas);
     const cappedVariant = "capped at the training fleet";
+    const predictiveBest = algorithm === "Predictive" ? predictiveBestOf(options, noise, brokeFrom) : undefined;
+    // The row the fifteenth run's panic threshold is tried on: TokenThroughput as calibrated, Predictive's best.
+    const panicBase = algorithm === "TokenThroughput" ? { options, variant: undefined } : predictiveBest;
     return [
       row(defaultScaler(options)),
       // A shorter scale-down window (docs/quality.md, third calibrated run).
@@ -242,14 +251,7 @@ export function calibratedVariants(
         ? [row(defaultScaler({ ...options, measurementNoise: noise }), "measured noise")]
         : []),
       // Predictive with both: the measured noise and calibrate's capacity (eighth calibrated run).
-      ...(algorithm === "Predictive" && noise !== undefined && brokeFrom !== undefined
-        ? [
-            row(
-              defaultScaler({ ...options, measurementNoise: noise, forecastCapacityPerReplica: brokeFrom }),
-              "measured noise; capacity where targets broke",
-            ),
-          ]
-        : []),
+      ...(predictiveBest === undefined ? [] : [row(defaultScaler(predictiveBest.options), predictiveBest.variant)]),
       ...(algorithm === "TokenThroughput" && capped !== undefined
         ? [row(defaultScaler({ ...options, maxReplicas: capped }), cappedVariant)]
         : []),
@@ -257,22 +259,15 @@ export function calibratedVariants(
       ...(algorithm === "TokenThroughput"
         ? [budgetedRow(options, base, figures.reading, initialReplicas, slo, capacity.prefillTokensPerSecond)]
         : []),
-      // Panic from calibrate's figure on (fifteenth calibrated run): TokenThroughput, and Predictive beside its best row.
-      ...(algorithm === "TokenThroughput"
-        ? [row(defaultScaler({ ...options, panicThreshold: 1 }), panicAtFigureVariant)]
-        : noise !== undefined && brokeFrom !== undefined
-          ? [
-              row(
-                defaultScaler({
-                  ...options,
-                  measurementNoise: noise,
-                  forecastCapacityPerReplica: brokeFrom,
-                  panicThreshold: 1,
-                }),
-                `measured noise; capacity where targets broke; ${panicAtFigureVariant}`,
-              ),
-            ]
-          : []),
+      // Panic from calibrate's figure on (fifteenth calibrated run).
+      ...(panicBase === undefined
+        ? []
+        : [
+            row(
+              defaultScaler({ ...panicBase.options, panicThreshold: 1 }),
+              panicBase.variant === undefined ? panicAtFigureVariant : `${panicBase.variant}; ${panicAtFigureVariant}`,
+            ),
+          ]),
       ...(algorithm === "Predictive" && noise !== undefined && capped !== undefined
         ? [
             row(
@@ -283,6 +278,22 @@ export function calibratedVariants(
         : []),
     ];
   });
+}
+
+/**
+ * Predictive's best row since the eighth calibrated run: the demand noise calibrate measured and its capacity
+ * where the targets broke; none unless calibrate measured both.
+ */
+function predictiveBestOf(
+  options: ScalerOptions,
+  noise: number | undefined,
+  brokeFrom: number | undefined,
+): { readonly options: ScalerOptions; readonly variant: string } | undefined {
+  if (noise === undefined || brokeFrom === undefined) return undefined;
+  return {
+    options: { ...options, measurementNoise: noise, forecastCapacityPerReplica: brokeFrom },
+    variant: "measured noise; capacity where targets broke",
+  };
 }
 
 /**
