@@ -16,7 +16,9 @@
  * (`simulate --oracle`, `--oracles off` leaves it out), at 99 % and at the fleet's own attainment: about
  * the most any scaler could save there, and how much of it is more than the fleet's spare attainment.
  * `--checked off` leaves the slice check's column out; `--panic-threshold T` adds the capped scaler with
- * that `panicThreshold` beside the file's (docs/quality.md, fifteenth run).
+ * that `panicThreshold` beside the file's (docs/quality.md, fifteenth run). `--filled on` adds the figure of a
+ * load test that also served the fleets it stepped over (`calibrate --load-test-fill on`), as written and capped
+ * (docs/quality.md, sixteenth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     oracles: { type: "string", default: "on" },
     checked: { type: "string", default: "on" },
     "panic-threshold": { type: "string" },
+    filled: { type: "string", default: "off" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -59,6 +62,9 @@ const withChecked = values.checked === "on";
 const panicThreshold = values["panic-threshold"];
 if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
   throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
+if (values.filled !== "on" && values.filled !== "off")
+  throw new Error(`--filled: ${JSON.stringify(values.filled)} is not one of on, off`);
+const withFilled = values.filled === "on";
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -155,6 +161,27 @@ function smallestStatic(trace: string, copies: number, userText: string): { n: n
   return { n, run };
 }
 
+/** The filled load test's scaler replayed as written and capped at `n`; undefined when it gave no figure. */
+function filledReplays(
+  calibrateFilled: () => string,
+  trace: string,
+  copies: number,
+  n: number,
+): { scaler: string; asWritten: Replay; capped: Replay } | undefined {
+  let scaler: string;
+  try {
+    scaler = calibrateFilled();
+  } catch (error) {
+    if (error instanceof NoFigure) return undefined;
+    throw error;
+  }
+  return {
+    scaler,
+    asWritten: replay(trace, copies, scaler, n, "filled"),
+    capped: replay(trace, copies, withBounds(scaler, { maxReplicas: n }), n, "filled-capped"),
+  };
+}
+
 const cell = (r: Replay | undefined): string =>
   r === undefined ? "not run" : `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
 const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"]+)"/.exec(scaler)?.[1] ?? "?";
@@ -165,6 +192,8 @@ const checkOutcome = (scaler: string): string =>
 const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
 /** The panic-threshold column pair, present only with `--panic-threshold`. */
 const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
+/** The filled load test's columns, present only with `--filled on`. */
+const filledCells = (cells: readonly string[]): string[] => (withFilled ? [...cells] : []);
 const header = [
   "trace, scale",
   "calibrate's figure",
@@ -173,6 +202,12 @@ const header = [
   "calibrated, maxReplicas n: SLO %, GPU-h",
   "capped × fleet",
   ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
+  ...filledCells([
+    "filled load test's figure",
+    "filled: SLO %, GPU-h",
+    "filled, maxReplicas n: SLO %, GPU-h",
+    "filled capped × fleet",
+  ]),
   "slice-checked figure (outcome)",
   "checked, maxReplicas n: SLO %, GPU-h",
   "checked × fleet",
@@ -187,7 +222,7 @@ try {
   const userPath = join(work, "user.yaml");
   writeFileSync(userPath, userText);
   for (const { trace, copies } of scales) {
-    const calibrate = (scalerPath: string, check: "on" | "off"): string =>
+    const calibrate = (scalerPath: string, check: "on" | "off", fill: "on" | "off" = "off"): string =>
       cli([
         "calibrate",
         "--trace",
@@ -200,6 +235,8 @@ try {
         "scaler",
         "--slice-check",
         check,
+        "--load-test-fill",
+        fill,
       ]);
     const fleet = smallestStatic(trace, copies, userText);
     let calibrated: string;
@@ -224,6 +261,9 @@ try {
       panicThreshold === undefined
         ? undefined
         : replay(trace, copies, withPanicThreshold(cappedText, panicThreshold), fleet.n, "capped-panic");
+    const filled = withFilled
+      ? filledReplays(() => calibrate(userPath, "off", "on"), trace, copies, fleet.n)
+      : undefined;
     // The docs' steps: maxReplicas at the fleet's size before calibrating, so the check replays the slice from it.
     const cappedUserPath = join(work, "user-capped.yaml");
     writeFileSync(cappedUserPath, withBounds(userText, { maxReplicas: fleet.n }));
@@ -243,6 +283,11 @@ try {
         cell(capped),
         perFleet(capped),
         ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
+        ...filledCells(
+          filled === undefined
+            ? ["none", "", "", ""]
+            : [figureOf(filled.scaler), cell(filled.asWritten), cell(filled.capped), perFleet(filled.capped)],
+        ),
         checkedScaler === undefined ? "not run" : `${figureOf(checkedScaler)} (${checkOutcome(checkedScaler)})`,
         cell(checked),
         perFleet(checked),

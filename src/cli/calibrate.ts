@@ -65,6 +65,12 @@ const ownFlags: readonly CommandFlag[] = [
   { flag: "--copies", value: "K", default: "1", help: "with --trace: overlay K copies of the trace, as simulate does" },
   { flag: "--speedup", value: "N", default: "1", help: "with --trace: replay N times faster, as simulate does" },
   {
+    flag: "--load-test-fill",
+    value: "on|off",
+    default: "off",
+    help: "with --trace: once the targets break, also serve the fleets the last step passed over (at most 3, evenly spaced), so the bands between the figure and the break are judged on their own minutes",
+  },
+  {
     flag: "--slice-check",
     value: "on|off",
     default: "off",
@@ -179,6 +185,9 @@ function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReadin
   const check = (values["slice-check"] as string | undefined) ?? "off";
   if (check !== "on" && check !== "off")
     throw new UsageError(`--slice-check: ${JSON.stringify(check)} is not one of on, off`);
+  const fill = (values["load-test-fill"] as string | undefined) ?? "off";
+  if (fill !== "on" && fill !== "off")
+    throw new UsageError(`--load-test-fill: ${JSON.stringify(fill)} is not one of on, off`);
   const slice = {
     durationSeconds: positiveFlag(values, "duration", false) ?? 900,
     copies: positiveFlag(values, "copies", true) ?? 1,
@@ -195,6 +204,7 @@ function fromLoadTest(values: FlagValues, io: CliIo, reading: LatencyGuardReadin
     spec,
     reading,
     seed: 1,
+    fill: fill === "on",
   });
   const answer = { result: calibrate(test.source, spec, test.roles, [], reading), document, spec };
   return check === "on" ? checkedOnSlice(answer, test, reading) : answer;

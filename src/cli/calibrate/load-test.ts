@@ -28,6 +28,8 @@ export interface LoadTestInput {
   readonly spec: ScalerSpec;
   readonly reading: LatencyGuardReading;
   readonly seed: number;
+  /** `--load-test-fill`: serve the fleets the last step passed over once there is an answer. */
+  readonly fill: boolean;
 }
 
 export interface LoadTestMinutes {
@@ -57,7 +59,7 @@ export function minutesFromLoadTest(input: LoadTestInput): LoadTestMinutes {
   const options = fleetOptions(input.fleet);
   const capacity = replicaCapacity(options);
   const runOptions: RunOptions = { seed: input.seed, fleet: { ...options, capacity } };
-  const test = runLoadTest(slice, capacity, runOptions, latencyTargetsOf(input.spec), input.reading);
+  const test = runLoadTest(slice, capacity, runOptions, latencyTargetsOf(input.spec), input.reading, input.fill);
   return {
     // How the file was read (its format, spreads) tells a user their trace was understood.
     source: `a load test in the simulator on ${slice.name}: static fleets of ${test.loadTestReplicas.join(", ")} replicas${loaded.notes.length > 0 ? ` (the trace: ${loaded.notes.join("; ")})` : ""}`,

@@ -203,18 +203,9 @@ export function calibratedVariants(
   slo: SloTargets = defaultSlo,
 ): Policy[] {
   const { maxReplicas } = figures;
-  const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
-  if (tokensPerSecondPerReplica === undefined) return [];
   return (["TokenThroughput", "Predictive"] as const).flatMap((algorithm) => {
-    const options = {
-      algorithm,
-      // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
-      figures: replicaFigures(trace, capacity),
-      maxReplicas,
-      tokensPerSecondPerReplica,
-      ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
-      itlTargetMilliseconds: figures.itlTargetMilliseconds,
-    };
+    const options = calibratedOptions(figures, trace, capacity, algorithm);
+    if (options === undefined) return [];
     const base = labelled
       ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
       : calibratedLabel(algorithm);
@@ -278,6 +269,63 @@ export function calibratedVariants(
         : []),
     ];
   });
+}
+
+/** A token algorithm's options at the calibrated figures and the SLO's targets; none without a figure. */
+function calibratedOptions(
+  figures: CalibratedFigures,
+  trace: Trace,
+  capacity: EngineCapacity,
+  algorithm: "TokenThroughput" | "Predictive",
+): (ScalerOptions & { readonly tokensPerSecondPerReplica: number }) | undefined {
+  const tokensPerSecondPerReplica = figures.tokensPerSecondPerReplica;
+  if (tokensPerSecondPerReplica === undefined) return undefined;
+  return {
+    algorithm,
+    // Only Proportional's queue depth reads these; the token algorithms get the calibrated figure.
+    figures: replicaFigures(trace, capacity),
+    maxReplicas: figures.maxReplicas,
+    tokensPerSecondPerReplica,
+    ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
+    itlTargetMilliseconds: figures.itlTargetMilliseconds,
+  };
+}
+
+/** The sixteenth calibrated run's variant: figures from a load test that also served the fleets it stepped over. */
+export const loadTestFilledVariant = "load test filled";
+
+/**
+ * TokenThroughput as calibrated and Predictive's best row, at the figures of a load test that filled the fleets
+ * it stepped over (`runLoadTest`'s `fill`): docs/quality.md's sixteenth run, beside the rows at today's figures.
+ */
+export function filledVariants(
+  filled: CalibratedFigures,
+  trace: Trace,
+  capacity: EngineCapacity,
+  initialReplicas: number,
+  labelled = false,
+): Policy[] {
+  const label = (algorithm: AlgorithmType, variant?: string): string =>
+    (labelled
+      ? calibratedLabel(algorithm).replace(/\)$/, `; ${filled.reading} guard)`)
+      : calibratedLabel(algorithm)
+    ).replace(/\)$/, `; ${variant === undefined ? "" : `${variant}; `}${loadTestFilledVariant})`);
+  const tt = calibratedOptions(filled, trace, capacity, "TokenThroughput");
+  const predictive = calibratedOptions(filled, trace, capacity, "Predictive");
+  const best =
+    predictive === undefined
+      ? undefined
+      : predictiveBestOf(
+          predictive,
+          filled.calibration.demandNoise?.varianceTokensPerSecondSquared,
+          filled.capacityTokensPerSecondPerReplica,
+        );
+  const row = (options: ScalerOptions, name: string): Policy =>
+    mdsPolicy({ spec: defaultScaler(options), initialReplicas, label: name, latencyGuardReading: filled.reading });
+  return [
+    ...(tt === undefined ? [] : [row(tt, label("TokenThroughput"))]),
+    ...(best === undefined ? [] : [row(best.options, label("Predictive", best.variant))]),
+  ];
 }
 
 /**
@@ -382,6 +430,12 @@ function runScalerRows(
       runOptions.slo,
     ))
       run(policy);
+  // The sixteenth run: the same training slice, the load test filling the fleets it stepped over.
+  for (const c of calibrated ?? []) {
+    const filled = calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true);
+    for (const policy of filledVariants(filled, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
+      run(policy);
+  }
   return calibrated;
 }
 

@@ -50,6 +50,24 @@ export const loadTestStep = 2 / 3;
  */
 export const loadTestGrowths = 4;
 
+/**
+ * Once the load test has an answer, the fleets between its last two sizes that it stepped over (at most this
+ * many, evenly spaced) when `fill` is asked: a step of a third leaves a gap in load per replica where the
+ * figure's band and the one that broke are decided by a few minutes or none (docs/quality.md, sixteenth run).
+ */
+export const loadTestFillFleets = 3;
+
+/** The fleets strictly between `a` and `b` replicas, at most `loadTestFillFleets`, evenly spaced, largest first. */
+export function fillFleets(a: number, b: number): number[] {
+  const [low, high] = a < b ? [a, b] : [b, a];
+  const sizes = new Set<number>();
+  for (let k = loadTestFillFleets; k >= 1; k--) {
+    const n = Math.round(low + ((high - low) * k) / (loadTestFillFleets + 1));
+    if (n > low && n < high) sizes.add(n);
+  }
+  return [...sizes];
+}
+
 /** The `maxReplicas` the benchmark writes for a trace whose peak 60 s fluid need is `peakNeed` replicas: ample, never tuned. */
 export function userMaxReplicas(peakNeed: number): number {
   return Math.min(1024, Math.ceil(8 * peakNeed) + 4);
@@ -135,6 +153,7 @@ export interface LoadTest {
  * first whose pooled minutes give calibrate an answer other than "not enough evidence", or at one replica.
  * Where the first fleets' pooled minutes say "targets never held", larger fleets first (`loadTestGrowths`):
  * a load test that found no load kept within targets has not yet found where the targets break.
+ * With `fill`, once calibrated, the fleets it stepped over between its last two are served too and pooled.
  */
 export function runLoadTest(
   slice: Trace,
@@ -142,13 +161,13 @@ export function runLoadTest(
   runOptions: RunOptions,
   targets: LatencyTargets,
   reading: LatencyGuardReading,
+  /** Run the fleets stepped over between the last two sizes once there is an answer (`fillFleets`). */
+  fill = false,
 ): LoadTest {
   const pooled: CalibrationMinute[] = [];
   const skipped: Partial<Record<SkipReason, number>> = {};
   const loadTestReplicas: number[] = [];
-  const peakNeed = Math.max(0, ...fluidNeed(slice, capacity));
-  let replicas = Math.max(1, Math.ceil(loadTestHeadroom * peakNeed));
-  for (;;) {
+  const serve = (replicas: number): RoleCalibration => {
     const run = runPolicy(slice, staticPolicy(replicas, "load test"), runOptions);
     loadTestReplicas.push(replicas);
     for (const r of run.minutes.filter((m) => m.kind === "Server")) {
@@ -156,11 +175,19 @@ export function runLoadTest(
       for (const [reason, n] of Object.entries(r.skipped) as [SkipReason, number][])
         skipped[reason] = (skipped[reason] ?? 0) + n;
     }
-    const calibration = calibrateRole("Server", pooled, targets, reading);
+    return calibrateRole("Server", pooled, targets, reading);
+  };
+  const peakNeed = Math.max(0, ...fluidNeed(slice, capacity));
+  let calibration = serve(Math.max(1, Math.ceil(loadTestHeadroom * peakNeed)));
+  for (;;) {
     const next = nextLoadTestFleet(loadTestReplicas, calibration.answer.kind);
-    if (next === undefined) return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
-    replicas = next;
+    if (next === undefined) break;
+    calibration = serve(next);
   }
+  const [before, last] = loadTestReplicas.slice(-2);
+  if (fill && calibration.answer.kind === "calibrated" && before !== undefined && last !== undefined)
+    for (const replicas of fillFleets(before, last)) calibration = serve(replicas);
+  return { loadTestReplicas, peakNeed, minutes: pooled, skipped, calibration };
 }
 
 /**
@@ -186,6 +213,8 @@ export function calibrateOnTraining(
   capacity: EngineCapacity,
   options: RunOptions,
   reading: LatencyGuardReading,
+  /** The load test fills the fleets it stepped over (`runLoadTest`'s `fill`). */
+  fill = false,
 ): CalibratedFigures {
   const slo = options.slo ?? defaultSlo;
   const targets = {
@@ -193,7 +222,14 @@ export function calibrateOnTraining(
     itlMilliseconds: Math.round(1000 * slo.itlSeconds),
   };
   const runOptions: RunOptions = { ...options, fleet: { ...options.fleet, capacity } };
-  const { loadTestReplicas, peakNeed, calibration } = runLoadTest(training, capacity, runOptions, targets, reading);
+  const { loadTestReplicas, peakNeed, calibration } = runLoadTest(
+    training,
+    capacity,
+    runOptions,
+    targets,
+    reading,
+    fill,
+  );
   const answer = calibration.answer;
   const base = {
     reading,

@@ -9,11 +9,12 @@ import { describe, expect, it } from "vitest";
 import { defaultLatencyGuardReading } from "../../../src/core/algorithms/ttft-reading.js";
 import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
 import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
-import { loadTrace, type Trace } from "../../../src/sim/quality/traces.js";
+import { loadTrace, overlay, type Trace } from "../../../src/sim/quality/traces.js";
 import { staticPolicy } from "../../../src/sim/quality/policies/static.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
 import {
   calibrateOnTraining,
+  fillFleets,
   splitTraining,
   trainingFleet,
   runLoadTest,
@@ -104,6 +105,33 @@ describe("the benchmark's user figures", () => {
     // One replica, then two, never held; three held, so the band below the bursts' breach is the figure.
     expect(test.loadTestReplicas).toEqual([1, 2, 3]);
     expect(test.calibration.answer.kind).toBe("calibrated");
+  }, 120_000);
+
+  it("fills at most three fleets between the last two sizes, evenly spaced, largest first", () => {
+    expect(fillFleets(4, 2)).toEqual([3]);
+    expect(fillFleets(2, 1)).toEqual([]);
+    expect(fillFleets(6, 9)).toEqual([8, 7]);
+    expect(fillFleets(60, 40)).toEqual([55, 50, 45]);
+  });
+
+  it("with fill, serves the fleets the last step passed over once there is an answer, and pools their minutes", () => {
+    const slice = splitTraining(overlay(conv, 5, 1)).training;
+    const args = [
+      slice,
+      capacity,
+      { seed: 1, fleet: { capacity } },
+      { ttftMilliseconds: 1500, itlMilliseconds: 50 },
+      "queueing",
+    ] as const;
+    const plain = runLoadTest(...args);
+    const filled = runLoadTest(...args, true);
+    expect(plain.calibration.answer.kind).toBe("calibrated");
+    const [before, last] = plain.loadTestReplicas.slice(-2) as [number, number];
+    // The five copies need more than one replica's step, so there is a fleet between the last two.
+    expect(fillFleets(before, last).length).toBeGreaterThan(0);
+    expect(filled.loadTestReplicas).toEqual([...plain.loadTestReplicas, ...fillFleets(before, last)]);
+    expect(filled.minutes.length).toBeGreaterThan(plain.minutes.length);
+    expect(filled.minutes.slice(0, plain.minutes.length)).toEqual(plain.minutes);
   }, 120_000);
 
   it("size the training fleet as the smallest static fleet keeping 99 % of the training slice alone", () => {
