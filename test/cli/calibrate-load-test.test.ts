@@ -62,6 +62,19 @@ describe("calibrate --trace", () => {
     expect(io.out).toMatch(/7000–8000\s+6\s+0\.0 %.*broke/);
   }, 120_000);
 
+  it("fills the fleets its last step passed over when asked: none between 2 and 1, so the same fleets and figure", async () => {
+    const io = memoryIo();
+    expect(await runCalibrate(["--trace", trace, "-f", example, "--load-test-fill", "on"], io)).toBe(0);
+    expect(io.out).toMatch(/static fleets of 2, 1 replicas/);
+    expect(io.out).toContain('serverTargetTokensPerSecond: "4150"');
+    // Five copies step from 10 to 6 to 4, where the targets break: the fill serves 5 too.
+    const copies = memoryIo();
+    expect(
+      await runCalibrate(["--trace", trace, "-f", example, "--copies", "5", "--load-test-fill", "on"], copies),
+    ).toBe(0);
+    expect(copies.out).toMatch(/static fleets of 10, 6, 4, 5 replicas/);
+  }, 240_000);
+
   it("checks the figure on the slice from maxReplicas ready replicas when asked, and leaves it where no minute broke", async () => {
     const io = memoryIo();
     expect(await runCalibrate(["--trace", trace, "-f", example, "--slice-check", "on"], io)).toBe(0);
@@ -164,6 +177,7 @@ describe("calibrate --trace", () => {
     [["--trace", "azure-conv", "-f", "s.yaml", "--duration", "15m"], /--duration must be a positive number, got "15m"/],
     [["--trace", "azure-conv", "-f", "s.yaml", "--copies", "0"], /--copies must be a positive integer, got "0"/],
     [["--trace", "azure-conv", "-f", "s.yaml", "--slice-check", "yes"], /--slice-check: "yes" is not one of on, off/],
+    [["--trace", "azure-conv", "-f", "s.yaml", "--load-test-fill", "1"], /--load-test-fill: "1" is not one of on, off/],
     [
       ["--trace", "azure-conv", "--from-simulation", "run.json", "-f", "s.yaml"],
       /give one of --from-simulation, --prometheus-url and --trace, not --from-simulation and --trace/,
