@@ -18,7 +18,8 @@
  * `--checked off` leaves the slice check's column out; `--panic-threshold T` adds the capped scaler with
  * that `panicThreshold` beside the file's (docs/quality.md, fifteenth run). `--filled on` adds the figure of a
  * load test that also served the fleets it stepped over (`calibrate --load-test-fill on`), as written and capped
- * (docs/quality.md, sixteenth run).
+ * (docs/quality.md, sixteenth run). `--scale-down-window S` adds the capped scaler with a scale-down
+ * stabilization window of S seconds beside the file's (docs/quality.md, seventeenth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     checked: { type: "string", default: "on" },
     "panic-threshold": { type: "string" },
     filled: { type: "string", default: "off" },
+    "scale-down-window": { type: "string" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -65,6 +67,10 @@ if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
 if (values.filled !== "on" && values.filled !== "off")
   throw new Error(`--filled: ${JSON.stringify(values.filled)} is not one of on, off`);
 const withFilled = values.filled === "on";
+/** A second scale-down window for the capped scaler, side by side with the file's (docs/quality.md, seventeenth run). */
+const scaleDownWindow = values["scale-down-window"];
+if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))
+  throw new Error(`--scale-down-window: ${JSON.stringify(scaleDownWindow)} is not a whole number of seconds ≥ 0`);
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -107,6 +113,13 @@ function withPanicThreshold(yamlText: string, threshold: string): string {
     ? ["spec", "algorithm", "predictive", "tokenThroughput"]
     : ["spec", "algorithm", "tokenThroughput"];
   doc.setIn([...block, "panicThreshold"], threshold);
+  return doc.toString();
+}
+
+/** The scaler file with its scale-down stabilization window set, in seconds. */
+function withScaleDownWindow(yamlText: string, seconds: string): string {
+  const doc = parseDocument(yamlText);
+  doc.setIn(["spec", "behavior", "scaleDown", "stabilizationWindowSeconds"], Number(seconds));
   return doc.toString();
 }
 
@@ -192,6 +205,8 @@ const checkOutcome = (scaler: string): string =>
 const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
 /** The panic-threshold column pair, present only with `--panic-threshold`. */
 const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
+/** The scale-down window's column pair, present only with `--scale-down-window`. */
+const windowCells = (cells: readonly [string, string]): string[] => (scaleDownWindow === undefined ? [] : [...cells]);
 /** The filled load test's columns, present only with `--filled on`. */
 const filledCells = (cells: readonly string[]): string[] => (withFilled ? [...cells] : []);
 const header = [
@@ -202,6 +217,7 @@ const header = [
   "calibrated, maxReplicas n: SLO %, GPU-h",
   "capped × fleet",
   ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
+  ...windowCells([`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
   ...filledCells([
     "filled load test's figure",
     "filled: SLO %, GPU-h",
@@ -261,6 +277,10 @@ try {
       panicThreshold === undefined
         ? undefined
         : replay(trace, copies, withPanicThreshold(cappedText, panicThreshold), fleet.n, "capped-panic");
+    const cappedWindow =
+      scaleDownWindow === undefined
+        ? undefined
+        : replay(trace, copies, withScaleDownWindow(cappedText, scaleDownWindow), fleet.n, "capped-window");
     const filled = withFilled
       ? filledReplays(() => calibrate(userPath, "off", "on"), trace, copies, fleet.n)
       : undefined;
@@ -283,6 +303,7 @@ try {
         cell(capped),
         perFleet(capped),
         ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
+        ...windowCells([cell(cappedWindow), perFleet(cappedWindow)]),
         ...filledCells(
           filled === undefined
             ? ["none", "", "", ""]
