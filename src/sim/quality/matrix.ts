@@ -77,6 +77,8 @@ export interface MatrixResult {
   readonly wallSeconds: number;
   /** The figures of the calibrated rows, from the training slice, one per guard reading; absent without one. */
   readonly calibrated?: readonly CalibratedFigures[];
+  /** The same from a load test that filled the fleets it stepped over (the "load test filled" rows), one per reading. */
+  readonly filled?: readonly CalibratedFigures[];
   /** The figures of today's rows: 80 % of the fluid capacity at the evaluated trace's mean request, and its SLO p95. */
   readonly ruleOfThumb: { readonly tokensPerSecondPerReplica: number; readonly ttftTargetMilliseconds: number };
 }
@@ -403,7 +405,7 @@ function runScalerRows(
     readonly figures: ReplicaFigures;
     readonly sloTtftMilliseconds: number;
   },
-): CalibratedFigures[] | undefined {
+): { readonly calibrated: CalibratedFigures[]; readonly filled: CalibratedFigures[] } | undefined {
   const { capacity, runOptions, initialReplicas, maxReplicas, figures, sloTtftMilliseconds: sloTtft } = table;
   const points = options.sweepPoints ?? 3;
   for (const target of spread(figures.queueDepthAtTarget, points))
@@ -430,13 +432,14 @@ function runScalerRows(
       runOptions.slo,
     ))
       run(policy);
+  if (calibrated === undefined) return undefined;
   // The sixteenth run: the same training slice, the load test filling the fleets it stepped over.
-  for (const c of calibrated ?? []) {
-    const filled = calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true);
-    for (const policy of filledVariants(filled, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1))
-      run(policy);
-  }
-  return calibrated;
+  const filled = calibrated.map((c) =>
+    calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true),
+  );
+  for (const f of filled)
+    for (const policy of filledVariants(f, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1)) run(policy);
+  return { calibrated, filled };
 }
 
 export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
@@ -482,7 +485,7 @@ export function runMatrix(trace: Trace, options: MatrixOptions): MatrixResult {
     rows,
     oracle,
     wallSeconds: (performance.now() - start) / 1000,
-    ...(calibrated === undefined ? {} : { calibrated }),
+    ...(calibrated === undefined ? {} : calibrated),
     ruleOfThumb: {
       tokensPerSecondPerReplica: Math.round(targetUtilisation * figures.tokensPerSecond),
       ttftTargetMilliseconds: sloTtft,

@@ -77,7 +77,13 @@ export function userFiguresLine(result: MatrixResult): string {
         : `${c.tokensPerSecondPerReplica} tok/s per replica`;
     return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas}, training fleet ${c.trainingFleetReplicas ?? "not sized"}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)² (calibrate: ${c.why})`;
   });
-  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), ${each.join("; and ")}. ${today}`;
+  // The "load test filled" rows' figures (docs/quality.md, sixteenth run).
+  const filled = (result.filled ?? []).map(
+    (c) =>
+      `served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${c.tokensPerSecondPerReplica ?? "no figure"} tok/s per replica, targets broke at ${c.capacityTokensPerSecondPerReplica ?? "no break"}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)²`,
+  );
+  const fill = filled.length === 0 ? "" : ` With the load test filled, ${filled.join("; and ")}.`;
+  return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), ${each.join("; and ")}.${fill} ${today}`;
 }
 
 /** One table: the oracle, the best point of each baseline at the goal, every mds-scaler run, then the sweeps. */

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { defaultLatencyGuardReading } from "../../../src/core/algorithms/ttft-reading.js";
-import { calibratedLabel, runMatrix } from "../../../src/sim/quality/matrix.js";
+import { calibratedLabel, loadTestFilledVariant, runMatrix } from "../../../src/sim/quality/matrix.js";
 import { replicaPresets, defaultPresetName } from "../../../src/sim/quality/presets.js";
 import { loadTrace, overlay, type Trace } from "../../../src/sim/quality/traces.js";
 import { staticPolicy } from "../../../src/sim/quality/policies/static.js";
@@ -154,11 +154,17 @@ describe("the benchmark's user figures", () => {
     for (const replay of [evaluated, splitTraining(changedAfterTraining(conv)).evaluated]) {
       const result = runMatrix(replay, { seed: 1, sweepPoints: 3, training });
       expect(result.calibrated).toEqual([figures]);
+      // The "load test filled" rows' figures come from the same slice (fleets 2 and 1: nothing to fill here).
+      expect(result.filled).toEqual([
+        calibrateOnTraining(training, capacity, { seed: 1 }, defaultLatencyGuardReading, true),
+      ]);
+      expect(result.filled?.[0]?.loadTestReplicas).toEqual(figures.loadTestReplicas);
       expect(result.rows.map((r) => r.policy)).toEqual(
         expect.arrayContaining([
           calibratedLabel("TokenThroughput"),
           calibratedLabel("Predictive"),
           calibratedLabel("TokenThroughput").replace(/\)$/, "; capped at the training fleet)"),
+          calibratedLabel("TokenThroughput").replace(/\)$/, `; ${loadTestFilledVariant})`),
         ]),
       );
     }
