@@ -54,19 +54,19 @@ const scales = values.scales.split(",").map((text) => {
     throw new Error(`--scales: ${JSON.stringify(text)} is not TRACE:COPIES with COPIES a whole number ≥ 1`);
   return { trace, copies };
 });
-if (values.oracles !== "on" && values.oracles !== "off")
-  throw new Error(`--oracles: ${JSON.stringify(values.oracles)} is not one of on, off`);
-const withOracles = values.oracles === "on";
-if (values.checked !== "on" && values.checked !== "off")
-  throw new Error(`--checked: ${JSON.stringify(values.checked)} is not one of on, off`);
-const withChecked = values.checked === "on";
+/** An on/off flag's value as a boolean; anything else stops the bench, naming the flag and the value. */
+function onOff(flag: "oracles" | "checked" | "filled"): boolean {
+  const value = values[flag];
+  if (value !== "on" && value !== "off") throw new Error(`--${flag}: ${JSON.stringify(value)} is not one of on, off`);
+  return value === "on";
+}
+const withOracles = onOff("oracles");
+const withChecked = onOff("checked");
 /** A second panic threshold for the capped scaler, side by side with the file's (docs/quality.md, fifteenth run). */
 const panicThreshold = values["panic-threshold"];
 if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
   throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
-if (values.filled !== "on" && values.filled !== "off")
-  throw new Error(`--filled: ${JSON.stringify(values.filled)} is not one of on, off`);
-const withFilled = values.filled === "on";
+const withFilled = onOff("filled");
 /** A second scale-down window for the capped scaler, side by side with the file's (docs/quality.md, seventeenth run). */
 const scaleDownWindow = values["scale-down-window"];
 if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))

@@ -208,17 +208,9 @@ export function calibratedVariants(
   return (["TokenThroughput", "Predictive"] as const).flatMap((algorithm) => {
     const options = calibratedOptions(figures, trace, capacity, algorithm);
     if (options === undefined) return [];
-    const base = labelled
-      ? calibratedLabel(algorithm).replace(/\)$/, `; ${figures.reading} guard)`)
-      : calibratedLabel(algorithm);
-    // One row; a variant's label ends with what it changes.
+    const base = calibratedBase(algorithm, figures.reading, labelled);
     const row = (spec: ScalerSpec, variant?: string): Policy =>
-      mdsPolicy({
-        spec,
-        initialReplicas,
-        label: variant === undefined ? base : base.replace(/\)$/, `; ${variant})`),
-        latencyGuardReading: figures.reading,
-      });
+      mdsPolicy({ spec, initialReplicas, label: withVariant(base, variant), latencyGuardReading: figures.reading });
     const brokeFrom = figures.capacityTokensPerSecondPerReplica;
     const noise = figures.calibration.demandNoise?.varianceTokensPerSecondSquared;
     // The training fleet as the ceiling, never above the benchmark's own (seventh calibrated run).
@@ -273,6 +265,16 @@ export function calibratedVariants(
   });
 }
 
+/** A calibrated row's label before its variant, naming the guard reading when the run compares readings. */
+function calibratedBase(algorithm: AlgorithmType, reading: LatencyGuardReading, labelled: boolean): string {
+  return withVariant(calibratedLabel(algorithm), labelled ? `${reading} guard` : undefined);
+}
+
+/** A label that ends with what its row changes: `mds-scaler X (calibrated)` becomes `… (calibrated; variant)`. */
+function withVariant(label: string, variant: string | undefined): string {
+  return variant === undefined ? label : label.replace(/\)$/, `; ${variant})`);
+}
+
 /** A token algorithm's options at the calibrated figures and the SLO's targets; none without a figure. */
 function calibratedOptions(
   figures: CalibratedFigures,
@@ -308,10 +310,7 @@ export function filledVariants(
   labelled = false,
 ): Policy[] {
   const label = (algorithm: AlgorithmType, variant?: string): string =>
-    (labelled
-      ? calibratedLabel(algorithm).replace(/\)$/, `; ${filled.reading} guard)`)
-      : calibratedLabel(algorithm)
-    ).replace(/\)$/, `; ${variant === undefined ? "" : `${variant}; `}${loadTestFilledVariant})`);
+    withVariant(withVariant(calibratedBase(algorithm, filled.reading, labelled), variant), loadTestFilledVariant);
   const tt = calibratedOptions(filled, trace, capacity, "TokenThroughput");
   const predictive = calibratedOptions(filled, trace, capacity, "Predictive");
   const best =
@@ -413,6 +412,8 @@ function runScalerRows(
   for (const target of spread(figures.queueDepthAtTarget, points))
     run(knativePolicy({ targetPerReplica: target, initialReplicas, maxReplicas }));
   const readings = options.latencyGuardReadings;
+  // With more than one reading, each calibrated row's label names its own.
+  const labelled = (readings?.length ?? 1) > 1;
   for (const policy of mdsVariants(trace, capacity, initialReplicas, maxReplicas, sloTtft, readings)) run(policy);
   // The user's figures from the training slice alone, beside today's rows in the same run.
   // One calibration per guard reading: calibrate judges TTFT as the guard the rows run with does.
@@ -423,22 +424,14 @@ function runScalerRows(
           calibrateOnTraining(options.training as Trace, capacity, runOptions, reading),
         );
   for (const c of calibrated ?? [])
-    for (const policy of calibratedVariants(
-      c,
-      trace,
-      capacity,
-      initialReplicas,
-      (readings?.length ?? 1) > 1,
-      runOptions.slo,
-    ))
-      run(policy);
+    for (const policy of calibratedVariants(c, trace, capacity, initialReplicas, labelled, runOptions.slo)) run(policy);
   if (calibrated === undefined) return undefined;
   // The sixteenth run: the same training slice, the load test filling the fleets it stepped over.
   const filled = calibrated.map((c) =>
     calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true),
   );
   for (const f of filled)
-    for (const policy of filledVariants(f, trace, capacity, initialReplicas, (readings?.length ?? 1) > 1)) run(policy);
+    for (const policy of filledVariants(f, trace, capacity, initialReplicas, labelled)) run(policy);
   return { calibrated, filled };
 }
 

@@ -1,7 +1,7 @@
 /** Markdown tables of a comparison, as the benchmark prints them and docs/quality.md pastes them. */
 import { goalVerdict } from "./goal.js";
 import { attainmentGoal, calibratedLabel, cheapestAtGoal, frontier, type MatrixResult, type Row } from "./matrix.js";
-import { trainingSeconds } from "./user-figures.js";
+import { trainingSeconds, type CalibratedFigures } from "./user-figures.js";
 import type { ScenarioResult } from "./scenarios.js";
 
 const pct = (x: number): string => (100 * x).toFixed(2);
@@ -65,6 +65,9 @@ export function frontierPosition(row: Row, familyRows: readonly Row[]): Frontier
 const calibratedPolicies = [calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")];
 
 /** The figures the token algorithms were given: calibrated on the training slice, and today's rule beside them. */
+const demandNoiseText = (c: CalibratedFigures): string =>
+  `demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)²`;
+
 export function userFiguresLine(result: MatrixResult): string {
   const old = result.ruleOfThumb;
   const today = `80 % rows: ${old.tokensPerSecondPerReplica} tok/s per replica (80 % of the fluid capacity at this replay's mean request), TTFT target = SLO ${old.ttftTargetMilliseconds} ms.`;
@@ -75,12 +78,12 @@ export function userFiguresLine(result: MatrixResult): string {
       c.tokensPerSecondPerReplica === undefined
         ? "no figure, so no calibrated row"
         : `${c.tokensPerSecondPerReplica} tok/s per replica`;
-    return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas}, training fleet ${c.trainingFleetReplicas ?? "not sized"}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)² (calibrate: ${c.why})`;
+    return `judged as the ${c.reading} guard reads TTFT, served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${figure}, TTFT target ${c.ttftTargetMilliseconds} ms, ITL ${c.itlTargetMilliseconds} ms, maxReplicas ${c.maxReplicas}, training fleet ${c.trainingFleetReplicas ?? "not sized"}, ${demandNoiseText(c)} (calibrate: ${c.why})`;
   });
   // The "load test filled" rows' figures (docs/quality.md, sixteenth run).
   const filled = (result.filled ?? []).map(
     (c) =>
-      `served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${c.tokensPerSecondPerReplica ?? "no figure"} tok/s per replica, targets broke at ${c.capacityTokensPerSecondPerReplica ?? "no break"}, demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)²`,
+      `served by static fleets of ${c.loadTestReplicas.join(", ")} replicas: ${c.tokensPerSecondPerReplica ?? "no figure"} tok/s per replica, targets broke at ${c.capacityTokensPerSecondPerReplica ?? "no break"}, ${demandNoiseText(c)}`,
   );
   const fill = filled.length === 0 ? "" : ` With the load test filled, ${filled.join("; and ")}.`;
   return `User figures: calibrated on the first ${trainingSeconds / 60} min (not in this replay), ${each.join("; and ")}.${fill} ${today}`;
