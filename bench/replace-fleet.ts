@@ -19,7 +19,10 @@
  * that `panicThreshold` beside the file's (docs/quality.md, fifteenth run). `--filled on` adds the figure of a
  * load test that also served the fleets it stepped over (`calibrate --load-test-fill on`), as written and capped
  * (docs/quality.md, sixteenth run). `--scale-down-window S` adds the capped scaler with a scale-down
- * stabilization window of S seconds beside the file's (docs/quality.md, seventeenth run).
+ * stabilization window of S seconds beside the file's (docs/quality.md, seventeenth run). `--predictive on` adds
+ * the same file as Predictive (its TokenThroughput block as Predictive's fallback), calibrated by the same command,
+ * which writes Predictive's forecast capacity and demand noise too, as written and capped (docs/quality.md,
+ * eighteenth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     "panic-threshold": { type: "string" },
     filled: { type: "string", default: "off" },
     "scale-down-window": { type: "string" },
+    predictive: { type: "string", default: "off" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -55,7 +59,7 @@ const scales = values.scales.split(",").map((text) => {
   return { trace, copies };
 });
 /** An on/off flag's value as a boolean; anything else stops the bench, naming the flag and the value. */
-function onOff(flag: "oracles" | "checked" | "filled"): boolean {
+function onOff(flag: "oracles" | "checked" | "filled" | "predictive"): boolean {
   const value = values[flag];
   if (value !== "on" && value !== "off") throw new Error(`--${flag}: ${JSON.stringify(value)} is not one of on, off`);
   return value === "on";
@@ -67,6 +71,7 @@ const panicThreshold = values["panic-threshold"];
 if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
   throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
 const withFilled = onOff("filled");
+const withPredictive = onOff("predictive");
 /** A second scale-down window for the capped scaler, side by side with the file's (docs/quality.md, seventeenth run). */
 const scaleDownWindow = values["scale-down-window"];
 if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))
@@ -123,6 +128,20 @@ function withScaleDownWindow(yamlText: string, seconds: string): string {
   return doc.toString();
 }
 
+/**
+ * The scaler file as Predictive: its TokenThroughput block becomes Predictive's fallback block, everything else
+ * as it is, so calibrate writes the same per-replica figure and Predictive's capacity and noise beside it.
+ */
+function asPredictive(yamlText: string, path: string): string {
+  const doc = parseDocument(yamlText);
+  const tokenThroughput: unknown = doc.getIn(["spec", "algorithm", "tokenThroughput"]);
+  if (tokenThroughput === undefined)
+    throw new Error(`${path}: spec.algorithm.tokenThroughput is missing, so there is no block to make Predictive's`);
+  doc.deleteIn(["spec", "algorithm", "tokenThroughput"]);
+  doc.setIn(["spec", "algorithm", "predictive"], doc.createNode({ tokenThroughput }));
+  return doc.toString();
+}
+
 interface Replay {
   readonly attainment: number;
   readonly gpuHours: number;
@@ -174,24 +193,28 @@ function smallestStatic(trace: string, copies: number, userText: string): { n: n
   return { n, run };
 }
 
-/** The filled load test's scaler replayed as written and capped at `n`; undefined when it gave no figure. */
-function filledReplays(
-  calibrateFilled: () => string,
+/**
+ * A second calibration's scaler (the filled load test's, or Predictive's) replayed as written and capped at `n`;
+ * undefined when calibrate gave no figure. `name` names its files.
+ */
+function calibratedReplays(
+  name: string,
+  calibrateIt: () => string,
   trace: string,
   copies: number,
   n: number,
 ): { scaler: string; asWritten: Replay; capped: Replay } | undefined {
   let scaler: string;
   try {
-    scaler = calibrateFilled();
+    scaler = calibrateIt();
   } catch (error) {
     if (error instanceof NoFigure) return undefined;
     throw error;
   }
   return {
     scaler,
-    asWritten: replay(trace, copies, scaler, n, "filled"),
-    capped: replay(trace, copies, withBounds(scaler, { maxReplicas: n }), n, "filled-capped"),
+    asWritten: replay(trace, copies, scaler, n, name),
+    capped: replay(trace, copies, withBounds(scaler, { maxReplicas: n }), n, `${name}-capped`),
   };
 }
 
@@ -201,12 +224,21 @@ const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"
 /** The slice check's verdict as the scaler file's header gives it. */
 const checkOutcome = (scaler: string): string =>
   /lowered, and still short, from/.test(scaler) ? "still short" : /lowered from/.test(scaler) ? "lowered" : "held";
+/** Predictive's figure, capacity and demand noise as calibrate wrote them. */
+const predictiveFiguresOf = (scaler: string): string =>
+  [
+    figureOf(scaler),
+    /serverTokenCapacityPerReplica: "([^"]+)"/.exec(scaler)?.[1] ?? "?",
+    /measurementNoise: "([^"]+)"/.exec(scaler)?.[1] ?? "?",
+  ].join(", ");
 /** A markdown table row of these cells. */
 const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
 /** The panic-threshold column pair, present only with `--panic-threshold`. */
 const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
 /** The scale-down window's column pair, present only with `--scale-down-window`. */
 const windowCells = (cells: readonly [string, string]): string[] => (scaleDownWindow === undefined ? [] : [...cells]);
+/** Predictive's columns, present only with `--predictive on`. */
+const predictiveCells = (cells: readonly string[]): string[] => (withPredictive ? [...cells] : []);
 /** The filled load test's columns, present only with `--filled on`. */
 const filledCells = (cells: readonly string[]): string[] => (withFilled ? [...cells] : []);
 const header = [
@@ -218,6 +250,12 @@ const header = [
   "capped × fleet",
   ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
   ...windowCells([`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
+  ...predictiveCells([
+    "Predictive's figure, capacity, noise",
+    "Predictive: SLO %, GPU-h",
+    "Predictive, maxReplicas n: SLO %, GPU-h",
+    "Predictive capped × fleet",
+  ]),
   ...filledCells([
     "filled load test's figure",
     "filled: SLO %, GPU-h",
@@ -237,6 +275,8 @@ try {
   const userText = withBounds(readFileSync(values.scaler, "utf8"), { maxReplicas: userMaxReplicas });
   const userPath = join(work, "user.yaml");
   writeFileSync(userPath, userText);
+  const predictiveUserPath = join(work, "user-predictive.yaml");
+  if (withPredictive) writeFileSync(predictiveUserPath, asPredictive(userText, values.scaler));
   for (const { trace, copies } of scales) {
     const calibrate = (scalerPath: string, check: "on" | "off", fill: "on" | "off" = "off"): string =>
       cli([
@@ -282,7 +322,10 @@ try {
         ? undefined
         : replay(trace, copies, withScaleDownWindow(cappedText, scaleDownWindow), fleet.n, "capped-window");
     const filled = withFilled
-      ? filledReplays(() => calibrate(userPath, "off", "on"), trace, copies, fleet.n)
+      ? calibratedReplays("filled", () => calibrate(userPath, "off", "on"), trace, copies, fleet.n)
+      : undefined;
+    const predictive = withPredictive
+      ? calibratedReplays("predictive", () => calibrate(predictiveUserPath, "off"), trace, copies, fleet.n)
       : undefined;
     // The docs' steps: maxReplicas at the fleet's size before calibrating, so the check replays the slice from it.
     const cappedUserPath = join(work, "user-capped.yaml");
@@ -304,6 +347,16 @@ try {
         perFleet(capped),
         ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
         ...windowCells([cell(cappedWindow), perFleet(cappedWindow)]),
+        ...predictiveCells(
+          predictive === undefined
+            ? ["none", "", "", ""]
+            : [
+                predictiveFiguresOf(predictive.scaler),
+                cell(predictive.asWritten),
+                cell(predictive.capped),
+                perFleet(predictive.capped),
+              ],
+        ),
         ...filledCells(
           filled === undefined
             ? ["none", "", "", ""]
