@@ -200,6 +200,45 @@ describe("calibrate --from-simulation", () => {
     );
   });
 
+  it("measures the demand's swing over the minutes of each run, prints it, and writes nothing from it", async () => {
+    const args = userScalerArgs("tt-swing.yaml", "TokenThroughput");
+    const json = memoryIo();
+    expect(await runCalibrate([...args, "-o", "json"], json)).toBe(0);
+    const role = (
+      JSON.parse(json.out) as {
+        roles: {
+          demandSwing?: { largestRatio: number; endSeconds: number; windows: number };
+          points: { endSeconds: number; readyReplicas: number; tokensPerSecondPerReplica: number }[];
+          minutes: number;
+        }[];
+      }
+    ).roles[0];
+    const swing = role?.demandSwing;
+    // Two runs of 15 minutes: windows of four adjacent minutes inside each run, three fewer per run than its minutes.
+    expect(swing?.windows).toBeGreaterThanOrEqual(16);
+    expect(swing?.windows).toBeLessThanOrEqual((role?.minutes ?? 0) - 6);
+    // The ratio is read off the minute it names (in either run: both runs' minutes end at the same seconds):
+    // its demand over the mean of the three before it.
+    const points = role?.points ?? [];
+    const demand = (i: number): number =>
+      (points[i]?.tokensPerSecondPerReplica ?? NaN) * (points[i]?.readyReplicas ?? NaN);
+    const ratiosThere = points.flatMap((p, i) =>
+      p.endSeconds === swing?.endSeconds && i >= 3
+        ? [Number(((3 * demand(i)) / (demand(i - 1) + demand(i - 2) + demand(i - 3))).toPrecision(3))]
+        : [],
+    );
+    expect(ratiosThere).toContain(swing?.largestRatio);
+    expect(swing?.largestRatio).toBeGreaterThan(1);
+    const table = memoryIo();
+    expect(await runCalibrate(args, table)).toBe(0);
+    expect(table.out).toContain(
+      `demand swing: at most ${swing?.largestRatio} × the mean of the 3 minutes before, over ${swing?.windows} windows of 4 adjacent minutes`,
+    );
+    const scaler = memoryIo();
+    expect(await runCalibrate([...args, "-o", "scaler"], scaler)).toBe(0);
+    expect(scaler.out).not.toMatch(/swing/i);
+  });
+
   it("writes no measurementNoise into a TokenThroughput scaler", async () => {
     const args = userScalerArgs("tt-noise.yaml", "TokenThroughput");
     const io = memoryIo();

@@ -150,6 +150,7 @@ interface JsonRole {
   skipped: Record<string, number>;
   bands: { fromTokensPerSecond: number; minutes: number; verdict: string; broken: Record<string, number> }[];
   answer: { kind: string; tokensPerSecondPerReplica?: number; heldUpToTokensPerSecondPerReplica?: number };
+  demandSwing?: { largestRatio: number; endSeconds: number; windows: number };
 }
 
 async function calibrateJson(deployment: string, extra: readonly string[] = []): Promise<JsonRole> {
@@ -181,6 +182,11 @@ describe("calibrate against a real Prometheus", () => {
     // 2000 tok/s per replica, rounded down to three figures (Prometheus' float arithmetic may land a hair under).
     expect(role.answer.tokensPerSecondPerReplica).toBeGreaterThanOrEqual(1990);
     expect(role.answer.tokensPerSecondPerReplica).toBeLessThanOrEqual(2000);
+    // The load doubled at minute 11 (1000 → 2000) and rose by half at minute 21: the swing is the doubling,
+    // measured over the 27 windows of four adjacent minutes in 30.
+    expect(role.demandSwing?.largestRatio).toBe(2);
+    expect(role.demandSwing?.endSeconds).toBe(t0 + 11 * 60);
+    expect(role.demandSwing?.windows).toBe(minutes - 3);
 
     const html = readFileSync(report, "utf8");
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);

@@ -12,6 +12,7 @@ import {
   type RoleCalibration,
 } from "../../core/calibrate/bands.js";
 import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
+import { minSwingWindows, precedingMinutes } from "../../core/calibrate/demand-swing.js";
 import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
@@ -138,6 +139,9 @@ export function table(result: CalibrationResult): string {
       r.demandNoise === undefined
         ? `  demand noise: fewer than ${minAdjacentPairs} pairs of adjacent minutes, not measured`
         : `  demand noise: ${fmt(r.demandNoise.varianceTokensPerSecondSquared)} (tok/s)² from ${r.demandNoise.pairs} pairs of adjacent minutes (Predictive's measurementNoise)`,
+      r.demandSwing === undefined
+        ? `  demand swing: fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes, not measured`
+        : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow: docs/calibrate.md, "The demand swing")`,
     );
     if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
   }

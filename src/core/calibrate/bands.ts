@@ -18,6 +18,7 @@
 import type { RoleKind } from "../api/model-deployment.js";
 import { waitingIsMaterial, type LatencyGuardReading } from "../algorithms/ttft-reading.js";
 import { demandNoise, type DemandNoise } from "./demand-noise.js";
+import { demandSwing, type DemandSwing } from "./demand-swing.js";
 import { judgedLatencies, type CalibrationMinute } from "./minute.js";
 
 /** Fewer minutes than this in a band say nothing about it. Below 100 minutes, 99 % means every minute. */
@@ -125,6 +126,8 @@ export interface RoleCalibration {
   readonly answer: CalibrationAnswer;
   /** The variance of one minute's demand reading (Predictive's `measurementNoise`); absent with too few adjacent minutes. */
   readonly demandNoise?: DemandNoise;
+  /** How fast demand rose: the largest minute over the three before it; absent with too few adjacent minutes. */
+  readonly demandSwing?: DemandSwing;
 }
 
 function range(band: LoadBand): string {
@@ -182,10 +185,12 @@ export function calibrateRole(
   });
   const base = { kind, minutes: minutes.length, bandWidthTokensPerSecond: width, bands, queueTime, reading } as const;
   const noise = demandNoise(minutes);
+  const swing = demandSwing(minutes);
   return {
     ...base,
     answer: answerOf(bands, byBand, indexes, minutes.length),
     ...(noise === undefined ? {} : { demandNoise: noise }),
+    ...(swing === undefined ? {} : { demandSwing: swing }),
   };
 }
 

@@ -11,11 +11,8 @@
  * (a real change between them adds to it, so the estimate errs towards a
  * smoother filter, which never goes below the TokenThroughput result).
  */
-import type { CalibrationMinute } from "./minute.js";
+import { adjacentMinutes, minuteDemandTokensPerSecond, type CalibrationMinute } from "./minute.js";
 
-/** Two minutes are adjacent when their ends are one minute apart (within a second). */
-const minuteSeconds = 60;
-const adjacencyToleranceSeconds = 1;
 /** Fewer adjacent pairs than this measure nothing. */
 export const minAdjacentPairs = 5;
 
@@ -24,11 +21,6 @@ export interface DemandNoise {
   readonly varianceTokensPerSecondSquared: number;
   /** The adjacent pairs of minutes it comes from. */
   readonly pairs: number;
-}
-
-/** A role's demand in a minute: throughput per ready replica × ready replicas. */
-function demandTokensPerSecond(minute: CalibrationMinute): number {
-  return minute.tokensPerSecondPerReplica * minute.readyReplicas;
 }
 
 /** Three significant figures, to the nearest. */
@@ -50,8 +42,8 @@ export function demandNoise(minutes: readonly CalibrationMinute[]): DemandNoise 
   for (let i = 1; i < minutes.length; i++) {
     const before = minutes[i - 1] as CalibrationMinute;
     const after = minutes[i] as CalibrationMinute;
-    if (Math.abs(after.endSeconds - before.endSeconds - minuteSeconds) > adjacencyToleranceSeconds) continue;
-    const difference = demandTokensPerSecond(after) - demandTokensPerSecond(before);
+    if (!adjacentMinutes(before, after)) continue;
+    const difference = minuteDemandTokensPerSecond(after) - minuteDemandTokensPerSecond(before);
     sumOfSquares += difference * difference;
     pairs++;
   }

@@ -86,6 +86,23 @@ export function minuteOf(input: {
   };
 }
 
+/** A role's demand in a minute: throughput per ready replica × ready replicas. */
+export function minuteDemandTokensPerSecond(minute: CalibrationMinute): number {
+  return minute.tokensPerSecondPerReplica * minute.readyReplicas;
+}
+
+const minuteSeconds = 60;
+/** Minute ends read from Prometheus or a simulator land on the second, give or take rounding. */
+const adjacencyToleranceSeconds = 1;
+
+/**
+ * Two minutes are adjacent when their ends are one minute apart (within a second): minutes of another run,
+ * or around a skipped minute, are not.
+ */
+export function adjacentMinutes(before: CalibrationMinute, after: CalibrationMinute): boolean {
+  return Math.abs(after.endSeconds - before.endSeconds - minuteSeconds) <= adjacencyToleranceSeconds;
+}
+
 /** One role's minutes over a period, and the minutes that were not evidence, by reason. */
 export interface RoleMinutes {
   readonly role: string;

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { demandNoise, minAdjacentPairs } from "../../../src/core/calibrate/demand-noise.js";
-import type { CalibrationMinute } from "../../../src/core/calibrate/minute.js";
+import { calibrationMinutes } from "../../support/calibration-minutes.js";
 
-/** Minutes a minute apart from `startSeconds`, demand split over `ready` replicas. */
-function minutes(demands: readonly number[], startSeconds = 60, ready = 2): CalibrationMinute[] {
-  return demands.map((d, i) => ({
-    endSeconds: startSeconds + 60 * i,
-    readyReplicas: ready,
-    tokensPerSecondPerReplica: d / ready,
-  }));
-}
+const minutes = calibrationMinutes;
 
 describe("demandNoise: the variance of one minute's demand reading, from adjacent minutes", () => {
   it("is half the mean squared difference of adjacent demands (the docs' example)", () => {

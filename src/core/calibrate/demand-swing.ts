@@ -1,0 +1,54 @@
+/**
+ * How fast a role's demand rose, measured from calibrate's minutes: the largest ratio of one minute's demand
+ * to the mean of the three minutes before it. TokenThroughput sizes a role on its stable window (180 s by the
+ * specification's default), and a new replica takes a minute or more to start, so a minute carrying R × the
+ * three before it is served by replicas sized for the three before it. On the ServeGen days the benchmark
+ * replayed (docs/quality.md, eighteenth run; the swing of the trace's arrivals, which calibrate's minutes
+ * follow where the fleet keeps up), every replay whose largest swing was at most 1.63 kept 99 % with the
+ * scaler capped at the fleet it replaced, and most replays that swung 1.88 or more missed it; the 15-minute
+ * slices calibrate read never swung more than 1.75, whatever their replay did. So the swing is reported for the
+ * user to read over a period that holds their burstiest traffic, and it changes no figure.
+ */
+import { adjacentMinutes, minuteDemandTokensPerSecond, type CalibrationMinute } from "./minute.js";
+
+/** The minutes a swing is measured against: the specification's default stable window, 180 s. */
+export const precedingMinutes = 3;
+/** Fewer windows of adjacent minutes than this measure nothing. */
+export const minSwingWindows = 5;
+
+export interface DemandSwing {
+  /** The largest ratio of a minute's demand to the mean of the `precedingMinutes` before it, three significant figures. */
+  readonly largestRatio: number;
+  /** The end of the minute it was measured at (Unix seconds, or simulated seconds for a simulator run). */
+  readonly endSeconds: number;
+  /** The windows of `precedingMinutes` + 1 adjacent minutes it was measured over. */
+  readonly windows: number;
+}
+
+/**
+ * The largest swing over every window of adjacent minutes, in the order given (a run, or a period from
+ * Prometheus; minutes of another run, or after a skipped one, start a new window). Undefined below
+ * `minSwingWindows` windows. Calibrate's minutes carry traffic (a minute without is skipped), so the minutes
+ * before always have demand.
+ *
+ * Example: demands 1000, 1000, 1000, 1500, 1000 tok/s a minute apart: two windows, 1500 ÷ 1000 = 1.5 and
+ * 1000 ÷ 1166.7 = 0.857, so 1.5 (with at least `minSwingWindows` windows).
+ */
+export function demandSwing(minutes: readonly CalibrationMinute[]): DemandSwing | undefined {
+  let windows = 0;
+  let largest: { ratio: number; endSeconds: number } | undefined;
+  let run = 1;
+  for (let i = 1; i < minutes.length; i++) {
+    const after = minutes[i] as CalibrationMinute;
+    run = adjacentMinutes(minutes[i - 1] as CalibrationMinute, after) ? run + 1 : 1;
+    if (run <= precedingMinutes) continue;
+    const before = minutes.slice(i - precedingMinutes, i).map(minuteDemandTokensPerSecond);
+    const meanBefore = before.reduce((total, demand) => total + demand, 0) / precedingMinutes;
+    if (!(meanBefore > 0)) continue;
+    windows++;
+    const ratio = minuteDemandTokensPerSecond(after) / meanBefore;
+    if (largest === undefined || ratio > largest.ratio) largest = { ratio, endSeconds: after.endSeconds };
+  }
+  if (windows < minSwingWindows || largest === undefined) return undefined;
+  return { largestRatio: Number(largest.ratio.toPrecision(3)), endSeconds: largest.endSeconds, windows };
+}
