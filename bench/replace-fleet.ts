@@ -22,7 +22,8 @@
  * stabilization window of S seconds beside the file's (docs/quality.md, seventeenth run). `--predictive on` adds
  * the same file as Predictive (its TokenThroughput block as Predictive's fallback), calibrated by the same command,
  * which writes Predictive's forecast capacity and demand noise too, as written and capped (docs/quality.md,
- * eighteenth run).
+ * eighteenth run). Every row also gives the demand swing (`demandSwing`, docs/calibrate.md "The demand swing") of
+ * the training slice, as calibrate reads it there, and of the replay, read from the replaced fleet's minutes.
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -31,6 +32,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
+import { demandSwing } from "../src/core/calibrate/demand-swing.js";
+import type { CalibrationMinute } from "../src/core/calibrate/minute.js";
 import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
 
 const root = join(import.meta.dirname, "..");
@@ -146,14 +149,26 @@ interface Replay {
   readonly attainment: number;
   readonly gpuHours: number;
   readonly notes: string;
+  /** The run's demand swing over its Server role's minutes, as calibrate would read it; undefined when too few. */
+  readonly swing: number | undefined;
 }
 
 /** `simulate` on the replay (the trace from the end of the training slice on), with `decider`'s flags. */
 function simulateReplay(trace: string, copies: number, decider: readonly string[]): Replay {
   const from = ["--from", String(trainingSeconds)];
   const out = cli(["simulate", "--trace", trace, "--copies", String(copies), ...from, ...decider, "-o", "json"]);
-  const run = JSON.parse(out) as { attainment: { both: number }; gpuHours: number; notes?: string };
-  return { attainment: run.attainment.both, gpuHours: run.gpuHours, notes: run.notes ?? "" };
+  const run = JSON.parse(out) as {
+    attainment: { both: number };
+    gpuHours: number;
+    notes?: string;
+    minutes?: { minutes: CalibrationMinute[] }[];
+  };
+  return {
+    attainment: run.attainment.both,
+    gpuHours: run.gpuHours,
+    notes: run.notes ?? "",
+    swing: demandSwing(run.minutes?.[0]?.minutes ?? [])?.largestRatio,
+  };
 }
 
 function replay(trace: string, copies: number, scalerText: string, initialReplicas: number, name: string): Replay {
@@ -218,6 +233,13 @@ function calibratedReplays(
   };
 }
 
+/** The training slice's demand swing as calibrate reads it on its load test (`-o json`); undefined when too few minutes. */
+function sliceSwing(trace: string, copies: number, scalerPath: string): number | undefined {
+  const out = cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", scalerPath, "-o", "json"]);
+  const result = JSON.parse(out) as { roles: { demandSwing?: { largestRatio: number } }[] };
+  return result.roles[0]?.demandSwing?.largestRatio;
+}
+const swingText = (swing: number | undefined): string => (swing === undefined ? "not measured" : `${swing} ×`);
 const cell = (r: Replay | undefined): string =>
   r === undefined ? "not run" : `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
 const figureOf = (scaler: string): string => /serverTargetTokensPerSecond: "([^"]+)"/.exec(scaler)?.[1] ?? "?";
@@ -244,6 +266,8 @@ const filledCells = (cells: readonly string[]): string[] => (withFilled ? [...ce
 const header = [
   "trace, scale",
   "calibrate's figure",
+  "slice's swing",
+  "replay's swing (the fleet's minutes)",
   "replaced fleet n: SLO %, GPU-h",
   "calibrated: SLO %, GPU-h",
   "calibrated, maxReplicas n: SLO %, GPU-h",
@@ -295,6 +319,7 @@ try {
         fill,
       ]);
     const fleet = smallestStatic(trace, copies, userText);
+    const swings = [swingText(sliceSwing(trace, copies, userPath)), swingText(fleet.run.swing)];
     let calibrated: string;
     try {
       calibrated = calibrate(userPath, "off");
@@ -304,6 +329,7 @@ try {
       const known = [
         `${trace} × ${copies}`,
         `none: ${error.message.replace(/\|/g, "/")}`,
+        ...swings,
         `n=${fleet.n}: ${cell(fleet.run)}`,
       ];
       lines.push(tableRow([...known, ...header.slice(known.length).map(() => "")]));
@@ -341,6 +367,7 @@ try {
       tableRow([
         `${trace} × ${copies}`,
         figureOf(calibrated),
+        ...swings,
         `n=${fleet.n}: ${cell(fleet.run)}`,
         cell(asWritten),
         cell(capped),
