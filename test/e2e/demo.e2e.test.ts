@@ -137,7 +137,8 @@ describe("npm start (the demo)", () => {
     // One Chromium session, waited on in real time: the DOM as a refresh ends, from the second on (a chart
     // rebuilt for a new lane reads as empty until the next one), then a picture of it.
     const page = await ChromiumPage.open(chromium, url, { width: 1400, height: 7000 });
-    const refreshes = "Number(document.body.dataset.refreshes ?? 0)";
+    // `document.body` is null until the page's body is parsed: on a loaded machine the first check can come before it.
+    const refreshes = "Number(document.body?.dataset.refreshes ?? 0)";
     let dom: string;
     let png: Buffer;
     try {
