@@ -5,9 +5,10 @@
  * three before it is served by replicas sized for the three before it. On the ServeGen days the benchmark
  * replayed (docs/quality.md, eighteenth run; the swing of the trace's arrivals, which calibrate's minutes
  * follow where the fleet keeps up), every replay whose largest swing was at most 1.63 kept 99 % with the
- * scaler capped at the fleet it replaced, and most replays that swung 1.88 or more missed it; the 15-minute
- * slices calibrate read never swung more than 1.75, whatever their replay did. So the swing is reported for the
- * user to read over a period that holds their burstiest traffic, and it changes no figure.
+ * scaler capped at the fleet it replaced, and most replays that swung 1.88 or more missed it; the swing of the
+ * 15-minute slice calibrate reads did not tell the replay's. So it changes no figure: the
+ * docs' steps read it over the same hours of the day before, served by the fleet being replaced, and keep that
+ * fleet where it was above 1.65 (docs/calibrate.md, "The demand swing"; the nineteenth run).
  */
 import { adjacentMinutes, minuteDemandTokensPerSecond, type CalibrationMinute } from "./minute.js";
 
