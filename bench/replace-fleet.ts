@@ -23,7 +23,10 @@
  * the same file as Predictive (its TokenThroughput block as Predictive's fallback), calibrated by the same command,
  * which writes Predictive's forecast capacity and demand noise too, as written and capped (docs/quality.md,
  * eighteenth run). Every row also gives the demand swing (`demandSwing`, docs/calibrate.md "The demand swing") of
- * the training slice, as calibrate reads it there, and of the replay, read from the replaced fleet's minutes.
+ * the training slice, as calibrate reads it there, and of the replay, read from the replaced fleet's minutes. A scale
+ * written `TRACE:COPIES:YESTERDAY` also names the same hours of the day before: the docs' step reads its swing on
+ * the fleet (`simulate -o json`, then `calibrate --from-simulation`) and keeps the fleet above
+ * `keepFleetAboveSwing`, replacing it with the capped scaler otherwise (docs/quality.md, nineteenth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -32,7 +35,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
-import { demandSwing } from "../src/core/calibrate/demand-swing.js";
+import { demandSwing, keepFleetAboveSwing } from "../src/core/calibrate/demand-swing.js";
 import type { CalibrationMinute } from "../src/core/calibrate/minute.js";
 import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
 
@@ -55,12 +58,14 @@ const requiredAttainment = 0.99;
 const trainingSeconds = 900;
 
 const scales = values.scales.split(",").map((text) => {
-  const [trace, copiesText = "1"] = text.split(":");
+  const [trace, copiesText = "1", yesterday, ...rest] = text.split(":");
   const copies = Number(copiesText);
-  if (!trace || !Number.isInteger(copies) || copies < 1)
-    throw new Error(`--scales: ${JSON.stringify(text)} is not TRACE:COPIES with COPIES a whole number ≥ 1`);
-  return { trace, copies };
+  if (!trace || !Number.isInteger(copies) || copies < 1 || yesterday === "" || rest.length > 0)
+    throw new Error(`--scales: ${JSON.stringify(text)} is not TRACE:COPIES[:YESTERDAY] with COPIES a whole number ≥ 1`);
+  return { trace, copies, yesterday };
 });
+/** Whether any scale names the day before, so the table gives the docs' step that reads its swing. */
+const withYesterday = scales.some((s) => s.yesterday !== undefined);
 /** An on/off flag's value as a boolean; anything else stops the bench, naming the flag and the value. */
 function onOff(flag: "oracles" | "checked" | "filled" | "predictive"): boolean {
   const value = values[flag];
@@ -239,6 +244,39 @@ function sliceSwing(trace: string, copies: number, scalerPath: string): number |
   const result = JSON.parse(out) as { roles: { demandSwing?: { largestRatio: number } }[] };
   return result.roles[0]?.demandSwing?.largestRatio;
 }
+/**
+ * The docs' step before replacing the fleet: the same hours of the day before (`yesterday`, whole), served by the
+ * fleet `n` from `n` ready replicas (`simulate -o json`), and the swing `calibrate --from-simulation` reads there.
+ */
+function yesterdaySwing(
+  yesterday: string,
+  copies: number,
+  n: number,
+  user: { readonly text: string; readonly path: string },
+): number | undefined {
+  const scalerPath = join(work, "yesterday-static.yaml");
+  const fleetPath = join(work, "yesterday-fleet.yaml");
+  const runPath = join(work, "yesterday.json");
+  writeFileSync(scalerPath, withBounds(user.text, { minReplicas: n, maxReplicas: n }));
+  writeFileSync(fleetPath, `initialReplicas: ${n}\n`);
+  const run = cli([
+    "simulate",
+    "--trace",
+    yesterday,
+    "--copies",
+    String(copies),
+    "--scaler",
+    scalerPath,
+    "--fleet",
+    fleetPath,
+    "-o",
+    "json",
+  ]);
+  writeFileSync(runPath, run);
+  const out = cli(["calibrate", "--from-simulation", runPath, "-f", user.path, "-o", "json"]);
+  const result = JSON.parse(out) as { roles: { demandSwing?: { largestRatio: number } }[] };
+  return result.roles[0]?.demandSwing?.largestRatio;
+}
 const swingText = (swing: number | undefined): string => (swing === undefined ? "not measured" : `${swing} ×`);
 const cell = (r: Replay | undefined): string =>
   r === undefined ? "not run" : `${(100 * r.attainment).toFixed(2)} %, ${r.gpuHours.toFixed(2)}`;
@@ -259,6 +297,8 @@ const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |
 const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
 /** The scale-down window's column pair, present only with `--scale-down-window`. */
 const windowCells = (cells: readonly [string, string]): string[] => (scaleDownWindow === undefined ? [] : [...cells]);
+/** The docs' step that reads yesterday's swing, present only when a scale names the day before. */
+const yesterdayCells = (cells: readonly string[]): string[] => (withYesterday ? [...cells] : []);
 /** Predictive's columns, present only with `--predictive on`. */
 const predictiveCells = (cells: readonly string[]): string[] => (withPredictive ? [...cells] : []);
 /** The filled load test's columns, present only with `--filled on`. */
@@ -272,6 +312,11 @@ const header = [
   "calibrated: SLO %, GPU-h",
   "calibrated, maxReplicas n: SLO %, GPU-h",
   "capped × fleet",
+  ...yesterdayCells([
+    "yesterday's swing (the fleet's minutes)",
+    `the docs' steps (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
+    "× fleet",
+  ]),
   ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
   ...windowCells([`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
   ...predictiveCells([
@@ -301,7 +346,7 @@ try {
   writeFileSync(userPath, userText);
   const predictiveUserPath = join(work, "user-predictive.yaml");
   if (withPredictive) writeFileSync(predictiveUserPath, asPredictive(userText, values.scaler));
-  for (const { trace, copies } of scales) {
+  for (const { trace, copies, yesterday } of scales) {
     const calibrate = (scalerPath: string, check: "on" | "off", fill: "on" | "off" = "off"): string =>
       cli([
         "calibrate",
@@ -339,6 +384,13 @@ try {
     const asWritten = replay(trace, copies, calibrated, fleet.n, "calibrated");
     const cappedText = withBounds(calibrated, { maxReplicas: fleet.n });
     const capped = replay(trace, copies, cappedText, fleet.n, "capped");
+    const swingYesterday =
+      yesterday === undefined
+        ? undefined
+        : yesterdaySwing(yesterday, copies, fleet.n, { text: userText, path: userPath });
+    // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
+    const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
+    const guided = replaces ? capped : fleet.run;
     const cappedPanic =
       panicThreshold === undefined
         ? undefined
@@ -372,6 +424,15 @@ try {
         cell(asWritten),
         cell(capped),
         perFleet(capped),
+        ...yesterdayCells(
+          yesterday === undefined
+            ? ["–", "", ""]
+            : [
+                swingText(swingYesterday),
+                `${cell(guided)} (${replaces ? "replaces it" : "keeps the fleet"})`,
+                perFleet(guided),
+              ],
+        ),
         ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
         ...windowCells([cell(cappedWindow), perFleet(cappedWindow)]),
         ...predictiveCells(

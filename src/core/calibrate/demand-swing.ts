@@ -16,6 +16,13 @@ import { adjacentMinutes, minuteDemandTokensPerSecond, type CalibrationMinute } 
 export const precedingMinutes = 3;
 /** Fewer windows of adjacent minutes than this measure nothing. */
 export const minSwingWindows = 5;
+/**
+ * The docs' step for replacing a fixed fleet (docs/calibrate.md, "The demand swing"): keep the fleet where the same
+ * hours of the day before, served by it, swung above this. Read from the 36 scales of the sixteenth to eighteenth
+ * runs, where every capped replay at or below 1.63 kept 99 % and 13 of 18 above 1.65 missed; kept by the
+ * nineteenth run on fresh days (docs/quality.md).
+ */
+export const keepFleetAboveSwing = 1.65;
 
 export interface DemandSwing {
   /** The largest ratio of a minute's demand to the mean of the `precedingMinutes` before it, three significant figures. */
