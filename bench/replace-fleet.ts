@@ -238,12 +238,15 @@ function calibratedReplays(
   };
 }
 
-/** The training slice's demand swing as calibrate reads it on its load test (`-o json`); undefined when too few minutes. */
-function sliceSwing(trace: string, copies: number, scalerPath: string): number | undefined {
-  const out = cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", scalerPath, "-o", "json"]);
-  const result = JSON.parse(out) as { roles: { demandSwing?: { largestRatio: number } }[] };
+/** The Server role's demand swing in `calibrate -o json`'s answer; undefined when calibrate had too few minutes. */
+function swingOf(calibrateJson: string): number | undefined {
+  const result = JSON.parse(calibrateJson) as { roles: { demandSwing?: { largestRatio: number } }[] };
   return result.roles[0]?.demandSwing?.largestRatio;
 }
+
+/** The training slice's demand swing as calibrate reads it on its load test. */
+const sliceSwing = (trace: string, copies: number, scalerPath: string): number | undefined =>
+  swingOf(cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", scalerPath, "-o", "json"]));
 /**
  * The docs' step before replacing the fleet: the same hours of the day before (`yesterday`, whole), served by the
  * fleet `n` from `n` ready replicas (`simulate -o json`), and the swing `calibrate --from-simulation` reads there.
@@ -273,9 +276,7 @@ function yesterdaySwing(
     "json",
   ]);
   writeFileSync(runPath, run);
-  const out = cli(["calibrate", "--from-simulation", runPath, "-f", user.path, "-o", "json"]);
-  const result = JSON.parse(out) as { roles: { demandSwing?: { largestRatio: number } }[] };
-  return result.roles[0]?.demandSwing?.largestRatio;
+  return swingOf(cli(["calibrate", "--from-simulation", runPath, "-f", user.path, "-o", "json"]));
 }
 const swingText = (swing: number | undefined): string => (swing === undefined ? "not measured" : `${swing} ×`);
 const cell = (r: Replay | undefined): string =>
