@@ -294,16 +294,20 @@ const predictiveFiguresOf = (scaler: string): string =>
   ].join(", ");
 /** A markdown table row of these cells. */
 const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
-/** The panic-threshold column pair, present only with `--panic-threshold`. */
-const panicCells = (cells: readonly [string, string]): string[] => (panicThreshold === undefined ? [] : [...cells]);
-/** The scale-down window's column pair, present only with `--scale-down-window`. */
-const windowCells = (cells: readonly [string, string]): string[] => (scaleDownWindow === undefined ? [] : [...cells]);
-/** The docs' step that reads yesterday's swing, present only when a scale names the day before. */
-const yesterdayCells = (cells: readonly string[]): string[] => (withYesterday ? [...cells] : []);
-/** Predictive's columns, present only with `--predictive on`. */
-const predictiveCells = (cells: readonly string[]): string[] => (withPredictive ? [...cells] : []);
-/** The filled load test's columns, present only with `--filled on`. */
-const filledCells = (cells: readonly string[]): string[] => (withFilled ? [...cells] : []);
+/**
+ * Which optional column groups the table has: one per flag that adds a comparison (`--panic-threshold`,
+ * `--scale-down-window`, `--predictive on`, `--filled on`), and the docs' step when a scale names the day before.
+ */
+const optionalColumns = {
+  yesterday: withYesterday,
+  panic: panicThreshold !== undefined,
+  window: scaleDownWindow !== undefined,
+  predictive: withPredictive,
+  filled: withFilled,
+} as const;
+/** A group's cells (header or row), or none when the table leaves that group out. */
+const columns = (group: keyof typeof optionalColumns, cells: readonly string[]): string[] =>
+  optionalColumns[group] ? [...cells] : [];
 const header = [
   "trace, scale",
   "calibrate's figure",
@@ -313,20 +317,20 @@ const header = [
   "calibrated: SLO %, GPU-h",
   "calibrated, maxReplicas n: SLO %, GPU-h",
   "capped × fleet",
-  ...yesterdayCells([
+  ...columns("yesterday", [
     "yesterday's swing (the fleet's minutes)",
     `the docs' steps (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
     "× fleet",
   ]),
-  ...panicCells([`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
-  ...windowCells([`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
-  ...predictiveCells([
+  ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
+  ...columns("window", [`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
+  ...columns("predictive", [
     "Predictive's figure, capacity, noise",
     "Predictive: SLO %, GPU-h",
     "Predictive, maxReplicas n: SLO %, GPU-h",
     "Predictive capped × fleet",
   ]),
-  ...filledCells([
+  ...columns("filled", [
     "filled load test's figure",
     "filled: SLO %, GPU-h",
     "filled, maxReplicas n: SLO %, GPU-h",
@@ -425,7 +429,8 @@ try {
         cell(asWritten),
         cell(capped),
         perFleet(capped),
-        ...yesterdayCells(
+        ...columns(
+          "yesterday",
           yesterday === undefined
             ? ["–", "", ""]
             : [
@@ -434,9 +439,10 @@ try {
                 perFleet(guided),
               ],
         ),
-        ...panicCells([cell(cappedPanic), perFleet(cappedPanic)]),
-        ...windowCells([cell(cappedWindow), perFleet(cappedWindow)]),
-        ...predictiveCells(
+        ...columns("panic", [cell(cappedPanic), perFleet(cappedPanic)]),
+        ...columns("window", [cell(cappedWindow), perFleet(cappedWindow)]),
+        ...columns(
+          "predictive",
           predictive === undefined
             ? ["none", "", "", ""]
             : [
@@ -446,7 +452,8 @@ try {
                 perFleet(predictive.capped),
               ],
         ),
-        ...filledCells(
+        ...columns(
+          "filled",
           filled === undefined
             ? ["none", "", "", ""]
             : [figureOf(filled.scaler), cell(filled.asWritten), cell(filled.capped), perFleet(filled.capped)],

@@ -23,8 +23,8 @@ export interface DemandNoise {
   readonly pairs: number;
 }
 
-/** Three significant figures, to the nearest. */
-function threeFigures(value: number): number {
+/** Three significant figures, to the nearest: how calibrate reports a measured demand figure (noise, swing). */
+export function threeFigures(value: number): number {
   return Number(value.toPrecision(3));
 }
 

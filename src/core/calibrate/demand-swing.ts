@@ -10,6 +10,7 @@
  * docs' steps read it over the same hours of the day before, served by the fleet being replaced, and keep that
  * fleet where it was above 1.65 (docs/calibrate.md, "The demand swing"; the nineteenth run).
  */
+import { threeFigures } from "./demand-noise.js";
 import { adjacentMinutes, minuteDemandTokensPerSecond, type CalibrationMinute } from "./minute.js";
 
 /** The minutes a swing is measured against: the specification's default stable window, 180 s. */
@@ -36,8 +37,8 @@ export interface DemandSwing {
 /**
  * The largest swing over every window of adjacent minutes, in the order given (a run, or a period from
  * Prometheus; minutes of another run, or after a skipped one, start a new window). Undefined below
- * `minSwingWindows` windows. Calibrate's minutes carry traffic (a minute without is skipped), so the minutes
- * before always have demand.
+ * `minSwingWindows` windows. calibrate skips minutes without traffic, so its windows always have demand before
+ * the minute; a window without any is left out rather than read as an infinite rise.
  *
  * Example: demands 1000, 1000, 1000, 1500, 1000 tok/s a minute apart: two windows, 1500 ÷ 1000 = 1.5 and
  * 1000 ÷ 1166.7 = 0.857, so 1.5 (with at least `minSwingWindows` windows).
@@ -58,5 +59,5 @@ export function demandSwing(minutes: readonly CalibrationMinute[]): DemandSwing 
     if (largest === undefined || ratio > largest.ratio) largest = { ratio, endSeconds: after.endSeconds };
   }
   if (windows < minSwingWindows || largest === undefined) return undefined;
-  return { largestRatio: Number(largest.ratio.toPrecision(3)), endSeconds: largest.endSeconds, windows };
+  return { largestRatio: threeFigures(largest.ratio), endSeconds: largest.endSeconds, windows };
 }

@@ -64,10 +64,11 @@ export function frontierPosition(row: Row, familyRows: readonly Row[]): Frontier
 
 const calibratedPolicies = [calibratedLabel("TokenThroughput"), calibratedLabel("Predictive")];
 
-/** The figures the token algorithms were given: calibrated on the training slice, and today's rule beside them. */
+/** A calibration's demand noise as the User figures line prints it, for the calibrated and the filled figures alike. */
 const demandNoiseText = (c: CalibratedFigures): string =>
   `demand noise ${c.calibration.demandNoise?.varianceTokensPerSecondSquared ?? "not measured"} (tok/s)²`;
 
+/** The figures the token algorithms were given: calibrated on the training slice, and today's rule beside them. */
 export function userFiguresLine(result: MatrixResult): string {
   const old = result.ruleOfThumb;
   const today = `80 % rows: ${old.tokensPerSecondPerReplica} tok/s per replica (80 % of the fluid capacity at this replay's mean request), TTFT target = SLO ${old.ttftTargetMilliseconds} ms.`;

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { demandNoise, minAdjacentPairs } from "../../../src/core/calibrate/demand-noise.js";
-import { calibrationMinutes } from "../../support/calibration-minutes.js";
-
-const minutes = calibrationMinutes;
+import { calibrationMinutes as minutes } from "../../support/calibration-minutes.js";
 
 describe("demandNoise: the variance of one minute's demand reading, from adjacent minutes", () => {
   it("is half the mean squared difference of adjacent demands (the docs' example)", () => {

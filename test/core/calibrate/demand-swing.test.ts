@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { demandSwing, minSwingWindows, precedingMinutes } from "../../../src/core/calibrate/demand-swing.js";
-import { calibrationMinutes } from "../../support/calibration-minutes.js";
-
-const minutes = calibrationMinutes;
+import { calibrationMinutes as minutes } from "../../support/calibration-minutes.js";
 
 describe("demandSwing: the largest minute's demand over the mean of the three before it", () => {
   it("reads the largest ratio, the minute it ended and the windows it was measured over", () => {
