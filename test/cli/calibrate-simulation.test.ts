@@ -234,6 +234,13 @@ describe("calibrate --from-simulation", () => {
     expect(table.out).toContain(
       `demand swing: at most ${swing?.largestRatio} × the mean of the 3 minutes before, over ${swing?.windows} windows of 4 adjacent minutes`,
     );
+    // The docs' step is said beside it, on the side of 1.65 the swing is.
+    const above = (swing?.largestRatio ?? 0) > 1.65;
+    expect(table.out).toContain(
+      above
+        ? "above 1.65: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps keep that fleet"
+        : "at most 1.65: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps replace it with the scaler capped at its size",
+    );
     const scaler = memoryIo();
     expect(await runCalibrate([...args, "-o", "scaler"], scaler)).toBe(0);
     expect(scaler.out).not.toMatch(/swing/i);

@@ -12,7 +12,7 @@ import {
   type RoleCalibration,
 } from "../../core/calibrate/bands.js";
 import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
-import { minSwingWindows, precedingMinutes } from "../../core/calibrate/demand-swing.js";
+import { keepFleetAboveSwing, minSwingWindows, precedingMinutes } from "../../core/calibrate/demand-swing.js";
 import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
@@ -79,6 +79,13 @@ export function calibrate(
   };
 }
 
+/**
+ * The docs' step on the swing, said where the swing is printed: it decides only over the same hours of the day
+ * before served by the fleet being replaced; the training slice's own swing did not tell the replay's.
+ */
+const swingStep = (largestRatio: number): string =>
+  `${largestRatio > keepFleetAboveSwing ? "above" : "at most"} ${keepFleetAboveSwing}: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps ${largestRatio > keepFleetAboveSwing ? "keep that fleet" : "replace it with the scaler capped at its size"}`;
+
 const fmt = (v: number | undefined): string =>
   v === undefined ? "-" : Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");
 
@@ -141,7 +148,7 @@ export function table(result: CalibrationResult): string {
         : `  demand noise: ${fmt(r.demandNoise.varianceTokensPerSecondSquared)} (tok/s)² from ${r.demandNoise.pairs} pairs of adjacent minutes (Predictive's measurementNoise)`,
       r.demandSwing === undefined
         ? `  demand swing: fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes, not measured`
-        : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow: docs/calibrate.md, "The demand swing")`,
+        : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow); ${swingStep(r.demandSwing.largestRatio)} (docs/calibrate.md, "The demand swing")`,
     );
     if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
   }
