@@ -27,6 +27,8 @@
  * written `TRACE:COPIES:YESTERDAY` also names the same hours of the day before: the docs' step reads its swing on
  * the fleet (`simulate -o json`, then `calibrate --from-simulation`) and keeps the fleet above
  * `keepFleetAboveSwing`, replacing it with the capped scaler otherwise (docs/quality.md, nineteenth run).
+ * `--swing-target on` adds, where that swing is above the limit, the capped scaler at a target a jump of that swing
+ * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -51,6 +53,7 @@ const { values } = parseArgs({
     filled: { type: "string", default: "off" },
     "scale-down-window": { type: "string" },
     predictive: { type: "string", default: "off" },
+    "swing-target": { type: "string", default: "off" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -67,7 +70,7 @@ const scales = values.scales.split(",").map((text) => {
 /** Whether any scale names the day before, so the table gives the docs' step that reads its swing. */
 const withYesterday = scales.some((s) => s.yesterday !== undefined);
 /** An on/off flag's value as a boolean; anything else stops the bench, naming the flag and the value. */
-function onOff(flag: "oracles" | "checked" | "filled" | "predictive"): boolean {
+function onOff(flag: "oracles" | "checked" | "filled" | "predictive" | "swing-target"): boolean {
   const value = values[flag];
   if (value !== "on" && value !== "off") throw new Error(`--${flag}: ${JSON.stringify(value)} is not one of on, off`);
   return value === "on";
@@ -80,6 +83,12 @@ if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
   throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
 const withFilled = onOff("filled");
 const withPredictive = onOff("predictive");
+/** Where yesterday swung above the step's limit, the capped scaler at a target a jump of that swing fits under (twenty-first run). */
+const withSwingTarget = onOff("swing-target");
+if (withSwingTarget && !withYesterday)
+  throw new Error(
+    "--swing-target on: no scale names the day before (TRACE:COPIES:YESTERDAY), so there is no swing to size for",
+  );
 /** A second scale-down window for the capped scaler, side by side with the file's (docs/quality.md, seventeenth run). */
 const scaleDownWindow = values["scale-down-window"];
 if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))
@@ -134,6 +143,25 @@ function withScaleDownWindow(yamlText: string, seconds: string): string {
   const doc = parseDocument(yamlText);
   doc.setIn(["spec", "behavior", "scaleDown", "stabilizationWindowSeconds"], Number(seconds));
   return doc.toString();
+}
+
+/** The scaler file with the Server role's TokenThroughput target set (tok/s per ready replica). */
+function withServerTarget(yamlText: string, tokensPerSecond: number): string {
+  const doc = parseDocument(yamlText);
+  doc.setIn(["spec", "algorithm", "tokenThroughput", "serverTargetTokensPerSecond"], String(tokensPerSecond));
+  return doc.toString();
+}
+
+/**
+ * The target a jump of `swing` fits under: TokenThroughput keeps the load per ready replica at or below its target,
+ * so a minute carrying `swing` × the minutes before meets at most `swing` × the target on the replicas it had, and
+ * stays below the load at which the targets broke (calibrate's capacity) when the target is at most capacity ÷
+ * swing. Never above calibrate's figure; three significant figures, rounded down.
+ */
+function swingTarget(figure: number, capacity: number, swing: number): number {
+  const fits = capacity / swing;
+  const step = 10 ** (Math.floor(Math.log10(fits)) - 2);
+  return Math.min(figure, Number((Math.floor(fits / step) * step).toPrecision(3)));
 }
 
 /**
@@ -238,15 +266,25 @@ function calibratedReplays(
   };
 }
 
-/** The Server role's demand swing in `calibrate -o json`'s answer; undefined when calibrate had too few minutes. */
-function swingOf(calibrateJson: string): number | undefined {
-  const result = JSON.parse(calibrateJson) as { roles: { demandSwing?: { largestRatio: number } }[] };
-  return result.roles[0]?.demandSwing?.largestRatio;
+/** The Server role in `calibrate -o json`'s answer: its demand swing, and the capacity where its targets broke. */
+interface CalibrateReading {
+  /** Undefined when calibrate had too few minutes. */
+  readonly swing: number | undefined;
+  /** Undefined when calibrate gave no figure. */
+  readonly capacity: number | undefined;
 }
+function readingOf(calibrateJson: string): CalibrateReading {
+  const result = JSON.parse(calibrateJson) as {
+    roles: { demandSwing?: { largestRatio: number }; answer: { capacityTokensPerSecondPerReplica?: number } }[];
+  };
+  const role = result.roles[0];
+  return { swing: role?.demandSwing?.largestRatio, capacity: role?.answer.capacityTokensPerSecondPerReplica };
+}
+const swingOf = (calibrateJson: string): number | undefined => readingOf(calibrateJson).swing;
 
-/** The training slice's demand swing as calibrate reads it on its load test. */
-const sliceSwing = (trace: string, copies: number, scalerPath: string): number | undefined =>
-  swingOf(cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", scalerPath, "-o", "json"]));
+/** The training slice's demand swing and capacity as calibrate reads them on its load test. */
+const sliceReading = (trace: string, copies: number, scalerPath: string): CalibrateReading =>
+  readingOf(cli(["calibrate", "--trace", trace, "--copies", String(copies), "-f", scalerPath, "-o", "json"]));
 /**
  * The docs' step before replacing the fleet: the same hours of the day before (`yesterday`, whole), served by the
  * fleet `n` from `n` ready replicas (`simulate -o json`), and the swing `calibrate --from-simulation` reads there.
@@ -300,6 +338,7 @@ const tableRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |
  */
 const optionalColumns = {
   yesterday: withYesterday,
+  swingTarget: withSwingTarget,
   panic: panicThreshold !== undefined,
   window: scaleDownWindow !== undefined,
   predictive: withPredictive,
@@ -320,6 +359,11 @@ const header = [
   ...columns("yesterday", [
     "yesterday's swing (the fleet's minutes)",
     `the docs' steps (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
+    "× fleet",
+  ]),
+  ...columns("swingTarget", [
+    "target for yesterday's swing (capacity ÷ swing, where above the limit)",
+    "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
     "× fleet",
   ]),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
@@ -369,7 +413,8 @@ try {
         fill,
       ]);
     const fleet = smallestStatic(trace, copies, userText);
-    const swings = [swingText(sliceSwing(trace, copies, userPath)), swingText(fleet.run.swing)];
+    const slice = sliceReading(trace, copies, userPath);
+    const swings = [swingText(slice.swing), swingText(fleet.run.swing)];
     let calibrated: string;
     try {
       calibrated = calibrate(userPath, "off");
@@ -396,6 +441,18 @@ try {
     // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
     const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
     const guided = replaces ? capped : fleet.run;
+    // Where yesterday swung above the limit: the capped scaler at a target a jump of that swing fits under,
+    // instead of the fleet (the twenty-first run); at or below the limit the step replaces the fleet as it is.
+    const jumpTarget =
+      !withSwingTarget || swingYesterday === undefined || replaces || slice.capacity === undefined
+        ? undefined
+        : swingTarget(Number(figureOf(calibrated)), slice.capacity, swingYesterday);
+    const swingSized =
+      jumpTarget === undefined
+        ? replaces
+          ? capped
+          : undefined
+        : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
     const cappedPanic =
       panicThreshold === undefined
         ? undefined
@@ -439,6 +496,11 @@ try {
                 perFleet(guided),
               ],
         ),
+        ...columns("swingTarget", [
+          jumpTarget === undefined ? (replaces ? "the figure" : "none") : String(jumpTarget),
+          cell(swingSized),
+          perFleet(swingSized),
+        ]),
         ...columns("panic", [cell(cappedPanic), perFleet(cappedPanic)]),
         ...columns("window", [cell(cappedWindow), perFleet(cappedWindow)]),
         ...columns(
