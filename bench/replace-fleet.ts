@@ -28,7 +28,8 @@
  * the fleet (`simulate -o json`, then `calibrate --from-simulation`) and keeps the fleet above
  * `keepFleetAboveSwing`, replacing it with the capped scaler otherwise (docs/quality.md, nineteenth run).
  * `--swing-target on` adds, where that swing is above the limit, the capped scaler at a target a jump of that swing
- * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run).
+ * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run);
+ * `--swing-target always` at every swing, the fleet always replaced (twenty-second run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -70,7 +71,7 @@ const scales = values.scales.split(",").map((text) => {
 /** Whether any scale names the day before, so the table gives the docs' step that reads its swing. */
 const withYesterday = scales.some((s) => s.yesterday !== undefined);
 /** An on/off flag's value as a boolean; anything else stops the bench, naming the flag and the value. */
-function onOff(flag: "oracles" | "checked" | "filled" | "predictive" | "swing-target"): boolean {
+function onOff(flag: "oracles" | "checked" | "filled" | "predictive"): boolean {
   const value = values[flag];
   if (value !== "on" && value !== "off") throw new Error(`--${flag}: ${JSON.stringify(value)} is not one of on, off`);
   return value === "on";
@@ -83,11 +84,17 @@ if (panicThreshold !== undefined && !(Number(panicThreshold) > 0))
   throw new Error(`--panic-threshold: ${JSON.stringify(panicThreshold)} is not a number above 0`);
 const withFilled = onOff("filled");
 const withPredictive = onOff("predictive");
-/** Where yesterday swung above the step's limit, the capped scaler at a target a jump of that swing fits under (twenty-first run). */
-const withSwingTarget = onOff("swing-target");
+/**
+ * The capped scaler at a target a jump of yesterday's swing fits under: where that swing is above the step's limit
+ * (`on`, twenty-first run), or at every swing (`always`, twenty-second run).
+ */
+const swingTargetMode = values["swing-target"];
+if (swingTargetMode !== "off" && swingTargetMode !== "on" && swingTargetMode !== "always")
+  throw new Error(`--swing-target: ${JSON.stringify(swingTargetMode)} is not one of off, on, always`);
+const withSwingTarget = swingTargetMode !== "off";
 if (withSwingTarget && !withYesterday)
   throw new Error(
-    "--swing-target on: no scale names the day before (TRACE:COPIES:YESTERDAY), so there is no swing to size for",
+    `--swing-target ${swingTargetMode}: no scale names the day before (TRACE:COPIES:YESTERDAY), so there is no swing to size for`,
   );
 /** A second scale-down window for the capped scaler, side by side with the file's (docs/quality.md, seventeenth run). */
 const scaleDownWindow = values["scale-down-window"];
@@ -362,7 +369,7 @@ const header = [
     "× fleet",
   ]),
   ...columns("swingTarget", [
-    "target for yesterday's swing (capacity ÷ swing, where above the limit)",
+    `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
     "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
     "× fleet",
   ]),
@@ -441,10 +448,14 @@ try {
     // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
     const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
     const guided = replaces ? capped : fleet.run;
-    // Where yesterday swung above the limit: the capped scaler at a target a jump of that swing fits under,
-    // instead of the fleet (the twenty-first run); at or below the limit the step replaces the fleet as it is.
+    // The capped scaler at a target a jump of yesterday's swing fits under: instead of the fleet where the swing was
+    // above the limit (`on`, the twenty-first run; at or below it the step replaces the fleet as it is), or at every
+    // swing (`always`, the twenty-second run). A target at the figure is the capped run itself.
     const jumpTarget =
-      !withSwingTarget || swingYesterday === undefined || replaces || slice.capacity === undefined
+      !withSwingTarget ||
+      swingYesterday === undefined ||
+      (replaces && swingTargetMode === "on") ||
+      slice.capacity === undefined
         ? undefined
         : swingTarget(Number(figureOf(calibrated)), slice.capacity, swingYesterday);
     const swingSized =
@@ -452,7 +463,9 @@ try {
         ? replaces
           ? capped
           : undefined
-        : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
+        : jumpTarget === Number(figureOf(calibrated))
+          ? capped
+          : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
     const cappedPanic =
       panicThreshold === undefined
         ? undefined
