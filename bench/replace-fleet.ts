@@ -29,7 +29,9 @@
  * `keepFleetAboveSwing`, replacing it with the capped scaler otherwise (docs/quality.md, nineteenth run).
  * `--swing-target on` adds, where that swing is above the limit, the capped scaler at a target a jump of that swing
  * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run);
- * `--swing-target always` at every swing, the fleet always replaced (twenty-second run).
+ * `--swing-target always` at every swing, the fleet always replaced (twenty-second run). `--swing-target limit` keeps
+ * the docs' step (the fleet kept above the limit) and, where it replaces the fleet, sizes the capped scaler for a jump
+ * of the limit itself, the largest swing the step lets through (twenty-fourth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -86,11 +88,17 @@ const withFilled = onOff("filled");
 const withPredictive = onOff("predictive");
 /**
  * The capped scaler at a target a jump of yesterday's swing fits under: where that swing is above the step's limit
- * (`on`, twenty-first run), or at every swing (`always`, twenty-second run).
+ * (`on`, twenty-first run), or at every swing (`always`, twenty-second run); or, where the step replaces the fleet,
+ * a jump of the limit (`limit`, twenty-fourth run).
  */
 const swingTargetMode = values["swing-target"];
-if (swingTargetMode !== "off" && swingTargetMode !== "on" && swingTargetMode !== "always")
-  throw new Error(`--swing-target: ${JSON.stringify(swingTargetMode)} is not one of off, on, always`);
+if (
+  swingTargetMode !== "off" &&
+  swingTargetMode !== "on" &&
+  swingTargetMode !== "always" &&
+  swingTargetMode !== "limit"
+)
+  throw new Error(`--swing-target: ${JSON.stringify(swingTargetMode)} is not one of off, on, always, limit`);
 const withSwingTarget = swingTargetMode !== "off";
 if (withSwingTarget && !withYesterday)
   throw new Error(
@@ -369,8 +377,12 @@ const header = [
     "× fleet",
   ]),
   ...columns("swingTarget", [
-    `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
-    "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
+    swingTargetMode === "limit"
+      ? `target for a jump of the limit (capacity ÷ ${keepFleetAboveSwing}, where the step replaces the fleet)`
+      : `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
+    swingTargetMode === "limit"
+      ? `the steps with it (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`
+      : "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
     "× fleet",
   ]),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
@@ -450,19 +462,27 @@ try {
     const guided = replaces ? capped : fleet.run;
     // The capped scaler at a target a jump of yesterday's swing fits under: instead of the fleet where the swing was
     // above the limit (`on`, the twenty-first run; at or below it the step replaces the fleet as it is), or at every
-    // swing (`always`, the twenty-second run). A target at the figure is the capped run itself.
+    // swing (`always`, the twenty-second run), or only where the step replaces it, for a jump of the limit (`limit`,
+    // the twenty-fourth run: it keeps the fleet where the step does). A target at the figure is the capped run itself.
     const jumpTarget =
       !withSwingTarget ||
       swingYesterday === undefined ||
       (replaces && swingTargetMode === "on") ||
+      (!replaces && swingTargetMode === "limit") ||
       slice.capacity === undefined
         ? undefined
-        : swingTarget(Number(figureOf(calibrated)), slice.capacity, swingYesterday);
+        : swingTarget(
+            Number(figureOf(calibrated)),
+            slice.capacity,
+            swingTargetMode === "limit" ? keepFleetAboveSwing : swingYesterday,
+          );
     const swingSized =
       jumpTarget === undefined
         ? replaces
           ? capped
-          : undefined
+          : swingTargetMode === "limit"
+            ? fleet.run
+            : undefined
         : jumpTarget === Number(figureOf(calibrated))
           ? capped
           : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
