@@ -31,7 +31,8 @@
  * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run);
  * `--swing-target always` at every swing, the fleet always replaced (twenty-second run). `--swing-target limit` keeps
  * the docs' step (the fleet kept above the limit) and, where it replaces the fleet, sizes the capped scaler for a jump
- * of the limit itself, the largest swing the step lets through (twenty-fourth run).
+ * of the limit itself, the largest swing the step lets through (twenty-fourth run): the docs' steps since then,
+ * calibrate's `--swing-headroom 1.65`.
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -41,6 +42,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
 import { demandSwing, keepFleetAboveSwing } from "../src/core/calibrate/demand-swing.js";
+import { figureForSwing } from "../src/core/calibrate/swing-headroom.js";
 import type { CalibrationMinute } from "../src/core/calibrate/minute.js";
 import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
 
@@ -165,18 +167,6 @@ function withServerTarget(yamlText: string, tokensPerSecond: number): string {
   const doc = parseDocument(yamlText);
   doc.setIn(["spec", "algorithm", "tokenThroughput", "serverTargetTokensPerSecond"], String(tokensPerSecond));
   return doc.toString();
-}
-
-/**
- * The target a jump of `swing` fits under: TokenThroughput keeps the load per ready replica at or below its target,
- * so a minute carrying `swing` × the minutes before meets at most `swing` × the target on the replicas it had, and
- * stays below the load at which the targets broke (calibrate's capacity) when the target is at most capacity ÷
- * swing. Never above calibrate's figure; three significant figures, rounded down.
- */
-function swingTarget(figure: number, capacity: number, swing: number): number {
-  const fits = capacity / swing;
-  const step = 10 ** (Math.floor(Math.log10(fits)) - 2);
-  return Math.min(figure, Number((Math.floor(fits / step) * step).toPrecision(3)));
 }
 
 /**
@@ -471,7 +461,7 @@ try {
       (!replaces && swingTargetMode === "limit") ||
       slice.capacity === undefined
         ? undefined
-        : swingTarget(
+        : figureForSwing(
             Number(figureOf(calibrated)),
             slice.capacity,
             swingTargetMode === "limit" ? keepFleetAboveSwing : swingYesterday,

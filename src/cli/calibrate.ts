@@ -35,6 +35,8 @@ import {
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
 import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test.js";
 import { checkOnSlice } from "./calibrate/slice-check.js";
+import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
+import { figureForSwing, minHeadroomSwing } from "../core/calibrate/swing-headroom.js";
 import { readFleet } from "./fleet-file.js";
 import { flagLines, positiveFlag, readFlags, UsageError, type FlagValues } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
@@ -75,6 +77,11 @@ const ownFlags: readonly CommandFlag[] = [
     value: "on|off",
     default: "off",
     help: 'with --trace: replay the slice with the calibrated scaler from maxReplicas ready replicas (the fleet it replaces) and lower the figure by 10 % at a time, at most 4 times, while it breaks a minute that fleet keeps (off by default: docs/calibrate.md, "The slice check")',
+  },
+  {
+    flag: "--swing-headroom",
+    value: "SWING",
+    help: `lower each role's figure to at most its capacity (where the targets broke) ÷ SWING, so a minute carrying SWING × the three before it stays below that load while new replicas start (the docs' steps for replacing a fleet: ${keepFleetAboveSwing}; at least ${minHeadroomSwing})`,
   },
   {
     flag: "--filename",
@@ -317,6 +324,8 @@ interface Invocation {
   readonly values: FlagValues;
   readonly output: "table" | "json" | "scaler";
   readonly reading: LatencyGuardReading;
+  /** `--swing-headroom`: the jump each role's figure must leave room for; undefined leaves the figures as measured. */
+  readonly headroomSwing: number | undefined;
 }
 
 /** Phase 1: the flags, or the exit code after `--help` or a usage mistake (named flag and value). */
@@ -342,7 +351,13 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
     io.stderr(`--latency-guard-reading: ${JSON.stringify(reading)} is not one of ${latencyGuardReadings.join(", ")}\n`);
     return exitCodes.usage;
   }
-  return { values, output, reading };
+  const headroomText = values["swing-headroom"] as string | undefined;
+  const headroomSwing = headroomText === undefined ? undefined : Number(headroomText);
+  if (headroomSwing !== undefined && !(headroomSwing >= minHeadroomSwing)) {
+    io.stderr(`--swing-headroom: ${JSON.stringify(headroomText)} is not a swing of at least ${minHeadroomSwing}\n`);
+    return exitCodes.usage;
+  }
+  return { values, output, reading, headroomSwing };
 }
 
 /** Phase 2: the minutes read and banded, from simulated runs or Prometheus, or the exit code of a failure. */
@@ -366,7 +381,26 @@ async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number
   }
 }
 
-/** Phase 3: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
+/** Phase 3: each role's figure lowered to leave room for a jump of `--swing-headroom` (core/calibrate/swing-headroom.ts). */
+function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calibrated {
+  if (swing === undefined) return answer;
+  let result = answer.result;
+  for (const role of answer.result.roles) {
+    if (role.answer.kind !== "calibrated") continue;
+    const measured = role.answer.tokensPerSecondPerReplica;
+    const figure = figureForSwing(measured, role.answer.capacityTokensPerSecondPerReplica, swing);
+    if (figure < measured)
+      result = withRoleFigure(
+        result,
+        role.role,
+        figure,
+        `lowered from ${measured} to the capacity ÷ ${swing} by --swing-headroom, so a jump of ${swing} × stays below where the targets broke`,
+      );
+  }
+  return { ...answer, result };
+}
+
+/** Phase 4: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
 function writeOutputs(invocation: Invocation, answer: Calibrated, io: CliIo): number {
   const { values, output } = invocation;
   const { result, document, spec } = answer;
@@ -408,7 +442,7 @@ export async function runCalibrate(
   if (typeof invocation === "number") return invocation;
   const answer = await readAndCalibrate(invocation, io, nowMs());
   if (typeof answer === "number") return answer;
-  return writeOutputs(invocation, answer, io);
+  return writeOutputs(invocation, withSwingHeadroom(answer, invocation.headroomSwing), io);
 }
 
 export const calibrateCommand: Command = {

@@ -153,6 +153,38 @@ describe("calibrate --from-simulation", () => {
     expect(doc.spec.algorithm.tokenThroughput["ttftTargetMilliseconds"]).toBe("1500");
   });
 
+  it("--swing-headroom lowers the figure to the capacity ÷ the swing, and leaves one already below it", async () => {
+    const args = userScalerArgs("headroom.yaml", "TokenThroughput");
+    const answerOf = async (extra: string[]): Promise<Record<string, number | string>> => {
+      const io = memoryIo();
+      expect(await runCalibrate([...args, ...extra, "-o", "json"], io)).toBe(0);
+      return (JSON.parse(io.out) as { roles: { answer: Record<string, number | string> }[] }).roles[0]?.answer ?? {};
+    };
+    const measured = await answerOf([]);
+    const figure = measured["tokensPerSecondPerReplica"] as number;
+    const capacity = measured["capacityTokensPerSecondPerReplica"] as number;
+    expect(figure).toBeLessThan(capacity);
+    // A swing the measured figure leaves no room for: the figure becomes the capacity ÷ the swing, rounded down.
+    const swing = (1.2 * capacity) / figure;
+    const lowered = await answerOf(["--swing-headroom", String(swing)]);
+    const fits = capacity / swing;
+    expect(lowered["tokensPerSecondPerReplica"]).toBeLessThanOrEqual(fits);
+    expect(lowered["tokensPerSecondPerReplica"]).toBeGreaterThan(0.99 * fits);
+    expect(lowered["capacityTokensPerSecondPerReplica"]).toBe(capacity);
+    expect(lowered["why"]).toMatch(new RegExp(`lowered from ${figure} to the capacity ÷ ${swing} by --swing-headroom`));
+    // The scaler file carries the lowered figure.
+    const scaler = memoryIo();
+    expect(await runCalibrate([...args, "--swing-headroom", String(swing), "-o", "scaler"], scaler)).toBe(0);
+    const doc = parse(scaler.out) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } };
+    expect(Number(doc.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"])).toBe(
+      lowered["tokensPerSecondPerReplica"],
+    );
+    // A swing the figure already has room for changes nothing.
+    const roomy = await answerOf(["--swing-headroom", String((0.9 * capacity) / figure)]);
+    expect(roomy["tokensPerSecondPerReplica"]).toBe(figure);
+    expect(roomy["why"]).toBe(measured["why"]);
+  });
+
   it("writes a Predictive scaler's fallback target and, as its forecast capacity, where the targets broke", async () => {
     const args = userScalerArgs("predictive.yaml", "Predictive");
     const json = memoryIo();
@@ -239,7 +271,7 @@ describe("calibrate --from-simulation", () => {
     expect(table.out).toContain(
       above
         ? "above 1.65: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps keep that fleet"
-        : "at most 1.65: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps replace it with the scaler capped at its size",
+        : "at most 1.65: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps replace it with the scaler capped at its size, calibrated with --swing-headroom 1.65",
     );
     const scaler = memoryIo();
     expect(await runCalibrate([...args, "-o", "scaler"], scaler)).toBe(0);
@@ -301,6 +333,11 @@ describe("calibrate --from-simulation", () => {
         ["--label-role", "app.role", "--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml", "--last", "15m"],
         /--label-role = "app.role": must be a Prometheus label name/,
         1,
+      ],
+      [
+        ["--from-simulation", runs[4] as string, "--swing-headroom", "0.5"],
+        /--swing-headroom: "0.5" is not a swing of at least 1/,
+        2,
       ],
       [["--bogus"], /Unknown option '--bogus'/, 2],
       [[], /give --prometheus-url, --from-simulation or --trace/, 2],

@@ -84,7 +84,7 @@ export function calibrate(
  * before served by the fleet being replaced; the training slice's own swing did not tell the replay's.
  */
 const swingStep = (largestRatio: number): string =>
-  `${largestRatio > keepFleetAboveSwing ? "above" : "at most"} ${keepFleetAboveSwing}: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps ${largestRatio > keepFleetAboveSwing ? "keep that fleet" : "replace it with the scaler capped at its size"}`;
+  `${largestRatio > keepFleetAboveSwing ? "above" : "at most"} ${keepFleetAboveSwing}: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps ${largestRatio > keepFleetAboveSwing ? "keep that fleet" : `replace it with the scaler capped at its size, calibrated with --swing-headroom ${keepFleetAboveSwing}`}`;
 
 const fmt = (v: number | undefined): string =>
   v === undefined ? "-" : Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");

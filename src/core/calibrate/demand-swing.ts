@@ -22,7 +22,9 @@ export const minSwingWindows = 5;
  * hours of the day before, served by it, swung above this. Read from the 36 scales of the sixteenth to eighteenth
  * runs, where every capped replay at or below 1.63 kept 99 % and 13 of 18 above 1.65 missed; kept by the
  * nineteenth run on fresh days, and by the twentieth, which missed on one day whose day before swung less
- * (3 misses of 24 scales, against 10 always replacing; docs/quality.md).
+ * (3 misses of 24 scales, against 10 always replacing; docs/quality.md). Where the step replaces the fleet, the
+ * scaler is calibrated with headroom for a jump of this swing (`--swing-headroom`, swing-headroom.ts; the
+ * twenty-fourth run).
  */
 export const keepFleetAboveSwing = 1.65;
 
