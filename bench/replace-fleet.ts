@@ -93,14 +93,12 @@ const withPredictive = onOff("predictive");
  * (`on`, twenty-first run), or at every swing (`always`, twenty-second run); or, where the step replaces the fleet,
  * a jump of the limit (`limit`, twenty-fourth run).
  */
-const swingTargetMode = values["swing-target"];
-if (
-  swingTargetMode !== "off" &&
-  swingTargetMode !== "on" &&
-  swingTargetMode !== "always" &&
-  swingTargetMode !== "limit"
-)
-  throw new Error(`--swing-target: ${JSON.stringify(swingTargetMode)} is not one of off, on, always, limit`);
+const swingTargetModes = ["off", "on", "always", "limit"] as const;
+type SwingTargetMode = (typeof swingTargetModes)[number];
+const swingTargetText = values["swing-target"];
+if (!(swingTargetModes as readonly string[]).includes(swingTargetText))
+  throw new Error(`--swing-target: ${JSON.stringify(swingTargetText)} is not one of ${swingTargetModes.join(", ")}`);
+const swingTargetMode = swingTargetText as SwingTargetMode;
 const withSwingTarget = swingTargetMode !== "off";
 if (withSwingTarget && !withYesterday)
   throw new Error(
@@ -167,6 +165,24 @@ function withServerTarget(yamlText: string, tokensPerSecond: number): string {
   const doc = parseDocument(yamlText);
   doc.setIn(["spec", "algorithm", "tokenThroughput", "serverTargetTokensPerSecond"], String(tokensPerSecond));
   return doc.toString();
+}
+
+/**
+ * The swing `--swing-target` sizes the capped scaler for, given whether the docs' step replaces the fleet and the
+ * swing yesterday showed; undefined where the mode leaves the step's own run (or nothing) in its columns.
+ */
+function swingToSizeFor(replaces: boolean, swingYesterday: number | undefined): number | undefined {
+  if (swingYesterday === undefined) return undefined;
+  switch (swingTargetMode) {
+    case "off":
+      return undefined;
+    case "on":
+      return replaces ? undefined : swingYesterday;
+    case "always":
+      return swingYesterday;
+    case "limit":
+      return replaces ? keepFleetAboveSwing : undefined;
+  }
 }
 
 /**
@@ -454,26 +470,19 @@ try {
     // above the limit (`on`, the twenty-first run; at or below it the step replaces the fleet as it is), or at every
     // swing (`always`, the twenty-second run), or only where the step replaces it, for a jump of the limit (`limit`,
     // the twenty-fourth run: it keeps the fleet where the step does). A target at the figure is the capped run itself.
+    const figure = Number(figureOf(calibrated));
+    const sizingSwing = swingToSizeFor(replaces, swingYesterday);
     const jumpTarget =
-      !withSwingTarget ||
-      swingYesterday === undefined ||
-      (replaces && swingTargetMode === "on") ||
-      (!replaces && swingTargetMode === "limit") ||
-      slice.capacity === undefined
+      sizingSwing === undefined || slice.capacity === undefined
         ? undefined
-        : figureForSwing(
-            Number(figureOf(calibrated)),
-            slice.capacity,
-            swingTargetMode === "limit" ? keepFleetAboveSwing : swingYesterday,
-          );
+        : figureForSwing(figure, slice.capacity, sizingSwing);
+    // Without a target of its own the column shows what the step runs: the capped scaler where it replaces the
+    // fleet, and under `limit` the fleet it keeps.
+    const stepRun = replaces ? capped : swingTargetMode === "limit" ? fleet.run : undefined;
     const swingSized =
       jumpTarget === undefined
-        ? replaces
-          ? capped
-          : swingTargetMode === "limit"
-            ? fleet.run
-            : undefined
-        : jumpTarget === Number(figureOf(calibrated))
+        ? stepRun
+        : jumpTarget === figure
           ? capped
           : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
     const cappedPanic =

@@ -83,8 +83,13 @@ export function calibrate(
  * The docs' step on the swing, said where the swing is printed: it decides only over the same hours of the day
  * before served by the fleet being replaced; the training slice's own swing did not tell the replay's.
  */
-const swingStep = (largestRatio: number): string =>
-  `${largestRatio > keepFleetAboveSwing ? "above" : "at most"} ${keepFleetAboveSwing}: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps ${largestRatio > keepFleetAboveSwing ? "keep that fleet" : `replace it with the scaler capped at its size, calibrated with --swing-headroom ${keepFleetAboveSwing}`}`;
+function swingStep(largestRatio: number): string {
+  const keeps = largestRatio > keepFleetAboveSwing;
+  const step = keeps
+    ? "keep that fleet"
+    : `replace it with the scaler capped at its size, calibrated with --swing-headroom ${keepFleetAboveSwing}`;
+  return `${keeps ? "above" : "at most"} ${keepFleetAboveSwing}: where these minutes are the same hours of the day before, served by the fleet you would replace, the docs' steps ${step}`;
+}
 
 const fmt = (v: number | undefined): string =>
   v === undefined ? "-" : Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");
