@@ -32,7 +32,9 @@
  * `--swing-target always` at every swing, the fleet always replaced (twenty-second run). `--swing-target limit` keeps
  * the docs' step (the fleet kept above the limit) and, where it replaces the fleet, sizes the capped scaler for a jump
  * of the limit itself, the largest swing the step lets through (twenty-fourth run): the docs' steps since then,
- * calibrate's `--swing-headroom 1.65`.
+ * calibrate's `--swing-headroom 1.65`. `--swing-target headroom` sizes it for a jump of the limit at every swing, the
+ * fleet always replaced (twenty-sixth run, whole days); where yesterday's swing is at most the limit that column is
+ * the docs' steps.
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -91,9 +93,9 @@ const withPredictive = onOff("predictive");
 /**
  * The capped scaler at a target a jump of yesterday's swing fits under: where that swing is above the step's limit
  * (`on`, twenty-first run), or at every swing (`always`, twenty-second run); or, where the step replaces the fleet,
- * a jump of the limit (`limit`, twenty-fourth run).
+ * a jump of the limit (`limit`, twenty-fourth run); or a jump of the limit at every swing (`headroom`, twenty-sixth).
  */
-const swingTargetModes = ["off", "on", "always", "limit"] as const;
+const swingTargetModes = ["off", "on", "always", "limit", "headroom"] as const;
 type SwingTargetMode = (typeof swingTargetModes)[number];
 const swingTargetText = values["swing-target"];
 if (!(swingTargetModes as readonly string[]).includes(swingTargetText))
@@ -182,6 +184,35 @@ function swingToSizeFor(replaces: boolean, swingYesterday: number | undefined): 
       return swingYesterday;
     case "limit":
       return replaces ? keepFleetAboveSwing : undefined;
+    case "headroom":
+      return keepFleetAboveSwing;
+  }
+}
+
+/** The three columns `--swing-target` adds, named for its mode. */
+function swingTargetHeader(): string[] {
+  const limit = `capacity ÷ ${keepFleetAboveSwing}`;
+  switch (swingTargetMode) {
+    case "off":
+    case "on":
+    case "always":
+      return [
+        `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
+        "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
+        "× fleet",
+      ];
+    case "limit":
+      return [
+        `target for a jump of the limit (${limit}, where the step replaces the fleet)`,
+        `the steps with it (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
+        "× fleet",
+      ];
+    case "headroom":
+      return [
+        `target for a jump of the limit (${limit}, at every swing)`,
+        "the fleet always replaced with it: SLO %, GPU-h",
+        "× fleet",
+      ];
   }
 }
 
@@ -382,15 +413,7 @@ const header = [
     `the docs' steps (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
     "× fleet",
   ]),
-  ...columns("swingTarget", [
-    swingTargetMode === "limit"
-      ? `target for a jump of the limit (capacity ÷ ${keepFleetAboveSwing}, where the step replaces the fleet)`
-      : `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
-    swingTargetMode === "limit"
-      ? `the steps with it (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`
-      : "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
-    "× fleet",
-  ]),
+  ...columns("swingTarget", swingTargetHeader()),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
   ...columns("window", [`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
   ...columns("predictive", [
