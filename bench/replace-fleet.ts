@@ -35,6 +35,7 @@
  * calibrate's `--swing-headroom 1.65`. `--swing-target headroom` sizes it for a jump of the limit at every swing, the
  * fleet always replaced (twenty-sixth run, whole days); where yesterday's swing is at most the limit that column is
  * the docs' steps.
+ * `--fleet-at-least N` starts the fleet search at N, every smaller fleet taken as missing 99 % unreplayed (whole days).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -61,6 +62,7 @@ const { values } = parseArgs({
     "scale-down-window": { type: "string" },
     predictive: { type: "string", default: "off" },
     "swing-target": { type: "string", default: "off" },
+    "fleet-at-least": { type: "string", default: "1" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -110,6 +112,13 @@ if (withSwingTarget && !withYesterday)
 const scaleDownWindow = values["scale-down-window"];
 if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))
   throw new Error(`--scale-down-window: ${JSON.stringify(scaleDownWindow)} is not a whole number of seconds ≥ 0`);
+/**
+ * The fleet search starts here and takes every smaller fleet as missing 99 % without replaying it: over a whole day a
+ * fleet far too small queues most of the day's requests, and its replay takes longer than every other of the scale.
+ */
+const fleetAtLeast = Number(values["fleet-at-least"]);
+if (!Number.isInteger(fleetAtLeast) || fleetAtLeast < 1)
+  throw new Error(`--fleet-at-least: ${JSON.stringify(values["fleet-at-least"])} is not a whole number ≥ 1`);
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -282,14 +291,17 @@ const percentFloor = (r: Replay): number => Math.floor(r.attainment * 1e5) / 1e3
 function smallestStatic(trace: string, copies: number, userText: string): { n: number; run: Replay } {
   const runs = new Map<number, Replay>();
   const holds = (n: number): boolean => {
+    if (n < fleetAtLeast) return false;
     const run = replay(trace, copies, withBounds(userText, { minReplicas: n, maxReplicas: n }), n, `static-${n}`);
     runs.set(n, run);
     return run.attainment >= requiredAttainment;
   };
-  const n = smallestHolding(holds, { from: 1, limit: 1024, grow: doubling });
+  const n = smallestHolding(holds, { from: fleetAtLeast, limit: 1024, grow: doubling });
   const run = n === undefined ? undefined : runs.get(n);
   if (n === undefined || run === undefined)
     throw new Error(`${trace} × ${copies}: no static fleet up to 1024 replicas keeps 99 %`);
+  if (n === fleetAtLeast && fleetAtLeast > 1)
+    process.stderr.write(`${trace} × ${copies}: --fleet-at-least ${fleetAtLeast} holds, so a smaller fleet may too\n`);
   return { n, run };
 }
 
