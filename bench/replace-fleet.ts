@@ -113,8 +113,9 @@ const scaleDownWindow = values["scale-down-window"];
 if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow)) && Number(scaleDownWindow) >= 0))
   throw new Error(`--scale-down-window: ${JSON.stringify(scaleDownWindow)} is not a whole number of seconds ≥ 0`);
 /**
- * The fleet search starts here and takes every smaller fleet as missing 99 % without replaying it: over a whole day a
- * fleet far too small queues most of the day's requests, and its replay takes longer than every other of the scale.
+ * The fleet search starts here and takes every smaller fleet as missing 99 % without replaying it. Over a whole day a
+ * fleet far too small queues most of the day's requests, so its replay is the slowest of the scale and tells nothing
+ * the caller does not know (docs/quality.md, twenty-sixth run).
  */
 const fleetAtLeast = Number(values["fleet-at-least"]);
 if (!Number.isInteger(fleetAtLeast) || fleetAtLeast < 1)
@@ -198,31 +199,28 @@ function swingToSizeFor(replaces: boolean, swingYesterday: number | undefined): 
   }
 }
 
-/** The three columns `--swing-target` adds, named for its mode. */
+/** The columns `--swing-target` adds, named for its mode (none are printed under `off`). */
 function swingTargetHeader(): string[] {
   const limit = `capacity ÷ ${keepFleetAboveSwing}`;
-  switch (swingTargetMode) {
-    case "off":
-    case "on":
-    case "always":
-      return [
-        `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
-        "the steps with it (replace the fleet everywhere): SLO %, GPU-h",
-        "× fleet",
-      ];
-    case "limit":
-      return [
-        `target for a jump of the limit (${limit}, where the step replaces the fleet)`,
-        `the steps with it (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
-        "× fleet",
-      ];
-    case "headroom":
-      return [
-        `target for a jump of the limit (${limit}, at every swing)`,
-        "the fleet always replaced with it: SLO %, GPU-h",
-        "× fleet",
-      ];
-  }
+  const [target, run] = ((): [string, string] => {
+    switch (swingTargetMode) {
+      case "off":
+      case "on":
+      case "always":
+        return [
+          `target for yesterday's swing (capacity ÷ swing, ${swingTargetMode === "always" ? "at every swing" : "where above the limit"})`,
+          "the steps with it (replace the fleet everywhere)",
+        ];
+      case "limit":
+        return [
+          `target for a jump of the limit (${limit}, where the step replaces the fleet)`,
+          `the steps with it (keep the fleet above ${keepFleetAboveSwing})`,
+        ];
+      case "headroom":
+        return [`target for a jump of the limit (${limit}, at every swing)`, "the fleet always replaced with it"];
+    }
+  })();
+  return [target, `${run}: SLO %, GPU-h`, "× fleet"];
 }
 
 /**
@@ -501,10 +499,8 @@ try {
     // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
     const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
     const guided = replaces ? capped : fleet.run;
-    // The capped scaler at a target a jump of yesterday's swing fits under: instead of the fleet where the swing was
-    // above the limit (`on`, the twenty-first run; at or below it the step replaces the fleet as it is), or at every
-    // swing (`always`, the twenty-second run), or only where the step replaces it, for a jump of the limit (`limit`,
-    // the twenty-fourth run: it keeps the fleet where the step does). A target at the figure is the capped run itself.
+    // The capped scaler at a target a jump of the swing `swingToSizeFor` names fits under (each mode's runs there);
+    // a target at the figure is the capped run itself, so it is not replayed again.
     const figure = Number(figureOf(calibrated));
     const sizingSwing = swingToSizeFor(replaces, swingYesterday);
     const jumpTarget =
