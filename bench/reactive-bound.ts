@@ -12,6 +12,13 @@
  * them; they measure, they are not a configuration.
  *
  *   npm run bench:reactive-bound [-- --only azure-conv,servegen-m-large-day] [--native | --scaled] [--decompose on]
+ *   npm run bench:reactive-bound -- --replace FILE:COPIES:FLEET[,…]
+ *
+ * `--replace` runs a user's try instead of the tables (docs/quality.md, twenty-seventh run): the trace file
+ * overlaid COPIES times, after its first 15 minutes, from FLEET ready replicas, served by the fixed fleet of FLEET
+ * and by the bound's member that was cheapest on every table (measuring 15 s, holding 300 s) capped at FLEET, its
+ * headroom searched: whether a scaler that sees demand as it arrives could replace that fleet with fewer
+ * GPU-hours at 99 %.
  *
  * The table goes to stdout, each finished run to stderr.
  */
@@ -26,6 +33,7 @@ import type { Policy } from "../src/sim/quality/policy.js";
 import { runPolicy, type RunOptions } from "../src/sim/quality/run.js";
 import { searchSighted } from "../src/sim/quality/sighted-search.js";
 import { mdsPolicy } from "../src/sim/quality/policies/mds.js";
+import { staticPolicy } from "../src/sim/quality/policies/static.js";
 import { defaultScaler, replicaFigures } from "../src/sim/quality/scalers.js";
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import { calibrateOnTraining, splitTraining, userMaxReplicas } from "../src/sim/quality/user-figures.js";
@@ -37,6 +45,7 @@ const { values } = parseArgs({
     scaled: { type: "boolean", default: false },
     seed: { type: "string", default: "1" },
     decompose: { type: "string", default: "off" },
+    replace: { type: "string" },
   },
 });
 const seed = Number(values.seed);
@@ -69,6 +78,11 @@ const cell = (row: Row | undefined, oracle: Row | undefined): string =>
   row === undefined
     ? "none reached 99 %"
     : `${(100 * row.attainment.both).toFixed(2)} %, ${row.gpuHours.toFixed(2)} (${ratio(row, oracle)})`;
+
+if (values.replace !== undefined) {
+  replaceFleets(values.replace);
+  process.exit(0);
+}
 
 const windowsLabel = (w: { readonly stable: number; readonly panic: number }): string =>
   `stable ${w.stable} s, panic ${w.panic} s`;
@@ -176,4 +190,42 @@ function searchTarget(
     attainmentGoal,
   );
   return tried.find((t) => t.row === best);
+}
+
+/** The user's tries of `--replace`: per FILE:COPIES:FLEET, the fixed fleet and the capped bound side by side. */
+function replaceFleets(text: string): void {
+  const tries = text.split(",").map((item) => {
+    const [file, copiesText, fleetText, ...rest] = item.split(":");
+    const copies = Number(copiesText);
+    const fleet = Number(fleetText);
+    if (!file || !Number.isInteger(copies) || copies < 1 || !Number.isInteger(fleet) || fleet < 1 || rest.length > 0)
+      throw new Error(`--replace: ${JSON.stringify(item)} is not FILE:COPIES:FLEET with whole numbers ≥ 1`);
+    return { file, copies, fleet };
+  });
+  process.stdout.write(
+    "| trace, scale | fixed fleet: SLO %, GPU-h | capped bound: SLO %, GPU-h (÷ fleet) | its member |\n| --- | --- | --- | --- |\n",
+  );
+  for (const { file, copies, fleet } of tries) {
+    const { evaluated } = splitTraining(overlay(loadTrace(file, { seed }), copies, seed));
+    const label = `${file} ×${copies}`;
+    const run = (policy: Policy): Row => {
+      const r = runPolicy(evaluated, policy, runOptions);
+      process.stderr.write(
+        `  ${label}: ${r.policy}: ${(100 * r.attainment.both).toFixed(2)} %, ${r.gpuHours.toFixed(3)} GPU-h\n`,
+      );
+      return { policy: r.policy, attainment: r.attainment, gpuHours: r.gpuHours, wallSeconds: r.wallSeconds };
+    };
+    const fixed = run(staticPolicy(fleet));
+    const bound = searchSighted(
+      run,
+      evaluated,
+      capacity,
+      { initialReplicas: fleet, maxReplicas: fleet },
+      attainmentGoal,
+      [{ measureSeconds: 15, holdSeconds: 300 }],
+    );
+    process.stdout.write(
+      `| ${label} | ${cell(fixed, undefined)} | ${cell(bound.best, fixed)} | ${bound.best?.policy ?? "–"} |\n`,
+    );
+  }
 }

@@ -25,30 +25,33 @@ export function searchSighted<R extends SearchedRow>(
   capacity: EngineCapacity,
   fleet: { readonly initialReplicas: number; readonly maxReplicas: number },
   goal = attainmentGoal,
+  /** The windows searched: the whole grid unless given (a whole day's replay is too long for all four). */
+  windows: readonly { readonly measureSeconds: number; readonly holdSeconds: number }[] = sightedMeasureSeconds.flatMap(
+    (measureSeconds) => sightedHoldSeconds.map((holdSeconds) => ({ measureSeconds, holdSeconds })),
+  ),
 ): SightedSearch<R> {
   const rows: R[] = [];
-  for (const measureSeconds of sightedMeasureSeconds)
-    for (const holdSeconds of sightedHoldSeconds) {
-      const runAt = (headroom: number): R => {
-        const row = run(sightedPolicy(trace, capacity, { headroom, measureSeconds, holdSeconds, ...fleet }));
-        rows.push(row);
-        return row;
-      };
-      let low = 0;
-      let passing: number | undefined;
-      for (const h of [1, 1.25, 1.5, 2, 3, 4, 6, 8]) {
-        if (reaches(runAt(h), goal)) {
-          passing = h;
-          break;
-        }
-        low = h;
+  for (const { measureSeconds, holdSeconds } of windows) {
+    const runAt = (headroom: number): R => {
+      const row = run(sightedPolicy(trace, capacity, { headroom, measureSeconds, holdSeconds, ...fleet }));
+      rows.push(row);
+      return row;
+    };
+    let low = 0;
+    let passing: number | undefined;
+    for (const h of [1, 1.25, 1.5, 2, 3, 4, 6, 8]) {
+      if (reaches(runAt(h), goal)) {
+        passing = h;
+        break;
       }
-      if (passing === undefined || low === 0) continue;
-      for (let i = 0; i < 3; i++) {
-        const mid: number = (low + passing) / 2;
-        if (reaches(runAt(mid), goal)) passing = mid;
-        else low = mid;
-      }
+      low = h;
     }
+    if (passing === undefined || low === 0) continue;
+    for (let i = 0; i < 3; i++) {
+      const mid: number = (low + passing) / 2;
+      if (reaches(runAt(mid), goal)) passing = mid;
+      else low = mid;
+    }
+  }
   return { rows, best: cheapestAtGoal(rows, goal) };
 }
