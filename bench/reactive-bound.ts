@@ -35,7 +35,7 @@ import { searchSighted } from "../src/sim/quality/sighted-search.js";
 import { mdsPolicy } from "../src/sim/quality/policies/mds.js";
 import { staticPolicy } from "../src/sim/quality/policies/static.js";
 import { defaultScaler, replicaFigures } from "../src/sim/quality/scalers.js";
-import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
+import { loadTrace, overlay, type Trace, type TraceName } from "../src/sim/quality/traces.js";
 import { calibrateOnTraining, splitTraining, userMaxReplicas } from "../src/sim/quality/user-figures.js";
 
 const { values } = parseArgs({
@@ -72,6 +72,17 @@ interface Row extends SearchedRow {
   readonly wallSeconds: number;
 }
 
+/** Runs policies on one replay, each finished run reported on stderr under `label`. */
+function runnerOn(evaluated: Trace, label: string): (policy: Policy) => Row {
+  return (policy) => {
+    const r = runPolicy(evaluated, policy, runOptions);
+    process.stderr.write(
+      `  ${label}: ${r.policy}: ${(100 * r.attainment.both).toFixed(2)} %, ${r.gpuHours.toFixed(3)} GPU-h\n`,
+    );
+    return { policy: r.policy, attainment: r.attainment, gpuHours: r.gpuHours, wallSeconds: r.wallSeconds };
+  };
+}
+
 const ratio = (row: Row | undefined, oracle: Row | undefined): string =>
   row === undefined || oracle === undefined ? "–" : (row.gpuHours / oracle.gpuHours).toFixed(2);
 const cell = (row: Row | undefined, oracle: Row | undefined): string =>
@@ -98,13 +109,7 @@ for (const name of benchTraces.filter((t) => only === undefined || only.includes
   for (const copies of scales) {
     const { training, evaluated } = splitTraining(overlay(base, copies, seed));
     const label = `${name} ×${copies}`;
-    const run = (policy: Policy): Row => {
-      const r = runPolicy(evaluated, policy, runOptions);
-      process.stderr.write(
-        `  ${label}: ${r.policy}: ${(100 * r.attainment.both).toFixed(2)} %, ${r.gpuHours.toFixed(3)} GPU-h\n`,
-      );
-      return { policy: r.policy, attainment: r.attainment, gpuHours: r.gpuHours, wallSeconds: r.wallSeconds };
-    };
+    const run = runnerOn(evaluated, label);
     const need = fluidNeed(evaluated, replicaCapacity({ capacity }));
     const maxReplicas = userMaxReplicas(Math.max(...need));
     const oracle = searchOracle(run, need, maxReplicas);
@@ -208,13 +213,7 @@ function replaceFleets(text: string): void {
   for (const { file, copies, fleet } of tries) {
     const { evaluated } = splitTraining(overlay(loadTrace(file, { seed }), copies, seed));
     const label = `${file} ×${copies}`;
-    const run = (policy: Policy): Row => {
-      const r = runPolicy(evaluated, policy, runOptions);
-      process.stderr.write(
-        `  ${label}: ${r.policy}: ${(100 * r.attainment.both).toFixed(2)} %, ${r.gpuHours.toFixed(3)} GPU-h\n`,
-      );
-      return { policy: r.policy, attainment: r.attainment, gpuHours: r.gpuHours, wallSeconds: r.wallSeconds };
-    };
+    const run = runnerOn(evaluated, label);
     const fixed = run(staticPolicy(fleet));
     const bound = searchSighted(
       run,
