@@ -128,7 +128,7 @@ export class PrometheusHarness {
     await writeFile(join(this.dir, "prometheus.yml"), JSON.stringify(config, null, 2));
   }
 
-  /** Replaces the remote stores and reloads the running Prometheus (SIGHUP), waiting until it applied them. */
+  /** Replaces the remote stores and reloads the running Prometheus (SIGHUP), waiting until it applied them and scraped every target again. */
   async setRemoteRead(remoteRead: readonly RemoteReadOptions[], timeoutMs = 15_000): Promise<void> {
     this.remoteRead = remoteRead;
     await this.writeConfig();
@@ -144,13 +144,40 @@ export class PrometheusHarness {
         const urls = [...body.data.yaml.matchAll(/^\s*- url: (\S+)/gm)].map((m) => m[1]);
         last = `remote read urls ${JSON.stringify(urls)}`;
         const want = remoteRead.map((r) => r.url);
-        if (urls.length === want.length && want.every((u) => urls.includes(u))) return;
+        if (urls.length === want.length && want.every((u) => urls.includes(u))) {
+          await this.waitForScrapesAfter(Date.now() / 1000, deadline);
+          return;
+        }
       } catch (err) {
         last = `${last} (then ${String(err)})`;
       }
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`prometheus did not apply the remote read configuration: ${last}`);
+  }
+
+  /**
+   * Waits until every target has a successful scrape after `afterSeconds`: a reload can cancel a scrape in
+   * flight (`up` 0 and no samples for it), and a test that samples right after would see that target missing.
+   */
+  private async waitForScrapesAfter(afterSeconds: number, deadline: number): Promise<void> {
+    const query = `count(up) - (count(up == 1 and timestamp(up) > ${afterSeconds.toFixed(3)}) or vector(0))`;
+    let last = "no answer";
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(query)}`, {
+          signal: AbortSignal.timeout(2000),
+        });
+        const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+        const behind = body.data.result[0]?.value[1];
+        last = `${behind ?? "no"} targets without a scrape since the reload`;
+        if (behind === "0") return;
+      } catch (err) {
+        last = `${last} (then ${String(err)})`;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`targets not scraped again after the reload: ${last} (${query})`);
   }
 
   /** Replaces the discovered targets (atomically, as file_sd expects). */
