@@ -64,6 +64,12 @@ const simulateFlags: readonly CommandFlag[] = [
     help: "output format (json includes per-request TTFT and ITL, the scaler, and per role every minute as `mds-scaler calibrate --from-simulation` reads it)",
   },
   {
+    flag: "--json-requests",
+    value: "on|off",
+    default: "on",
+    help: "with -o json: off leaves out the per-request list, most of a long replay's output (a whole day's is hundreds of MB), and `requests` is their count; the summary, the scaler, the series and the minutes `calibrate --from-simulation` reads stay",
+  },
+  {
     flag: "--oracle",
     value: "",
     help: "replay the clairvoyant oracle instead of a scaler: the cheapest run reaching 99 % of requests within the SLO (or --oracle-attainment) among schedules that know the trace (its per-minute token need times a headroom, searched) and fixed fleets; about the fewest GPU-hours a scaler could spend on this trace and fleet (docs/quality.md, Definitions); runs the replay up to about 40 times; one Server role",
@@ -94,7 +100,24 @@ interface SimulateArgs {
   readonly fromSeconds?: number;
   readonly report?: string;
   readonly output: "table" | "json";
+  /** Whether `-o json` lists every request. */
+  readonly jsonRequests: boolean;
   readonly latencyGuardReading: LatencyGuardReading;
+}
+
+/** `-o` and whether its JSON lists every request (`--json-requests`, which needs `-o json`); throws `UsageError`. */
+function outputOf(values: ReturnType<typeof readFlags>): Pick<SimulateArgs, "output" | "jsonRequests"> {
+  const output = stringFlag(values, "output") ?? "table";
+  if (output !== "table" && output !== "json")
+    throw new UsageError(`-o must be table or json, got ${JSON.stringify(output)}`);
+  const jsonRequests = stringFlag(values, "json-requests");
+  if (jsonRequests !== undefined && jsonRequests !== "on" && jsonRequests !== "off")
+    throw new UsageError(`--json-requests must be on or off, got ${JSON.stringify(jsonRequests)}`);
+  if (jsonRequests !== undefined && output !== "json")
+    throw new UsageError(
+      `--json-requests applies to -o json only, got --json-requests ${jsonRequests} with -o ${output}`,
+    );
+  return { output, jsonRequests: jsonRequests !== "off" };
 }
 
 /** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
@@ -106,9 +129,7 @@ function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
     throw new UsageError(
       `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(reading)}`,
     );
-  const output = stringFlag(values, "output") ?? "table";
-  if (output !== "table" && output !== "json")
-    throw new UsageError(`-o must be table or json, got ${JSON.stringify(output)}`);
+  const { output, jsonRequests } = outputOf(values);
   const optional = {
     fleet: stringFlag(values, "fleet"),
     durationSeconds: positiveFlag(values, "duration", false),
@@ -145,6 +166,7 @@ function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
     copies,
     seed,
     output,
+    jsonRequests,
     latencyGuardReading: reading,
   };
 }
@@ -312,16 +334,21 @@ function writeOutputs(parsed: SimulateArgs, inputs: SimulateInputs, run: Replay,
   if (parsed.report !== undefined) writeFileSync(parsed.report, renderReport({ result, slo: defaultSlo, summary }));
   if (parsed.output === "json") {
     const { records, ...rest } = result;
-    const requests = records.map((r) => ({
-      arrivalSeconds: r.arrivalSeconds,
-      promptTokens: r.promptTokens,
-      outputTokens: r.outputTokens,
-      ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
-      meanItlSeconds: r.meanItlSeconds ?? null,
-    }));
+    // Built only when asked for: over a whole day it is most of the output.
+    const requests = parsed.jsonRequests
+      ? {
+          requests: records.map((r) => ({
+            arrivalSeconds: r.arrivalSeconds,
+            promptTokens: r.promptTokens,
+            outputTokens: r.outputTokens,
+            ttftSeconds: r.firstTokenSeconds === undefined ? null : r.firstTokenSeconds - r.arrivalSeconds,
+            meanItlSeconds: r.meanItlSeconds ?? null,
+          })),
+        }
+      : {};
     const { decider } = inputs;
     const by = "oracle" in decider ? decider : { scaler: decider.scaler.document };
-    io.stdout(`${JSON.stringify({ ...rest, ...by, requests })}\n`);
+    io.stdout(`${JSON.stringify({ ...rest, ...by, ...requests })}\n`);
   } else {
     const width = Math.max(...summary.map(([k]) => k.length));
     io.stdout(`${summary.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);

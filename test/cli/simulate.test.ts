@@ -134,6 +134,17 @@ describe("mds-scaler simulate", () => {
     const out = JSON.parse(io.out) as { requests: { ttftSeconds: number | null }[]; completed: number };
     expect(out.requests).toHaveLength(3000);
     expect(out.requests.filter((r) => r.ttftSeconds !== null)).toHaveLength(out.completed);
+    // --json-requests off: the same run without the list, its minutes and attainment kept.
+    const short = memoryIo();
+    expect(
+      runSimulate(["--trace", slicePath, "--scaler", scalerPath, "-o", "json", "--json-requests", "off"], short),
+    ).toBe(0);
+    const without = JSON.parse(short.out) as { requests: unknown; attainment: unknown; minutes: unknown[] };
+    // `requests` is then the run's count of them, as in the table.
+    expect(without.requests).toBe(3000);
+    expect(without.attainment).toEqual((JSON.parse(io.out) as typeof without).attainment);
+    expect(without.minutes.length).toBeGreaterThan(0);
+    expect(short.out.length).toBeLessThan(io.out.length / 2);
   });
 
   it("--duration and --from cut the trace in two parts that share no request", () => {
@@ -240,6 +251,16 @@ describe("mds-scaler simulate", () => {
       [
         ["--trace", slicePath, "--scaler", scalerPath, "--oracle-attainment", "99.5"],
         /--oracle-attainment applies to --oracle only, got --oracle-attainment 99\.5 without it/,
+        2,
+      ],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "-o", "json", "--json-requests", "no"],
+        /--json-requests must be on or off, got "no"/,
+        2,
+      ],
+      [
+        ["--trace", slicePath, "--scaler", scalerPath, "--json-requests", "off"],
+        /--json-requests applies to -o json only, got --json-requests off with -o table/,
         2,
       ],
       [
