@@ -22,6 +22,7 @@
  *
  * The table goes to stdout, each finished run to stderr.
  */
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultLatencyGuardReading } from "../src/core/algorithms/ttft-reading.js";
 import { replicaCapacity } from "../src/sim/quality/cluster.js";
@@ -212,7 +213,7 @@ function replaceFleets(text: string): void {
   );
   for (const { file, copies, fleet } of tries) {
     const { evaluated } = splitTraining(overlay(loadTrace(file, { seed }), copies, seed));
-    const label = `${file} ×${copies}`;
+    const label = `${basename(file)} ×${copies}`;
     const run = runnerOn(evaluated, label);
     const fixed = run(staticPolicy(fleet));
     const bound = searchSighted(

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
 import { sightedPolicy } from "../../../src/sim/quality/policies/sighted.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
+import { searchSighted } from "../../../src/sim/quality/sighted-search.js";
 import type { Trace, TraceRequest } from "../../../src/sim/quality/traces.js";
 
 /** A prefill-bound trace: one request per second of `promptTokens`, tripled from `stepAt` to `stepEnd`. */
@@ -40,5 +41,34 @@ describe("the sighted scaler (the reactive bound's family)", () => {
     const desiredAt = replay(300);
     expect(desiredAt(1100)).toBe(4); // 200 s after the step ended, still held
     expect(desiredAt(1400)).toBe(2); // 500 s after, let go
+  });
+});
+
+describe("the reactive bound's search", () => {
+  const trace = stepTrace(600, 600, 900, 1800);
+  /** A stand-in for the replay: attainment rises with the headroom the label names and reaches 99 % from 1.4. */
+  const fakeRun = (policy: { name: string }) => {
+    const h = Number(/h=([\d.]+)/.exec(policy.name)?.[1]);
+    return { policy: policy.name, attainment: { both: h >= 1.4 ? 0.995 : 0.9, ttft: 1, itl: 1 }, gpuHours: h };
+  };
+
+  it("finds the cheapest headroom reaching the goal by grid, then bisection, for each window it is given", () => {
+    const search = searchSighted(fakeRun, trace, capacity, { initialReplicas: 1, maxReplicas: 8 }, 0.99, [
+      { measureSeconds: 15, holdSeconds: 300 },
+    ]);
+    // 1, 1.25 miss and 1.5 holds; three bisections narrow (1.25, 1.5] to 1.40625.
+    expect(search.best?.policy).toBe("sighted h=1.406 measure=15s hold=300s");
+    expect(search.rows).toHaveLength(6);
+  });
+
+  it("searches the whole grid of windows unless told otherwise", () => {
+    const search = searchSighted(fakeRun, trace, capacity, { initialReplicas: 1, maxReplicas: 8 });
+    const windows = new Set(search.rows.map((r) => r.policy.replace(/^sighted h=[\d.]+ /, "")));
+    expect([...windows].sort()).toEqual([
+      "measure=15s hold=15s",
+      "measure=15s hold=300s",
+      "measure=60s hold=15s",
+      "measure=60s hold=300s",
+    ]);
   });
 });
