@@ -36,6 +36,8 @@
  * fleet always replaced (twenty-sixth run, whole days); where yesterday's swing is at most the limit that column is
  * the docs' steps.
  * `--fleet-at-least N` starts the fleet search at N, every smaller fleet taken as missing 99 % unreplayed (whole days).
+ * `--windows STABLE/PANIC` adds the `--swing-target` column's scaler (the capped one without it) with TokenThroughput's
+ * `stableWindowSeconds` and `panicWindowSeconds` written in, the fleet always replaced (twenty-eighth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -63,6 +65,7 @@ const { values } = parseArgs({
     predictive: { type: "string", default: "off" },
     "swing-target": { type: "string", default: "off" },
     "fleet-at-least": { type: "string", default: "1" },
+    windows: { type: "string" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -120,6 +123,20 @@ if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow))
 const fleetAtLeast = Number(values["fleet-at-least"]);
 if (!Number.isInteger(fleetAtLeast) || fleetAtLeast < 1)
   throw new Error(`--fleet-at-least: ${JSON.stringify(values["fleet-at-least"])} is not a whole number ≥ 1`);
+/** TokenThroughput's windows for the `--windows` column, `STABLE/PANIC` in seconds (docs/quality.md, twenty-eighth run). */
+const windows = ((text: string | undefined): { readonly stable: number; readonly panic: number } | undefined => {
+  if (text === undefined) return undefined;
+  const [stable, panic, ...rest] = text.split("/").map(Number);
+  if (
+    stable === undefined ||
+    panic === undefined ||
+    rest.length > 0 ||
+    !Number.isInteger(stable) ||
+    !Number.isInteger(panic)
+  )
+    throw new Error(`--windows: ${JSON.stringify(text)} is not STABLE/PANIC in whole seconds (e.g. 30/15)`);
+  return { stable, panic };
+})(values.windows);
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
@@ -169,6 +186,14 @@ function withPanicThreshold(yamlText: string, threshold: string): string {
 function withScaleDownWindow(yamlText: string, seconds: string): string {
   const doc = parseDocument(yamlText);
   doc.setIn(["spec", "behavior", "scaleDown", "stabilizationWindowSeconds"], Number(seconds));
+  return doc.toString();
+}
+
+/** The scaler file with TokenThroughput's stable and panic windows set, in seconds. */
+function withWindows(yamlText: string, w: { readonly stable: number; readonly panic: number }): string {
+  const doc = parseDocument(yamlText);
+  doc.setIn(["spec", "algorithm", "tokenThroughput", "stableWindowSeconds"], w.stable);
+  doc.setIn(["spec", "algorithm", "tokenThroughput", "panicWindowSeconds"], w.panic);
   return doc.toString();
 }
 
@@ -419,6 +444,7 @@ const optionalColumns = {
   swingTarget: withSwingTarget,
   panic: panicThreshold !== undefined,
   window: scaleDownWindow !== undefined,
+  windows: windows !== undefined,
   predictive: withPredictive,
   filled: withFilled,
 } as const;
@@ -442,6 +468,10 @@ const header = [
   ...columns("swingTarget", swingTargetHeader()),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
   ...columns("window", [`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
+  ...columns("windows", [
+    `${withSwingTarget ? "the swing-sized" : "the capped"} scaler, windows ${windows?.stable} s and ${windows?.panic} s, always replacing: SLO %, GPU-h`,
+    "× fleet",
+  ]),
   ...columns("predictive", [
     "Predictive's figure, capacity, noise",
     "Predictive: SLO %, GPU-h",
@@ -526,12 +556,18 @@ try {
     // Without a target of its own the column shows what the step runs: the capped scaler where it replaces the
     // fleet, and under `limit` the fleet it keeps.
     const stepRun = replaces ? capped : swingTargetMode === "limit" ? fleet.run : undefined;
+    const swingSizedText =
+      jumpTarget === undefined || jumpTarget === figure ? cappedText : withServerTarget(cappedText, jumpTarget);
     const swingSized =
       jumpTarget === undefined
         ? stepRun
         : jumpTarget === figure
           ? capped
-          : replay(trace, copies, withServerTarget(cappedText, jumpTarget), fleet.n, "capped-swing-target");
+          : replay(trace, copies, swingSizedText, fleet.n, "capped-swing-target");
+    const shortWindows =
+      windows === undefined
+        ? undefined
+        : replay(trace, copies, withWindows(swingSizedText, windows), fleet.n, "capped-windows");
     const cappedPanic =
       panicThreshold === undefined
         ? undefined
@@ -582,6 +618,7 @@ try {
         ]),
         ...columns("panic", [cell(cappedPanic), perFleet(cappedPanic)]),
         ...columns("window", [cell(cappedWindow), perFleet(cappedWindow)]),
+        ...columns("windows", [cell(shortWindows), perFleet(shortWindows)]),
         ...columns(
           "predictive",
           predictive === undefined
