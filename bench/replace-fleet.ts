@@ -123,8 +123,10 @@ if (scaleDownWindow !== undefined && !(Number.isInteger(Number(scaleDownWindow))
 const fleetAtLeast = Number(values["fleet-at-least"]);
 if (!Number.isInteger(fleetAtLeast) || fleetAtLeast < 1)
   throw new Error(`--fleet-at-least: ${JSON.stringify(values["fleet-at-least"])} is not a whole number ≥ 1`);
-/** TokenThroughput's windows for the `--windows` column, `STABLE/PANIC` in seconds (docs/quality.md, twenty-eighth run). */
-const windows = ((text: string | undefined): { readonly stable: number; readonly panic: number } | undefined => {
+/** TokenThroughput's averaging windows (not the scale-down window) for the `--windows` column, `STABLE/PANIC` in seconds (docs/quality.md, twenty-eighth run). */
+const averagingWindows = ((
+  text: string | undefined,
+): { readonly stable: number; readonly panic: number } | undefined => {
   if (text === undefined) return undefined;
   const [stable, panic, ...rest] = text.split("/").map(Number);
   if (
@@ -443,8 +445,8 @@ const optionalColumns = {
   yesterday: withYesterday,
   swingTarget: withSwingTarget,
   panic: panicThreshold !== undefined,
-  window: scaleDownWindow !== undefined,
-  windows: windows !== undefined,
+  scaleDownWindow: scaleDownWindow !== undefined,
+  averagingWindows: averagingWindows !== undefined,
   predictive: withPredictive,
   filled: withFilled,
 } as const;
@@ -467,9 +469,12 @@ const header = [
   ]),
   ...columns("swingTarget", swingTargetHeader()),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
-  ...columns("window", [`calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`, "× fleet"]),
-  ...columns("windows", [
-    `${withSwingTarget ? "the swing-sized" : "the capped"} scaler, windows ${windows?.stable} s and ${windows?.panic} s, always replacing: SLO %, GPU-h`,
+  ...columns("scaleDownWindow", [
+    `calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`,
+    "× fleet",
+  ]),
+  ...columns("averagingWindows", [
+    `${withSwingTarget ? "the swing-sized" : "the capped"} scaler, windows ${averagingWindows?.stable} s and ${averagingWindows?.panic} s, always replacing: SLO %, GPU-h`,
     "× fleet",
   ]),
   ...columns("predictive", [
@@ -564,10 +569,10 @@ try {
         : jumpTarget === figure
           ? capped
           : replay(trace, copies, swingSizedText, fleet.n, "capped-swing-target");
-    const shortWindows =
-      windows === undefined
+    const cappedAveragingWindows =
+      averagingWindows === undefined
         ? undefined
-        : replay(trace, copies, withWindows(swingSizedText, windows), fleet.n, "capped-windows");
+        : replay(trace, copies, withWindows(swingSizedText, averagingWindows), fleet.n, "capped-windows");
     const cappedPanic =
       panicThreshold === undefined
         ? undefined
@@ -617,8 +622,8 @@ try {
           perFleet(swingSized),
         ]),
         ...columns("panic", [cell(cappedPanic), perFleet(cappedPanic)]),
-        ...columns("window", [cell(cappedWindow), perFleet(cappedWindow)]),
-        ...columns("windows", [cell(shortWindows), perFleet(shortWindows)]),
+        ...columns("scaleDownWindow", [cell(cappedWindow), perFleet(cappedWindow)]),
+        ...columns("averagingWindows", [cell(cappedAveragingWindows), perFleet(cappedAveragingWindows)]),
         ...columns(
           "predictive",
           predictive === undefined
