@@ -7,6 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { defaultLabelNames, labelNameProblem } from "../adapters/prometheus/config.js";
+import { durationSeconds } from "../adapters/prometheus/duration.js";
 import { parseLabelMatchers } from "../adapters/prometheus/matchers.js";
 import { defaultQueryPlan, queryPlans } from "../adapters/prometheus/queries.js";
 import { defaultLatencyGuardReading, latencyGuardReadings } from "../core/algorithms/ttft-reading.js";
@@ -252,6 +253,18 @@ export const settings = {
     env: "MDS_WEBHOOK_MAX_QUEUED",
     help: "Admission reviews waiting, unread, for a slot; beyond this, or after 2 s of waiting, a review is refused with HTTP 429.",
     schema: positiveInt(0, 4096).default(64),
+  },
+  engineScrapeInterval: {
+    flag: "--engine-scrape-interval",
+    env: "MDS_ENGINE_SCRAPE_INTERVAL",
+    help: "How often Prometheus scrapes the engines, a Prometheus duration (the chart passes its engine PodMonitor's interval). Admission warns about a scaler whose stable or panic window is shorter than two such scrapes: that window never holds the two samples a rate needs, so it reads nothing.",
+    schema: z
+      .string()
+      .default("15s")
+      .refine(
+        (text) => durationSeconds(text) !== undefined,
+        "must be a Prometheus duration above zero, e.g. 15s or 1m",
+      ),
   },
   latencyGuardReading: {
     flag: "--latency-guard-reading",

@@ -19,7 +19,7 @@ import {
 } from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { attainmentGoal, replayOracle } from "../sim/quality/oracle-search.js";
-import { defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
+import { defaultScrapeIntervalSeconds, defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
 import { firstSeconds, fromSecond, loadTrace, overlay, speedUp, type Trace } from "../sim/quality/traces.js";
 import { flagLines, invocationOf, positiveFlag, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
@@ -238,10 +238,14 @@ function traceOf(parsed: SimulateArgs): Trace {
   );
 }
 
-/** The scaler file, checked, or exit 1 after naming each problem's field and value. */
+/**
+ * The scaler file, checked, or exit 1 after naming each problem's field and value. Its warnings go to stderr,
+ * a window shorter than two of the simulator's scrapes among them: the run reads nothing from such a window.
+ */
 function readScaler(io: CliIo, path: string): ScalerFile | number {
   const document = readYaml(io, path);
-  const scaler = validateScaler(document);
+  const scaler = validateScaler(document, { engineScrapeIntervalSeconds: defaultScrapeIntervalSeconds });
+  for (const w of scaler.warnings) io.stderr(`${path}: warning: ${formatProblem(w)}\n`);
   if (scaler.ok) return { document, spec: scaler.value.spec };
   io.stderr(`${path}: ${scaler.problems.length} problem(s)\n`);
   for (const p of scaler.problems) io.stderr(`${formatProblem(p)}\n`);

@@ -1,21 +1,32 @@
 /**
  * `mds-scaler validate -f scaler.yaml [--target deployment.yaml]`: prints the
  * defaulted object as YAML and exits 0, or prints every problem (field path,
- * value, reason) and exits 1. The admission webhook runs the same validation.
+ * value, reason) and exits 1. The admission webhook runs the same validation,
+ * with the same warnings (`--engine-scrape-interval` is the controller's).
  */
 import { stringify } from "yaml";
+import { durationSeconds } from "../adapters/prometheus/duration.js";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
-import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag } from "./flags.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
 import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
+
+/** The chart's engine PodMonitor interval, the controller's default. */
+const defaultScrapeInterval = "15s";
 
 /** validate's flags: the help and the command line are both read from this table. */
 const validateFlags: readonly CommandFlag[] = [
   { flag: "--filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler (every document of the file)" },
   { flag: "--target", short: "t", value: "FILE", help: "its ModelDeployment, to check the scaler's roles against" },
+  {
+    flag: "--engine-scrape-interval",
+    value: "DURATION",
+    default: defaultScrapeInterval,
+    help: "how often Prometheus scrapes the engines, as the controller's flag: a window shorter than two scrapes is warned about",
+  },
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
@@ -27,6 +38,7 @@ ${flagLines(validateFlags)}
 interface ValidateArgs {
   readonly file: string;
   readonly target?: string;
+  readonly engineScrapeIntervalSeconds: number;
 }
 
 /** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
@@ -35,7 +47,13 @@ function parseValidateArgs(args: readonly string[]): ValidateArgs | undefined {
   if (values["help"] === true) return undefined;
   const file = requiredFlag(values, "filename", "-f <scaler.yaml> is required");
   const target = stringFlag(values, "target");
-  return target === undefined ? { file } : { file, target };
+  const interval = stringFlag(values, "engine-scrape-interval") ?? defaultScrapeInterval;
+  const engineScrapeIntervalSeconds = durationSeconds(interval);
+  if (engineScrapeIntervalSeconds === undefined)
+    throw new UsageError(
+      `--engine-scrape-interval: ${JSON.stringify(interval)} is not a Prometheus duration above zero, e.g. 15s or 1m`,
+    );
+  return { file, engineScrapeIntervalSeconds, ...(target === undefined ? {} : { target }) };
 }
 
 /** Reads the YAML documents of a file, or returns why it cannot. */
@@ -89,7 +107,10 @@ export function runValidate(args: readonly string[], io: CliIo): number {
   let code: number = exitCodes.ok;
   const outputs: string[] = [];
   docs.forEach((doc, index) => {
-    const result = validateScaler(doc, target === undefined ? {} : { target });
+    const result = validateScaler(doc, {
+      engineScrapeIntervalSeconds: parsed.engineScrapeIntervalSeconds,
+      ...(target === undefined ? {} : { target }),
+    });
     const where = docs.length > 1 ? `${parsed.file} (document ${index + 1})` : parsed.file;
     if (result.warnings.length > 0)
       printProblems(

@@ -233,6 +233,7 @@ const chartValues = parse(readFileSync(join(chartDir, "values.yaml"), "utf8")) a
     kubeTimeoutMs: number;
     latencyGuardReading: string;
   };
+  podMonitor: { endpoint: { interval: string } };
 };
 
 // ---------------------------------------------------------------- lint
@@ -344,6 +345,14 @@ describe("helm template with defaults", () => {
       kubeTimeoutMs: controllerDefaults.kubeTimeoutMs,
       latencyGuardReading: controllerDefaults.latencyGuardReading,
     });
+    expect(chartValues.podMonitor.endpoint.interval).toBe(controllerDefaults.engineScrapeInterval);
+  });
+
+  it("tells the controller the engines' scrape interval the PodMonitor scrapes at, for admission's warnings", () => {
+    const args = controllerContainer(objects).args;
+    expect(args).toContain("--engine-scrape-interval=15s");
+    const at30 = render({ set: { "podMonitor.endpoint.interval": "30s" } });
+    expect(parsedControllerArgs(at30).engineScrapeInterval).toBe("30s");
   });
 
   it("scrapes engine pods so their series carry the labels the controller groups by", () => {

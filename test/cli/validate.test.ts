@@ -102,6 +102,31 @@ describe("mds-scaler validate", () => {
     expect(c.err()).toContain("two.yaml (document 2): 1 problem");
   });
 
+  it("warns, as admission does, about a window shorter than two engine scrapes, and still exits 0", async () => {
+    const scaler = [
+      "apiVersion: worker.gpustack.ai/v1",
+      "kind: ModelDeploymentScaler",
+      "metadata: {name: llm, namespace: default}",
+      "spec:",
+      "  targetRef: {name: llm}",
+      "  roles: [{name: server, maxReplicas: 4}]",
+      '  algorithm: {tokenThroughput: {serverTargetTokensPerSecond: "4000", panicWindowSeconds: 20}}',
+      "",
+    ].join("\n");
+    const at15 = capture({ "short.yaml": scaler });
+    expect(await runCli(["validate", "-f", "short.yaml"], at15.io)).toBe(0);
+    expect(at15.err()).toBe(
+      "spec.algorithm.tokenThroughput.panicWindowSeconds = 20: warning: 20 s holds under two engine scrapes of 15 s, so it never reads a rate: panic never engages, and latency and token-rate Proportional read the stable window; write at least 30 s\n",
+    );
+    expect(parse(at15.out()).spec.algorithm.tokenThroughput.panicWindowSeconds).toBe(20);
+    const at10 = capture({ "short.yaml": scaler });
+    expect(await runCli(["validate", "-f", "short.yaml", "--engine-scrape-interval", "10s"], at10.io)).toBe(0);
+    expect(at10.err()).toBe("");
+    const bad = capture({ "short.yaml": scaler });
+    expect(await runCli(["validate", "-f", "short.yaml", "--engine-scrape-interval", "15"], bad.io)).toBe(2);
+    expect(bad.err()).toContain('--engine-scrape-interval: "15" is not a Prometheus duration above zero');
+  });
+
   it.each([[["validate"]], [["validate", "-f"]], [["validate", "-f", example, "--bogus"]]])(
     "exits 2 on bad usage %j",
     async (args) => {

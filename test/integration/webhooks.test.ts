@@ -212,6 +212,36 @@ describe("ModelDeploymentScaler admission", () => {
     });
   });
 
+  it("admits a window shorter than two engine scrapes with a warning kubectl shows, naming the field and value", async () => {
+    const scaler = (name: string, panicWindowSeconds: number) => ({
+      apiVersion: `${group}/${version}`,
+      kind: "ModelDeploymentScaler",
+      metadata: { name },
+      spec: {
+        targetRef: { name: "not-yet-created" },
+        roles: [{ name: "server", maxReplicas: 4 }],
+        algorithm: { tokenThroughput: { serverTargetTokensPerSecond: "4000", panicWindowSeconds } },
+      },
+    });
+    const create = (body: object) =>
+      admin.createNamespacedCustomObjectWithHttpInfo({
+        group,
+        version,
+        namespace: ns,
+        plural: "modeldeploymentscalers",
+        body,
+      });
+    // The controller runs with the default --engine-scrape-interval, 15s: a 15 s window holds one scrape.
+    const short = await create(scaler("panic-15", 15));
+    expect(short.httpStatusCode).toBe(201);
+    expect(short.headers["warning"]).toContain(
+      "spec.algorithm.tokenThroughput.panicWindowSeconds = 15: 15 s holds under two engine scrapes of 15 s, so it never reads a rate: panic never engages",
+    );
+    const enough = await create(scaler("panic-30", 30));
+    expect(enough.httpStatusCode).toBe(201);
+    expect(enough.headers["warning"]).toBeUndefined();
+  });
+
   it("refuses a bad spec with every problem, the target-dependent ones included", async () => {
     await createTarget("tooling", [
       { name: "server", kind: "Server", replicas: 2 },

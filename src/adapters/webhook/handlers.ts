@@ -22,6 +22,8 @@ export interface HandlerOptions {
   readonly controllerIdentity: () => string;
   /** Upper bound of one lookup; the API server's own timeout is longer. */
   readonly lookupTimeoutMs: number;
+  /** How often Prometheus scrapes the engines, seconds: a scaler window shorter than two scrapes is warned about. */
+  readonly engineScrapeIntervalSeconds: number;
 }
 
 export type Handler = (request: AdmissionRequest) => Promise<Verdict>;
@@ -91,6 +93,7 @@ export function createHandlers(opts: HandlerOptions): Record<keyof typeof webhoo
     const result = validateScalerObject(request.object, {
       ...(old === undefined ? {} : { old }),
       ...(target === undefined ? {} : { target }),
+      engineScrapeIntervalSeconds: opts.engineScrapeIntervalSeconds,
     });
     warnings.push(...result.warnings.map(formatProblem));
     if (result.ok) return allowed({ warnings });

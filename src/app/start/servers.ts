@@ -15,6 +15,7 @@ import {
 import { listen, opsApp } from "../../adapters/http/server.js";
 import { KubeResources, modelDeploymentResource } from "../../adapters/kubernetes/resources.js";
 import type { WatchedResources } from "../../adapters/kubernetes/watch.js";
+import { durationSeconds } from "../../adapters/prometheus/duration.js";
 import { createHandlers } from "../../adapters/webhook/handlers.js";
 import { startWebhookServer, webhookApp } from "../../adapters/webhook/server.js";
 import type { StartContext } from "./context.js";
@@ -31,6 +32,13 @@ export interface Servers {
   readonly passed: () => void;
 }
 
+/** The engines' scrape interval in seconds; the setting's schema has already refused a text that is not a duration. */
+function engineScrapeIntervalSeconds(text: string): number {
+  const seconds = durationSeconds(text);
+  if (seconds === undefined) throw new Error(`--engine-scrape-interval: ${JSON.stringify(text)} is not a duration`);
+  return seconds;
+}
+
 async function startWebhooks(
   ctx: StartContext,
   leadership: Leadership,
@@ -43,7 +51,12 @@ async function startWebhooks(
     targetResource: modelDeploymentResource(config.targetApiVersion),
   });
   const app = webhookApp({
-    handlers: createHandlers({ lookups, controllerIdentity: leadership.controllerIdentity, lookupTimeoutMs }),
+    handlers: createHandlers({
+      lookups,
+      controllerIdentity: leadership.controllerIdentity,
+      lookupTimeoutMs,
+      engineScrapeIntervalSeconds: engineScrapeIntervalSeconds(config.engineScrapeInterval),
+    }),
     logger,
     answerTimeoutMs: config.webhookTimeoutMs,
     limits: { maxConcurrent: config.webhookMaxConcurrent, maxQueued: config.webhookMaxQueued },

@@ -11,15 +11,38 @@ export interface SamplingWindows {
   readonly panicWindowSeconds: number;
 }
 
+interface WindowBlock {
+  readonly params: TokenThroughputParams | undefined;
+  /** Where the block is written under `spec`, for messages. */
+  readonly path: readonly string[];
+}
+
+const topLevelBlock = (spec: ScalerSpec): WindowBlock => ({
+  params: spec.algorithm.tokenThroughput,
+  path: ["algorithm", "tokenThroughput"],
+});
+
 /** The TokenThroughput block whose windows the algorithm reads; the schema's defaults when none is given. */
-const windowSource: Readonly<Record<AlgorithmType, (spec: ScalerSpec) => TokenThroughputParams | undefined>> = {
+const windowSource: Readonly<Record<AlgorithmType, (spec: ScalerSpec) => WindowBlock>> = {
   // Proportional rates come from the same windows; a spec without a block samples the defaults.
-  Proportional: (spec) => spec.algorithm.tokenThroughput,
-  TokenThroughput: (spec) => spec.algorithm.tokenThroughput,
-  Predictive: (spec) => spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput,
+  Proportional: topLevelBlock,
+  TokenThroughput: topLevelBlock,
+  Predictive: (spec) =>
+    spec.algorithm.tokenThroughput === undefined && spec.algorithm.predictive?.tokenThroughput !== undefined
+      ? { params: spec.algorithm.predictive.tokenThroughput, path: ["algorithm", "predictive", "tokenThroughput"] }
+      : topLevelBlock(spec),
 };
 
 export function samplingWindowsOf(spec: ScalerSpec): SamplingWindows {
-  const params = tokenThroughputParams(windowSource[spec.algorithm.type](spec));
+  const params = tokenThroughputParams(windowSource[spec.algorithm.type](spec).params);
   return { stableWindowSeconds: params.stableWindowSeconds, panicWindowSeconds: params.panicWindowSeconds };
+}
+
+/**
+ * Where the windows `samplingWindowsOf` reads are written under `spec` (the top-level TokenThroughput block's
+ * place when no block is written and the defaults apply), for messages about them.
+ * Example: a Predictive spec with only `predictive.tokenThroughput` → ["algorithm", "predictive", "tokenThroughput"].
+ */
+export function samplingWindowsPath(spec: ScalerSpec): readonly string[] {
+  return windowSource[spec.algorithm.type](spec).path;
 }

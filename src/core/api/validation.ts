@@ -7,7 +7,9 @@
  * Order: the schema (types, ranges, quantities, `stepPolicy`), the
  * cross-field rules (`./rules/index.ts`), ratio feasibility
  * (`./ratio-feasibility.ts`), then, when a target is supplied, the target
- * checks (`./target-checks.ts`).
+ * checks (`./target-checks.ts`). Warnings: an undecided ratio feasibility
+ * search, and, when the engines' scrape interval is given, a rate window
+ * shorter than two scrapes (`./window-scrapes.ts`).
  */
 import { defaultScaler } from "./defaulting.js";
 import { ModelDeploymentSchema, type ModelDeployment } from "./model-deployment.js";
@@ -18,6 +20,7 @@ import { schemaProblems } from "./rules/schema.js";
 import { readSpecView } from "./rules/view.js";
 import type { DefaultedScaler } from "./scaler.js";
 import { checkAgainstTarget } from "./target-checks.js";
+import { windowScrapeWarnings } from "./window-scrapes.js";
 
 export type { Problem } from "./problem.js";
 
@@ -26,9 +29,11 @@ export interface ValidateOptions {
   readonly old?: object;
   /** The target ModelDeployment when it exists; enables the target checks. */
   readonly target?: ModelDeployment;
+  /** How often Prometheus scrapes the engines, seconds; enables the `window-scrapes` warnings. */
+  readonly engineScrapeIntervalSeconds?: number;
 }
 
-/** Warnings never refuse the object (an undecided ratio feasibility search). */
+/** Warnings never refuse the object (an undecided ratio feasibility search, a window shorter than two scrapes). */
 export type ValidationResult =
   | { readonly ok: true; readonly value: DefaultedScaler; readonly warnings: Problem[] }
   | { readonly ok: false; readonly problems: Problem[]; readonly warnings: Problem[] };
@@ -46,7 +51,11 @@ export function validateScaler(input: unknown, opts: ValidateOptions = {}): Vali
     ...(opts.target === undefined ? [] : checkAgainstTarget(spec, opts.target)),
   ];
   if (problems.length > 0 || !defaulted.ok) return { ok: false, problems, warnings: feasibility.warnings };
-  return { ok: true, value: defaulted.value, warnings: feasibility.warnings };
+  const windows =
+    opts.engineScrapeIntervalSeconds === undefined
+      ? []
+      : windowScrapeWarnings(defaulted.value.spec, opts.engineScrapeIntervalSeconds);
+  return { ok: true, value: defaulted.value, warnings: [...feasibility.warnings, ...windows] };
 }
 
 /** Parses a target ModelDeployment; problems carry paths under `target`. */

@@ -20,6 +20,9 @@ export interface SloTargets {
 
 export const defaultSlo: SloTargets = { ttftBaseSeconds: 1, itlSeconds: 0.05 };
 
+/** How often the simulated Prometheus scrapes every replica unless a run says otherwise, as the chart's PodMonitor does. */
+export const defaultScrapeIntervalSeconds = 15;
+
 export interface RunOptions {
   readonly seed: number;
   readonly fleet?: Omit<FleetOptions, "seed" | "initialReplicas">;
@@ -149,7 +152,7 @@ function cadenceOf(options: RunOptions, policy: Policy): Cadence {
   const ticks = (seconds: number): number => Math.max(1, Math.round(seconds / dt));
   return {
     dt,
-    scrape: ticks(options.scrapeIntervalSeconds ?? 15),
+    scrape: ticks(options.scrapeIntervalSeconds ?? defaultScrapeIntervalSeconds),
     decision: ticks(policy.intervalSeconds),
     second: ticks(1),
     series: ticks(seriesSecondsOf(options)),
@@ -188,7 +191,7 @@ function simulateRun(trace: Trace, policy: Policy, options: RunOptions, fleet: Q
   policy.start?.(fleet);
   const requests = trace.requests;
   const span = trace.spanSeconds;
-  const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? 15);
+  const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? defaultScrapeIntervalSeconds);
   const series: SeriesSample[] = [];
   let next = 0;
   let arrivalsInPoint = 0;

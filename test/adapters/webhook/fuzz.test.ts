@@ -39,6 +39,7 @@ beforeAll(async () => {
       lookups,
       controllerIdentity: () => "system:serviceaccount:mds-system:mds-scaler",
       lookupTimeoutMs: 50,
+      engineScrapeIntervalSeconds: 15,
     }),
     logger: createLogger({ level: "error", write: () => undefined }),
     answerTimeoutMs: 200,

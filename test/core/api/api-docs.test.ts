@@ -3,9 +3,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { specRules } from "../../../src/core/api/rules/index.js";
 import { targetChecks } from "../../../src/core/api/target-checks.js";
+import { windowScrapesRule } from "../../../src/core/api/window-scrapes.js";
 
 const doc = readFileSync("docs/api.md", "utf8");
-const ids = ["schema", "ratio-feasibility", ...specRules.map((r) => r.id), ...targetChecks.map((c) => c.id)];
+const ids = [
+  "schema",
+  "ratio-feasibility",
+  windowScrapesRule,
+  ...specRules.map((r) => r.id),
+  ...targetChecks.map((c) => c.id),
+];
 
 describe("docs/api.md", () => {
   it.each(ids)("lists rule %s with an existing owning file", (id) => {
