@@ -36,6 +36,7 @@
  * fleet always replaced (twenty-sixth run, whole days); where yesterday's swing is at most the limit that column is
  * the docs' steps.
  * `--fleet-at-least N` starts the fleet search at N, every smaller fleet taken as missing 99 % unreplayed (whole days).
+ * `--headroom H` sizes the `headroom` mode's scaler for a jump of H instead of the limit (twenty-ninth run).
  * `--windows STABLE/PANIC` adds the `--swing-target` column's scaler (the capped one without it) with TokenThroughput's
  * `stableWindowSeconds` and `panicWindowSeconds` written in, the fleet always replaced (twenty-eighth run).
  * The table goes to stdout; each command to stderr as it runs.
@@ -66,6 +67,7 @@ const { values } = parseArgs({
     "swing-target": { type: "string", default: "off" },
     "fleet-at-least": { type: "string", default: "1" },
     windows: { type: "string" },
+    headroom: { type: "string" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -142,6 +144,14 @@ const averagingWindows = ((
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);
+/** The jump the `headroom` mode sizes for: the limit unless `--headroom` names another (docs/quality.md, twenty-ninth run). */
+const headroomSwing = ((text: string | undefined): number => {
+  if (text === undefined) return keepFleetAboveSwing;
+  const swing = Number(text);
+  if (!(swing >= 1)) throw new Error(`--headroom: ${JSON.stringify(text)} is not a number ≥ 1`);
+  if (swingTargetMode !== "headroom") throw new Error(`--headroom ${text}: only with --swing-target headroom`);
+  return swing;
+})(values.headroom);
 
 const work = mkdtempSync(join(tmpdir(), "mds-replace-fleet-"));
 
@@ -222,7 +232,7 @@ function swingToSizeFor(replaces: boolean, swingYesterday: number | undefined): 
     case "limit":
       return replaces ? keepFleetAboveSwing : undefined;
     case "headroom":
-      return keepFleetAboveSwing;
+      return headroomSwing;
   }
 }
 
@@ -244,7 +254,12 @@ function swingTargetHeader(): string[] {
           `the steps with it (keep the fleet above ${keepFleetAboveSwing})`,
         ];
       case "headroom":
-        return [`target for a jump of the limit (${limit}, at every swing)`, "the fleet always replaced with it"];
+        return [
+          headroomSwing === keepFleetAboveSwing
+            ? `target for a jump of the limit (${limit}, at every swing)`
+            : `target for a jump of ${headroomSwing} (capacity ÷ ${headroomSwing}, at every swing)`,
+          "the fleet always replaced with it",
+        ];
     }
   })();
   return [target, `${run}: SLO %, GPU-h`, "× fleet"];
