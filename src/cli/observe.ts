@@ -22,6 +22,7 @@ import {
 } from "../app/settings.js";
 import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
+import { durationSeconds } from "../adapters/prometheus/duration.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler, ScalerSpec } from "../core/api/scaler.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
@@ -38,6 +39,7 @@ const sharedSettings = [
   ...prometheusSettingNames,
   "kubeconfig",
   "kubeTimeoutMs",
+  "engineScrapeInterval",
 ] as const satisfies readonly SettingName[];
 
 const ownFlags: readonly CommandFlag[] = [
@@ -177,11 +179,21 @@ function readyOf(target: ModelDeployment, role: string): { ready: number; from: 
   return { ready: target.spec.roles.find((r) => r.name === role)?.replicas ?? 0, from: "spec" };
 }
 
-/** The target, and the scaler validated against it, or an error naming what is wrong. */
+/**
+ * The target, and the scaler validated against it, or an error naming what is wrong; with the engines' scrape
+ * interval, the validation's warnings too (a window shorter than two scrapes reads nothing).
+ */
 export function scalerAndTarget(
   scalerInput: unknown,
   targetInput: unknown,
-): { target: ModelDeployment; spec: ScalerSpec; metadata: Scaler["metadata"]; namespace: string } {
+  engineScrapeIntervalSeconds?: number,
+): {
+  target: ModelDeployment;
+  spec: ScalerSpec;
+  metadata: Scaler["metadata"];
+  namespace: string;
+  warnings: readonly string[];
+} {
   const parsedTarget = parseTarget(targetInput);
   if (!parsedTarget.ok) {
     throw new Error(
@@ -189,12 +201,15 @@ export function scalerAndTarget(
     );
   }
   const target = parsedTarget.value;
-  const validated = validateScaler(scalerInput, { target });
+  const validated = validateScaler(scalerInput, {
+    target,
+    ...(engineScrapeIntervalSeconds === undefined ? {} : { engineScrapeIntervalSeconds }),
+  });
   if (!validated.ok) throw new Error(`scaler: ${validated.problems.map(formatProblem).join("\n")}`);
   // The defaulted type omits `spec` from a loose object, which loses the metadata's type.
   const metadata = (validated.value as unknown as Scaler).metadata;
   const namespace = metadata.namespace ?? target.metadata.namespace ?? "default";
-  return { target, spec: validated.value.spec, metadata, namespace };
+  return { target, spec: validated.value.spec, metadata, namespace, warnings: validated.warnings.map(formatProblem) };
 }
 
 export async function observeOnce(
@@ -203,7 +218,11 @@ export async function observeOnce(
   targetInput: unknown,
   nowMs: number,
 ): Promise<ObserveReport> {
-  const { target, spec, metadata, namespace } = scalerAndTarget(scalerInput, targetInput);
+  const { target, spec, metadata, namespace, warnings } = scalerAndTarget(
+    scalerInput,
+    targetInput,
+    durationSeconds(args.engineScrapeInterval),
+  );
   const windows = samplingWindowsOf(spec);
   const input: ScalerSamplingInput = {
     key: `${namespace}/${metadata.name}`,
@@ -224,7 +243,7 @@ export async function observeOnce(
     target: `${namespace}/${spec.targetRef.name}`,
     ...windows,
     staleAfterSeconds: staleAfter,
-    warnings: pass.warnings,
+    warnings: [...warnings, ...pass.warnings],
     roles: target.spec.roles.map((role) => {
       const samples = sampled?.get(role.name) ?? { pods: [], queryFailed: { reason: "not sampled" } };
       const { ready, from } = readyOf(target, role.name);

@@ -57,7 +57,11 @@ status:
     - { name: decode, ready: 2 }
 `;
 
-const files: Record<string, string> = { "scaler.yaml": scalerYaml, "target.yaml": targetYaml };
+const files: Record<string, string> = {
+  "scaler.yaml": scalerYaml,
+  "target.yaml": targetYaml,
+  "short-panic.yaml": scalerYaml.replace("panicWindowSeconds: 30", "panicWindowSeconds: 20"),
+};
 const memoryIo = (): ReturnType<typeof memoryIoOf> =>
   memoryIoOf((path) => {
     const text = files[path];
@@ -190,6 +194,23 @@ describe("mds-scaler observe", () => {
       expect(role.signalState).toBe("Missing");
       expect(role.why).toMatch(/^the queries failed: /);
     }
+  }, 60_000);
+
+  it("warns, as admission does, about a window shorter than two engine scrapes at --engine-scrape-interval", async () => {
+    const closed = `http://127.0.0.1:${await freeLoopbackPort()}`;
+    const args = ["observe", "--prometheus-url", closed, "-f", "short-panic.yaml", "--target", "target.yaml"];
+    const at15 = memoryIo();
+    expect(await runCli([...args, "--prometheus-timeout-ms", "3000"], at15), at15.err).toBe(0);
+    expect(at15.out).toContain(
+      "warning: spec.algorithm.tokenThroughput.panicWindowSeconds = 20: 20 s holds under two engine scrapes of 15 s",
+    );
+    // This Prometheus scrapes every 3 s: 20 s holds six scrapes.
+    const at3 = memoryIo();
+    expect(
+      await runCli([...args, "--prometheus-timeout-ms", "3000", "--engine-scrape-interval", "3s", "-o", "json"], at3),
+      at3.err,
+    ).toBe(0);
+    expect((JSON.parse(at3.out) as { warnings: string[] }).warnings.filter((w) => w.includes("scrapes"))).toEqual([]);
   }, 60_000);
 
   it.each([
