@@ -1,8 +1,9 @@
 /**
  * Rule `window-scrapes` (a warning, never a refusal): a rate window shorter than two engine scrapes never
- * holds two samples of a pod. Prometheus reads a range `[w]` at time t as the samples in (t − w, t], and a
- * rate or an increase needs two of them, so at a scrape every i seconds a window of w < 2i seconds holds one
- * sample and reads nothing, every pass; the simulator's windows read the same way. The specification allows
+ * holds two samples of a pod. Prometheus 3 reads a range `[w]` at time t as the samples in (t − w, t] (2.x also
+ * takes a sample exactly at t − w, which the scrape schedule hits only by chance), and a rate or an increase
+ * needs two of them, so at a scrape every i seconds a window of w < 2i seconds holds one sample and reads
+ * nothing, every pass; the simulator's windows read the same way. The specification allows
  * panic windows from 10 s and stable windows from 30 s, while the chart's PodMonitor scrapes every 15 s and
  * kube-prometheus-stack's default is 30 s, so a scaler written in range can read nothing from a window:
  *
