@@ -151,7 +151,12 @@ export class DemoWorld {
           webhookPort,
           podName: "mds-scaler-demo",
           prometheusUrl: prometheus.url,
-          extra: [`--tick-ms=${settings.controllerTickMs}`, "--log-level=warn"],
+          extra: [
+            `--tick-ms=${settings.controllerTickMs}`,
+            "--log-level=warn",
+            // Admission warns about windows shorter than two scrapes of the demo's own Prometheus.
+            `--engine-scrape-interval=${settings.scrapeIntervalSeconds}s`,
+          ],
         }),
         logger: createLogger({ level: "warn", write: (line) => controllerLog.write(line) }),
         kubeConfig: await controllerKubeConfig(controlPlane),
