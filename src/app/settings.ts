@@ -28,6 +28,16 @@ const labelName = z.string().superRefine((name, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
 });
 
+/** The chart's engine PodMonitor interval: `--engine-scrape-interval`'s default, here and in `validate`. */
+export const defaultEngineScrapeInterval = "15s";
+
+/** `--engine-scrape-interval` in seconds; its schema has already refused a text that is not a duration. */
+export function engineScrapeIntervalSeconds(text: string): number {
+  const seconds = durationSeconds(text);
+  if (seconds === undefined) throw new Error(`--engine-scrape-interval: ${JSON.stringify(text)} is not a duration`);
+  return seconds;
+}
+
 export const settings = {
   prometheusUrl: {
     flag: "--prometheus-url",
@@ -260,7 +270,7 @@ export const settings = {
     help: "How often Prometheus scrapes the engines, a Prometheus duration (the chart passes its engine PodMonitor's interval). Admission warns about a scaler whose stable or panic window is shorter than two such scrapes: that window never holds the two samples a rate needs, so it reads nothing.",
     schema: z
       .string()
-      .default("15s")
+      .default(defaultEngineScrapeInterval)
       .refine(
         (text) => durationSeconds(text) !== undefined,
         "must be a Prometheus duration above zero, e.g. 15s or 1m",

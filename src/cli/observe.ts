@@ -13,6 +13,7 @@ import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/pr
 import { clusterConfigFrom } from "../app/cluster.js";
 import { labelProblems, prometheusClientOf, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
 import {
+  engineScrapeIntervalSeconds,
   ConfigError,
   describeSettings,
   readSettings,
@@ -22,7 +23,6 @@ import {
 } from "../app/settings.js";
 import { formatProblem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
-import { durationSeconds } from "../adapters/prometheus/duration.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler, ScalerSpec } from "../core/api/scaler.js";
 import { fieldsRead } from "../core/algorithms/reads.js";
@@ -221,7 +221,7 @@ export async function observeOnce(
   const { target, spec, metadata, namespace, warnings } = scalerAndTarget(
     scalerInput,
     targetInput,
-    durationSeconds(args.engineScrapeInterval),
+    engineScrapeIntervalSeconds(args.engineScrapeInterval),
   );
   const windows = samplingWindowsOf(spec);
   const input: ScalerSamplingInput = {

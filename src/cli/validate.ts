@@ -10,12 +10,9 @@ import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
-import type { CommandFlag } from "../app/settings.js";
+import { defaultEngineScrapeInterval, type CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
-
-/** The chart's engine PodMonitor interval, the controller's default. */
-const defaultScrapeInterval = "15s";
 
 /** validate's flags: the help and the command line are both read from this table. */
 const validateFlags: readonly CommandFlag[] = [
@@ -24,7 +21,7 @@ const validateFlags: readonly CommandFlag[] = [
   {
     flag: "--engine-scrape-interval",
     value: "DURATION",
-    default: defaultScrapeInterval,
+    default: defaultEngineScrapeInterval,
     help: "how often Prometheus scrapes the engines, as the controller's flag: a window shorter than two scrapes is warned about",
   },
   { flag: "--help", short: "h", value: "", help: "this help" },
@@ -47,7 +44,7 @@ function parseValidateArgs(args: readonly string[]): ValidateArgs | undefined {
   if (values["help"] === true) return undefined;
   const file = requiredFlag(values, "filename", "-f <scaler.yaml> is required");
   const target = stringFlag(values, "target");
-  const interval = stringFlag(values, "engine-scrape-interval") ?? defaultScrapeInterval;
+  const interval = stringFlag(values, "engine-scrape-interval") ?? defaultEngineScrapeInterval;
   const engineScrapeIntervalSeconds = durationSeconds(interval);
   if (engineScrapeIntervalSeconds === undefined)
     throw new UsageError(

@@ -12,7 +12,8 @@ const unitSeconds = [365 * 86_400, 7 * 86_400, 86_400, 3_600, 60, 1, 0.001] as c
  */
 export function durationSeconds(text: string): number | undefined {
   const match = durationPattern.exec(text);
-  if (match === null || text === "") return undefined;
+  // The empty text matches with every unit absent; it sums to zero, which is refused below.
+  if (match === null) return undefined;
   const seconds = unitSeconds.reduce((total, unit, i) => total + Number(match[i + 1] ?? 0) * unit, 0);
   return seconds > 0 ? seconds : undefined;
 }

@@ -15,9 +15,9 @@ import {
 import { listen, opsApp } from "../../adapters/http/server.js";
 import { KubeResources, modelDeploymentResource } from "../../adapters/kubernetes/resources.js";
 import type { WatchedResources } from "../../adapters/kubernetes/watch.js";
-import { durationSeconds } from "../../adapters/prometheus/duration.js";
 import { createHandlers } from "../../adapters/webhook/handlers.js";
 import { startWebhookServer, webhookApp } from "../../adapters/webhook/server.js";
+import { engineScrapeIntervalSeconds } from "../settings.js";
 import type { StartContext } from "./context.js";
 import type { Leadership } from "./leadership.js";
 import type { CertificateSource } from "./tls.js";
@@ -30,13 +30,6 @@ export interface Servers {
   readonly externalMetricsPort: number | undefined;
   /** Called after each completed pass: the leader is ready from its first one. */
   readonly passed: () => void;
-}
-
-/** The engines' scrape interval in seconds; the setting's schema has already refused a text that is not a duration. */
-function engineScrapeIntervalSeconds(text: string): number {
-  const seconds = durationSeconds(text);
-  if (seconds === undefined) throw new Error(`--engine-scrape-interval: ${JSON.stringify(text)} is not a duration`);
-  return seconds;
 }
 
 async function startWebhooks(
