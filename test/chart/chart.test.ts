@@ -268,10 +268,23 @@ describe("helm lint", () => {
       { "controller.latencyGuardReading": "loose" },
       "/controller/latencyGuardReading",
     ],
+    // Prometheus, the Operator and the controller's --engine-scrape-interval read units largest first, once each.
+    [
+      "an engine scrape interval with its units out of order",
+      { "podMonitor.endpoint.interval": "30s1m" },
+      "/podMonitor/endpoint/interval",
+    ],
+    ["an empty engine scrape interval", { "podMonitor.endpoint.interval": "" }, "/podMonitor/endpoint/interval"],
+    ["a scrape timeout with a unit twice", { "serviceMonitor.scrapeTimeout": "5s5s" }, "/serviceMonitor/scrapeTimeout"],
   ])("rejects %s through values.schema.json", (_why, set, where) => {
     const result = runHelm(helmArgs(["lint", "--strict"], { set }));
     expect(result.status).not.toBe(0);
     expect(result.stderr + result.stdout).toContain(where);
+  });
+
+  it.each(["1m30s", "500ms", "1h"])("accepts the engine scrape interval %s", (interval) => {
+    const result = runHelm(helmArgs(["lint", "--strict"], { set: { "podMonitor.endpoint.interval": interval } }));
+    expect(result.stderr + result.stdout).toContain("0 chart(s) failed");
   });
 });
 
