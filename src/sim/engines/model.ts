@@ -230,6 +230,12 @@ export class EngineRank {
   readonly counters: RankCounters;
   private readonly waiting: ActiveRequest[] = [];
   private readonly running: ActiveRequest[] = [];
+  /**
+   * Requests of `running` whose prefill has not started (no prefill budget reached them yet). vLLM's scheduler keeps
+   * such a request in its waiting queue until a step's token budget gives it its first prompt tokens, and SGLang's
+   * until a prefill batch takes it; here it joins the batch at admission, so the gauges report these as waiting.
+   */
+  private unstarted = 0;
   /** Decode side: waiting for a KV slot (SGLang prealloc queue). */
   private readonly prealloc: ActiveRequest[] = [];
   /** Decode side: KV arriving. */
@@ -296,8 +302,8 @@ export class EngineRank {
         ? this.waiting.length + this.prealloc.length + this.transferring.length
         : this.waiting.length;
     return {
-      running: this.running.length,
-      waiting,
+      running: this.running.length - this.unstarted,
+      waiting: waiting + this.unstarted,
       kvUsage: this.kvUsedTokens / this.spec.capacity.kvCacheTokens,
       prefillInflight: this.inflight.size,
       decodePrealloc: this.prealloc.length,
@@ -408,6 +414,7 @@ export class EngineRank {
       this.counters.prefixCacheQueries += next.request.promptTokens;
       this.counters.prefixCacheHits += cached;
       this.running.push(admitted);
+      this.unstarted++;
     }
   }
 
@@ -460,6 +467,7 @@ export class EngineRank {
    */
   private onScheduled(r: ActiveRequest, atSeconds: number): void {
     r.scheduledSeconds = atSeconds;
+    this.unstarted--;
     if (this.spec.engine === "sglang") this.counters.queueTime.observe(queueSeconds(r, atSeconds));
   }
 

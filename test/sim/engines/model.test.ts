@@ -139,6 +139,42 @@ describe("load model", () => {
     expect(heavy.ttftSumSeconds / heavy.ttftCount).toBeGreaterThan(10 * (light.ttftSumSeconds / light.ttftCount));
   });
 
+  it.each(["vllm", "sglang"] as const)(
+    "%s reports a request as waiting until its prefill starts, as the engine's scheduler does",
+    (engine) => {
+      // Prefill-bound: 10 prompts of 1,000 tokens a second against 2,000 prompt tokens a second, and a batch and a KV
+      // pool large enough that every request is admitted on arrival.
+      const roles = [
+        {
+          name: "server",
+          serving: "unified" as const,
+          replicas: 1,
+          capacity: {
+            prefillTokensPerSecond: 2000,
+            decodeTokensPerSecond: 100_000,
+            maxTokensPerSecondPerRequest: 1000,
+            maxRunningRequests: 1024,
+            kvCacheTokens: 10_000_000,
+          },
+        },
+      ];
+      const fleet = fleetWith(server(engine, 10, { roles, workload: steady(10) }), 30);
+      const totals = fleet.listPods()[0]?.replica.totals();
+      if (!totals) throw new Error("no totals");
+      // About 300 arrived and 60 were prefilled: the rest wait, however many the batch admitted.
+      expect(totals.waiting).toBeGreaterThan(200);
+      // Running: the prompt being prefilled and the few still decoding, not the admitted backlog.
+      expect(totals.running).toBeLessThan(10);
+      expect(totals.running + totals.waiting).toBeGreaterThan(200);
+      const pod = fleet.listPods()[0];
+      if (!pod) throw new Error("no pods");
+      const text = renderExposition(pod.replica, { createdUnixSeconds: 0 });
+      const waitingName = engine === "vllm" ? "vllm:num_requests_waiting" : "sglang:num_queue_reqs";
+      const exported = text.split("\n").find((line) => line.startsWith(`${waitingName}{`));
+      expect(Number(exported?.split(" ").at(-1))).toBeGreaterThan(200);
+    },
+  );
+
   it("serves shared prefixes from the cache once warm", () => {
     const spec = server("vllm", 4, {
       workload: steady(4, { sharedPrefix: { groups: 2, prefixTokens: 512, blockTokens: 16 } }),
