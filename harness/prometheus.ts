@@ -73,6 +73,11 @@ export class PrometheusHarness {
     this.extraArgs = options.extraArgs ?? [];
   }
 
+  /** How often it scrapes its targets, seconds: what a controller reading it is told (`--engine-scrape-interval`). */
+  get scrapeIntervalSeconds(): number {
+    return this.options.scrapeIntervalSeconds ?? 1;
+  }
+
   /** Replaces the extra flags; they apply from the next `resume`. */
   setExtraArgs(args: readonly string[]): void {
     this.extraArgs = args;
@@ -96,7 +101,7 @@ export class PrometheusHarness {
   }
 
   private async writeConfig(): Promise<void> {
-    const interval = `${this.options.scrapeIntervalSeconds ?? 1}s`;
+    const interval = `${this.scrapeIntervalSeconds}s`;
     // JSON is valid YAML; no YAML writer needed.
     const config = {
       global: {

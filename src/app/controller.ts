@@ -62,8 +62,10 @@ export interface ControllerDeps {
   readonly random?: () => number;
   /** The current leadership's token, stamped on every decision (absent without leader election). */
   readonly leaderToken?: () => LeaderToken | undefined;
-  /** How the latency guard reads TTFT (`--latency-guard-reading`); `literal` when absent. */
+  /** How the latency guard reads TTFT (`--latency-guard-reading`); the planner's default, `queueing`, when absent. */
   readonly latencyGuardReading?: LatencyGuardReading;
+  /** How often Prometheus scrapes the engines, seconds (`--engine-scrape-interval`): `MetricsReady` names a window too short. */
+  readonly engineScrapeIntervalSeconds?: number;
 }
 
 interface Memory {
@@ -337,6 +339,7 @@ export class Controller {
         observations,
         nowMs,
         latencyGuardReading: this.deps.latencyGuardReading,
+        engineScrapeIntervalSeconds: this.deps.engineScrapeIntervalSeconds,
       });
       const written = await this.performWrites(scaler, memory, result, target);
       if (written.kind === "Done") {

@@ -29,6 +29,7 @@ interface World {
 interface WorldOptions {
   readonly algorithm?: Record<string, unknown>;
   readonly latencyGuardReading?: LatencyGuardReading;
+  readonly engineScrapeIntervalSeconds?: number;
 }
 
 const proportional = {
@@ -81,6 +82,9 @@ function world(names: readonly string[] = ["chat"], options: WorldOptions = {}):
         random: () => 0.5,
         namespace: "llm",
         ...(options.latencyGuardReading === undefined ? {} : { latencyGuardReading: options.latencyGuardReading }),
+        ...(options.engineScrapeIntervalSeconds === undefined
+          ? {}
+          : { engineScrapeIntervalSeconds: options.engineScrapeIntervalSeconds }),
       }),
   };
 }
@@ -363,6 +367,33 @@ describe("the controller against fakes of its ports", () => {
 
     it("literal when configured: the TTFT breach counts", async () => {
       expect(await guard("literal")).toMatch(/^literal: selected/);
+    });
+  });
+
+  describe("the engines' scrape interval reaches the planner", () => {
+    // The specification's shortest panic window, 10 s, under two scrapes of the chart's 15 s.
+    const shortPanic = { ...proportional, tokenThroughput: { panicWindowSeconds: 10 } };
+    const metricsReady = async (engineScrapeIntervalSeconds?: number): Promise<string | undefined> => {
+      const w = world(["chat"], {
+        algorithm: shortPanic,
+        ...(engineScrapeIntervalSeconds === undefined ? {} : { engineScrapeIntervalSeconds }),
+      });
+      await tick(w, w.controller());
+      const conditions = (
+        w.store.scalers.get("llm/chat")?.status as { conditions?: { type: string; message: string }[] }
+      )?.conditions;
+      return conditions?.find((c) => c.type === "MetricsReady")?.message;
+    };
+
+    it("MetricsReady names a panic window that reads nothing at that interval", async () => {
+      expect(await metricsReady(15)).toMatch(
+        /; spec\.algorithm\.tokenThroughput\.panicWindowSeconds = 10: 10 s holds under two engine scrapes of 15 s, .*panic never engages/,
+      );
+    });
+
+    it("says nothing of it where the window holds two scrapes, or no interval is configured", async () => {
+      expect(await metricsReady(5)).not.toContain("panicWindowSeconds");
+      expect(await metricsReady()).not.toContain("panicWindowSeconds");
     });
   });
 });

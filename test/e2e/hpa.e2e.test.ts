@@ -74,6 +74,7 @@ async function startControllerProcess(bed: Testbed, certDirPath: string): Promis
       join(root, "src", "cli", "main.ts"),
       "controller",
       `--prometheus-url=${bed.prometheus.url}`,
+      `--engine-scrape-interval=${bed.prometheus.scrapeIntervalSeconds}s`,
       `--kubeconfig=${bed.controlPlane.kubeConfigPath}`,
       `--namespace=${ns}`,
       `--metrics-address=127.0.0.1:${metricsPort}`,
@@ -237,6 +238,9 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
       60_000,
     );
     expect(bound.status?.roles?.[0]?.constrainedReplicas).toBe(1);
+    // Its 10 s panic window holds ten of this Prometheus' scrapes, and the process was told so
+    // (--engine-scrape-interval): at the default 15 s, MetricsReady would name the window as reading nothing.
+    expect(condition(bound, "MetricsReady")?.message).not.toContain("panicWindowSeconds");
 
     await apps.createNamespacedDeployment({
       namespace: ns,

@@ -227,6 +227,7 @@ export class Testbed {
       logger,
       nowMs: () => Date.now(),
       namespace: opts.namespace ?? "",
+      engineScrapeIntervalSeconds: this.prometheus.scrapeIntervalSeconds,
     });
     return { controller, metrics, stop: () => watched.stop() };
   }
@@ -299,7 +300,10 @@ export interface TargetObject {
   };
 }
 
-export function condition(scaler: ScalerObject, type: string): { status: string; reason: string } | undefined {
+export function condition(
+  scaler: ScalerObject,
+  type: string,
+): { status: string; reason: string; message?: string } | undefined {
   return scaler.status?.conditions?.find((c) => c.type === type);
 }
 

@@ -5,6 +5,7 @@
  */
 import type { WatchedResources } from "../../adapters/kubernetes/watch.js";
 import { Controller, type SignalSource } from "../controller.js";
+import { engineScrapeIntervalSeconds } from "../settings.js";
 import { TickLoop } from "../tick-loop.js";
 import type { StartContext } from "./context.js";
 import type { Leadership } from "./leadership.js";
@@ -32,6 +33,7 @@ export function buildLoop(
       nowMs: ctx.nowMs,
       namespace: config.watchNamespace,
       latencyGuardReading: config.latencyGuardReading,
+      engineScrapeIntervalSeconds: engineScrapeIntervalSeconds(config.engineScrapeInterval),
       ...(elector === undefined ? {} : { leaderToken: () => elector.leaderToken() }),
     });
   let controller = makeController();

@@ -50,11 +50,17 @@ export interface PlanInput {
   /** Overrides the registry lookup (tests, simulations of new algorithms). */
   readonly algorithm?: Algorithm | undefined;
   /**
-   * How the latency guard reads TTFT: `literal` (the default) as the specification words
-   * it, `queueing` counts a TTFT breach only when waiting is a material part of it
-   * (`src/core/algorithms/ttft-reading.ts`). The controller's `--latency-guard-reading`.
+   * How the latency guard reads TTFT: `queueing` (the default) counts a TTFT breach only when waiting is a
+   * material part of it, `literal` as the specification words it (`src/core/algorithms/ttft-reading.ts`).
+   * The controller's `--latency-guard-reading`.
    */
   readonly latencyGuardReading?: LatencyGuardReading | undefined;
+  /**
+   * How often Prometheus scrapes the engines, seconds (the controller's `--engine-scrape-interval`). When given,
+   * `MetricsReady`'s message names a rate window too short to read anything at that interval (rule
+   * `window-scrapes`, `src/core/api/window-scrapes.ts`), which nothing else tells at run time from a quiet role.
+   */
+  readonly engineScrapeIntervalSeconds?: number | undefined;
 }
 
 /** Why a commit is written. */

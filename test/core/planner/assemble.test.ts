@@ -115,6 +115,54 @@ describe("MetricsReady", () => {
       message: "replicas were not admitted; waiting for p (unobserved), d (unobserved)",
     });
   });
+
+  describe("names a rate window shorter than two engine scrapes (rule window-scrapes)", () => {
+    const windows = (stable: number, panic: number) =>
+      specOf({
+        roles: spec.roles,
+        algorithm: {
+          type: "Proportional",
+          proportional: { metric: "RunningRequests", roleTargets: [{ name: "p", target: "1" }] },
+          tokenThroughput: { stableWindowSeconds: stable, panicWindowSeconds: panic },
+        },
+      });
+    const at = (
+      s: ReturnType<typeof windows>,
+      extra: Partial<PlanInput>,
+      observations: Record<string, RoleObservation>,
+    ) => {
+      const c = condition(plan({ ...inputOf({ spec: s, target, observations }), ...extra }), "MetricsReady");
+      return c as { status: string; reason: string; message: string } | undefined;
+    };
+    const panicShort =
+      "spec.algorithm.tokenThroughput.panicWindowSeconds = 15: 15 s holds under two engine scrapes of 15 s, so it never reads a rate: panic never engages, and latency and token-rate Proportional read the stable window; write at least 30 s";
+
+    it("after the message of a condition that holds: a panic window that reads nothing leaves every signal available", () => {
+      expect(at(windows(180, 15), { engineScrapeIntervalSeconds: 15 }, { p: want(2), d: want(2) })).toMatchObject({
+        status: "True",
+        reason: "Observed",
+        message: `all required role signals are available; ${panicShort}`,
+      });
+    });
+
+    it("after the roles it waits for: a stable window that reads nothing is why they wait", () => {
+      // kube-prometheus-stack's default scrape, 30 s, under the shortest stable window the specification allows.
+      const c = at(windows(30, 10), { engineScrapeIntervalSeconds: 30 }, { p: want(2, 2, { signalState: "Missing" }) });
+      expect(c?.reason).toBe("WaitingForMetrics");
+      expect(c?.message).toMatch(
+        /^waiting for p \(Missing\), d \(unobserved\); spec\.algorithm\.tokenThroughput\.stableWindowSeconds = 30: 30 s holds under two engine scrapes of 30 s, .*; spec\.algorithm\.tokenThroughput\.panicWindowSeconds = 10: /,
+      );
+    });
+
+    it.each([
+      ["windows of two scrapes", 30, 30, { engineScrapeIntervalSeconds: 15 }],
+      ["no scrape interval given", 180, 15, {}],
+    ] as const)("says nothing more with %s", (_why, stable, panic, extra) => {
+      expect(at(windows(stable, panic), extra, { p: want(2), d: want(2) })?.message).toBe(
+        "all required role signals are available",
+      );
+    });
+  });
 });
 
 describe("the assembled status", () => {
