@@ -28,7 +28,7 @@ export interface AlgorithmInput {
   readonly predictors: readonly PredictorStatus[];
   /** Time of this pass, Unix milliseconds. */
   readonly nowMs: number;
-  /** How the latency guard reads TTFT (`ttft-reading.ts`); `literal` when absent. */
+  /** How the latency guard reads TTFT (`ttft-reading.ts`); `defaultLatencyGuardReading`, `queueing`, when absent. */
   readonly latencyGuardReading?: LatencyGuardReading | undefined;
 }
 

@@ -26,7 +26,7 @@ export interface MdsOptions {
   readonly label?: string;
   /** Receives every pass's result (reports, tests). */
   readonly onPass?: (result: PlanResult, nowSeconds: number) => void;
-  /** How the latency guard reads TTFT (`literal` when absent), as the controller's `--latency-guard-reading`. */
+  /** How the latency guard reads TTFT (`queueing`, the default, when absent), as the controller's `--latency-guard-reading`. */
   readonly latencyGuardReading?: LatencyGuardReading;
   /**
    * The spec a pass plans with, when it varies from pass to pass (a benchmark's measurement, such as
