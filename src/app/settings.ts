@@ -267,7 +267,7 @@ export const settings = {
   engineScrapeInterval: {
     flag: "--engine-scrape-interval",
     env: "MDS_ENGINE_SCRAPE_INTERVAL",
-    help: "How often Prometheus scrapes the engines, a Prometheus duration (the chart passes its engine PodMonitor's interval). Admission warns about a scaler whose stable or panic window is shorter than two such scrapes: that window never holds the two samples a rate needs, so it reads nothing; the scaler's MetricsReady condition names such a window at every pass.",
+    help: "How often Prometheus scrapes the engines, a Prometheus duration (the chart passes its engine PodMonitor's interval). Admission warns about a scaler whose stable or panic window is shorter than two such scrapes: that window never holds the two samples a rate needs, so it reads nothing; the scaler's MetricsReady condition names such a window on every pass that sets it.",
     schema: z
       .string()
       .default(defaultEngineScrapeInterval)

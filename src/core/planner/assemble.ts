@@ -5,8 +5,6 @@
  * the gap rule; and whether the control plane moved.
  */
 import type { TargetRole } from "../api/model-deployment.js";
-import { formatProblem } from "../api/problem.js";
-import { windowScrapeWarnings } from "../api/window-scrapes.js";
 import type { RoleStatus, ScalerStatus } from "../api/scaler.js";
 import type { Committed } from "./commit.js";
 import type { PlannedVector } from "./components.js";
@@ -18,6 +16,7 @@ import type { RolePlan } from "./role-plans.js";
 import { controlPlaneMoved, historyToStatus, observedRoleStatus } from "./status.js";
 import { termField } from "./bind.js";
 import type { PlanResult } from "./types.js";
+import { windowWarnings, withWindowWarnings } from "./window-warnings.js";
 
 export interface Assembly {
   readonly pass: Pass;
@@ -68,23 +67,9 @@ function waitingFor(obs: RolePlan["observation"], name: string): string | undefi
  * `Observed` when every role driven by its own signals has current readings
  * from all its ready replicas (a ratio-coupled role follows its driver and
  * needs none); otherwise `WaitingForMetrics`, or `ResourceExhausted` while
- * capacity that was never admitted is the cause. `windowWarnings` (rule
- * `window-scrapes`) end the message whatever the status: a stable window too
- * short to read is why a role waits, a panic window too short is why panic
- * never engages while every signal is available.
+ * capacity that was never admitted is the cause.
  */
 export function metricsReady(
-  roles: readonly TargetRole[],
-  plans: ReadonlyMap<string, RolePlan>,
-  exhausted: boolean,
-  windowWarnings: readonly string[] = [],
-): ConditionUpdate {
-  const condition = metricsReadyCondition(roles, plans, exhausted);
-  if (windowWarnings.length === 0) return condition;
-  return { ...condition, message: [condition.message, ...windowWarnings].join("; ") };
-}
-
-function metricsReadyCondition(
   roles: readonly TargetRole[],
   plans: ReadonlyMap<string, RolePlan>,
   exhausted: boolean,
@@ -129,9 +114,10 @@ export function assembleStatus(a: Assembly): PlanResult {
     predictors: _pr,
     ...rest
   } = pass.base;
-  const interval = pass.input.engineScrapeIntervalSeconds;
-  const windowWarnings = interval === undefined ? [] : windowScrapeWarnings(pass.spec, interval).map(formatProblem);
-  const metrics = metricsReady(pass.roles, a.plans, a.blocked.has("ResourceExhausted"), windowWarnings);
+  const metrics = withWindowWarnings(
+    metricsReady(pass.roles, a.plans, a.blocked.has("ResourceExhausted")),
+    windowWarnings(pass),
+  );
   const status: ScalerStatus = {
     ...rest,
     ...(pass.generation === undefined ? {} : { observedGeneration: pass.generation }),

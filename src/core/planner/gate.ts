@@ -12,6 +12,7 @@ import { describeBand, ratioBands, violatedBands, type RatioBand } from "./ratio
 import { controlPlaneMoved } from "./status.js";
 import { termField } from "./bind.js";
 import type { PlanResult } from "./types.js";
+import { windowWarnings, withWindowWarnings } from "./window-warnings.js";
 
 export type Gate =
   | { readonly ok: true; readonly bounds: ReadonlyMap<string, RoleBoundsRange>; readonly bands: readonly RatioBand[] }
@@ -48,7 +49,10 @@ export function gateStopped(pass: Pass, gate: Extract<Gate, { ok: false }>): Pla
       pass.base.conditions,
       [
         ...pass.binding.updates,
-        { type: "MetricsReady", status: "False", reason, message: `signals were not evaluated: ${message}` },
+        withWindowWarnings(
+          { type: "MetricsReady", status: "False", reason, message: `signals were not evaluated: ${message}` },
+          windowWarnings(pass),
+        ),
         { type: "Blocked", status: "True", reason, message },
       ],
       pass.generation,

@@ -226,6 +226,25 @@ describe("the policy gate", () => {
     expect(without.status).not.toHaveProperty("observedGeneration");
   });
 
+  it("a stopped pass still names a window that reads nothing at the engines' scrape interval", () => {
+    const shortPanic = specOf({
+      roles: ratioSpec.roles,
+      ...(ratioSpec.ratios === undefined ? {} : { ratios: ratioSpec.ratios }),
+      algorithm: {
+        type: "Proportional",
+        proportional: { metric: "RunningRequests", roleTargets: [{ name: "p", target: "1" }] },
+        tokenThroughput: { panicWindowSeconds: 10 },
+      },
+    });
+    const input = inputOf({ spec: shortPanic, target, observations: { p: want(2), d: want(3) } });
+    const stopped = condition(plan({ ...input, engineScrapeIntervalSeconds: 15 }), "MetricsReady") as
+      { reason: string; message: string } | undefined;
+    expect(stopped?.reason).toBe("RatioConflict");
+    expect(stopped?.message).toMatch(
+      /^signals were not evaluated: the current vector violates .*; spec\.algorithm\.tokenThroughput\.panicWindowSeconds = 10: 10 s holds under two engine scrapes of 15 s, /,
+    );
+  });
+
   it("a stopped pass keeps each role's history and growth time, and adds none", () => {
     const history = [{ timestamp: "2026-11-29T11:59:00.000Z", replicas: 2 }];
     const status: ScalerStatus = {
