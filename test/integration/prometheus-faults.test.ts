@@ -239,7 +239,14 @@ describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)
       expect(Date.now() - started, "the pass waits for the slow query's deadline only").toBeLessThan(
         queryTimeoutMs * 3,
       );
-      expect(pass.queries).toBe(source().issuedFor([scaler]).length);
+      // Under the roles plan a role whose 3 s panic window holds no observation (scrapes come late on a loaded
+      // machine) is asked again over its stable window: one or two follow-up asks of six queries (source.ts, followUp).
+      const base = source().issuedFor([scaler]).length;
+      const followUps = plan === "roles" ? [0, 6, 12] : [0];
+      expect(
+        followUps.map((n) => base + n),
+        `${pass.queries} queries`,
+      ).toContain(pass.queries);
       expect(Object.keys(pass.unknownFamilies)).toEqual(["ttft"]);
       expect(pass.unknownFamilies.ttft).toMatch(/ttft query failed: .*timed out/);
 
