@@ -16,7 +16,6 @@ import {
 import { formatProblem } from "../core/api/problem.js";
 import {
   defaultLatencyGuardReading,
-  isLatencyGuardReading,
   latencyGuardReadings,
   type LatencyGuardReading,
 } from "../core/algorithms/ttft-reading.js";
@@ -39,6 +38,7 @@ import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
 import { figureForSwing, minHeadroomSwing } from "../core/calibrate/swing-headroom.js";
 import { readFleet } from "./fleet-file.js";
 import { flagLines, positiveFlag, readFlags, UsageError, type FlagValues } from "./flags.js";
+import { latencyGuardReadingOf } from "./pass-flags.js";
 import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
@@ -346,9 +346,12 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
     io.stderr(`-o: ${JSON.stringify(output)} is not one of table, json, scaler\n`);
     return exitCodes.usage;
   }
-  const reading = (values["latency-guard-reading"] as string | undefined) ?? defaultLatencyGuardReading;
-  if (!isLatencyGuardReading(reading)) {
-    io.stderr(`--latency-guard-reading: ${JSON.stringify(reading)} is not one of ${latencyGuardReadings.join(", ")}\n`);
+  let reading: LatencyGuardReading;
+  try {
+    reading = latencyGuardReadingOf(values);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`${error.message}\n`);
     return exitCodes.usage;
   }
   const headroomText = values["swing-headroom"] as string | undefined;

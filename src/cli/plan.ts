@@ -2,8 +2,11 @@
  * `mds-scaler plan -f FILE [-o json|yaml]`: runs one planning pass on a saved
  * snapshot (scaler with its previous status, target, observations, time) and
  * prints `{status, commit}`. Feeding the printed status into the next input
- * replays a timeline. Invalid input exits 1 naming the field; a blocked plan
- * is an ordinary result and exits 0.
+ * replays a timeline. The latency guard's reading and the engines' scrape
+ * interval are the controller's flags of the same names (src/cli/pass-flags.ts),
+ * so the pass decides and words its conditions as the controller would.
+ * Invalid input exits 1 naming the field; a blocked plan is an ordinary result
+ * and exits 0.
  */
 import { stringify } from "yaml";
 import { z } from "zod";
@@ -13,10 +16,17 @@ import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler } from "../core/api/scaler.js";
 import type { Algorithm } from "../core/algorithms/types.js";
+import type { LatencyGuardReading } from "../core/algorithms/ttft-reading.js";
 import { plan } from "../core/planner/plan.js";
 import type { PlanResult } from "../core/planner/types.js";
 import type { RoleObservation } from "../core/signals/types.js";
 import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
+import {
+  engineScrapeIntervalFlag,
+  engineScrapeIntervalSecondsOf,
+  latencyGuardReadingFlag,
+  latencyGuardReadingOf,
+} from "./pass-flags.js";
 import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
@@ -72,10 +82,12 @@ const planFlags: readonly CommandFlag[] = [
     help: "the pass input: scaler with its previous status, target, observations and time (- reads standard input)",
   },
   { flag: "--output", short: "o", value: "json|yaml", default: "yaml", help: "output format" },
+  latencyGuardReadingFlag,
+  engineScrapeIntervalFlag,
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
-export const planUsage = `usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml]
+export const planUsage = `usage: mds-scaler plan -f <input.yaml|-> [-o json|yaml] [--latency-guard-reading queueing|literal] [--engine-scrape-interval DURATION]
 
 ${flagLines(planFlags)}
 `;
@@ -83,6 +95,13 @@ ${flagLines(planFlags)}
 interface PlanArgs {
   readonly file: string;
   readonly output: OutputFormat;
+  readonly reading: PassReading;
+}
+
+/** How the pass reads what it observes: the controller's flags of the same names. */
+export interface PassReading {
+  readonly latencyGuardReading: LatencyGuardReading;
+  readonly engineScrapeIntervalSeconds: number;
 }
 
 /** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
@@ -92,7 +111,14 @@ function parsePlanArgs(args: readonly string[]): PlanArgs | undefined {
   const output = stringFlag(values, "output") ?? "yaml";
   if (output !== "json" && output !== "yaml")
     throw new UsageError(`-o must be json or yaml, got ${JSON.stringify(output)}`);
-  return { file: requiredFlag(values, "filename", "-f <input.yaml> is required (- reads standard input)"), output };
+  return {
+    file: requiredFlag(values, "filename", "-f <input.yaml> is required (- reads standard input)"),
+    output,
+    reading: {
+      latencyGuardReading: latencyGuardReadingOf(values),
+      engineScrapeIntervalSeconds: engineScrapeIntervalSecondsOf(values),
+    },
+  };
 }
 
 /** A validated pass input, or the problems that refuse it. */
@@ -100,8 +126,8 @@ export type PlanFileResult =
   | { readonly ok: true; readonly input: Parameters<typeof plan>[0] }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-/** Validates one parsed input document into a planner input. */
-export function readPlanInput(doc: unknown, algorithm?: Algorithm): PlanFileResult {
+/** Validates one parsed input document into a planner input, read as `reading` says (none: the planner's defaults). */
+export function readPlanInput(doc: unknown, algorithm?: Algorithm, reading?: PassReading): PlanFileResult {
   const envelope = EnvelopeSchema.safeParse(doc);
   if (!envelope.success) return { ok: false, problems: schemaProblems(envelope.error.issues, doc) };
   const scaler = validateScaler(envelope.data.scaler);
@@ -125,6 +151,7 @@ export function readPlanInput(doc: unknown, algorithm?: Algorithm): PlanFileResu
       observations,
       nowMs: Date.parse(envelope.data.now),
       ...(algorithm === undefined ? {} : { algorithm }),
+      ...reading,
     },
   };
 }
@@ -161,7 +188,7 @@ export function runPlan(args: readonly string[], io: CliIo, options: { readonly 
     io.stderr(`${parsed.file}: expected one input document, found ${values.length}\n`);
     return exitCodes.invalid;
   }
-  const input = readPlanInput(values[0], options.algorithm);
+  const input = readPlanInput(values[0], options.algorithm, parsed.reading);
   if (!input.ok) {
     io.stderr(`${parsed.file}: ${input.problems.length} problem${input.problems.length === 1 ? "" : "s"}\n`);
     for (const p of input.problems) io.stderr(`${formatProblem(p)}\n`);

@@ -11,12 +11,7 @@ import { formatProblem } from "../core/api/problem.js";
 import type { ScalerSpec } from "../core/api/scaler.js";
 import { validateScaler } from "../core/api/validation.js";
 import { mdsPolicy } from "../sim/quality/policies/mds.js";
-import {
-  defaultLatencyGuardReading,
-  isLatencyGuardReading,
-  latencyGuardReadings,
-  type LatencyGuardReading,
-} from "../core/algorithms/ttft-reading.js";
+import type { LatencyGuardReading } from "../core/algorithms/ttft-reading.js";
 import { renderReport } from "../sim/quality/report.js";
 import { attainmentGoal, replayOracle } from "../sim/quality/oracle-search.js";
 import { defaultScrapeIntervalSeconds, defaultSlo, runPolicy, type RunResult } from "../sim/quality/run.js";
@@ -26,6 +21,7 @@ import type { CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 import { fleetOptions, readFleet, type FleetFile } from "./fleet-file.js";
+import { latencyGuardReadingFlag, latencyGuardReadingOf } from "./pass-flags.js";
 
 /** simulate's flags: the help and the command line are both read from this table. */
 const simulateFlags: readonly CommandFlag[] = [
@@ -50,12 +46,7 @@ const simulateFlags: readonly CommandFlag[] = [
     help: "replay the (overlaid, sped-up) trace from SECONDS on, shifted to start at zero: what a training slice of --duration SECONDS leaves out",
   },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the run's charts" },
-  {
-    flag: "--latency-guard-reading",
-    value: latencyGuardReadings.join("|"),
-    default: defaultLatencyGuardReading,
-    help: "how the latency guard reads TTFT: counting a breach only when waiting is a material part of it (queueing), or as the specification words it (literal)",
-  },
+  latencyGuardReadingFlag,
   {
     flag: "--output",
     short: "o",
@@ -124,11 +115,7 @@ function outputOf(values: ReturnType<typeof readFlags>): Pick<SimulateArgs, "out
 function parseSimulateArgs(args: readonly string[]): SimulateArgs | undefined {
   const values = readFlags(simulateFlags, args, { emptyIsMissing: true });
   if (values["help"] === true) return undefined;
-  const reading = stringFlag(values, "latency-guard-reading") ?? defaultLatencyGuardReading;
-  if (!isLatencyGuardReading(reading))
-    throw new UsageError(
-      `--latency-guard-reading must be ${latencyGuardReadings.join(" or ")}, got ${JSON.stringify(reading)}`,
-    );
+  const reading = latencyGuardReadingOf(values);
   const { output, jsonRequests } = outputOf(values);
   const optional = {
     fleet: stringFlag(values, "fleet"),

@@ -5,12 +5,12 @@
  * with the same warnings (`--engine-scrape-interval` is the controller's).
  */
 import { stringify } from "yaml";
-import { durationSeconds } from "../adapters/prometheus/duration.js";
 import { formatProblem, type Problem } from "../core/api/problem.js";
 import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
-import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
-import { defaultEngineScrapeInterval, type CommandFlag } from "../app/settings.js";
+import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag } from "./flags.js";
+import type { CommandFlag } from "../app/settings.js";
+import { engineScrapeIntervalFlag, engineScrapeIntervalSecondsOf } from "./pass-flags.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
 
@@ -18,12 +18,7 @@ import { parseYamlDocuments } from "./yaml-documents.js";
 const validateFlags: readonly CommandFlag[] = [
   { flag: "--filename", short: "f", value: "FILE", help: "the ModelDeploymentScaler (every document of the file)" },
   { flag: "--target", short: "t", value: "FILE", help: "its ModelDeployment, to check the scaler's roles against" },
-  {
-    flag: "--engine-scrape-interval",
-    value: "DURATION",
-    default: defaultEngineScrapeInterval,
-    help: "how often Prometheus scrapes the engines, as the controller's flag: a window shorter than two scrapes is warned about",
-  },
+  engineScrapeIntervalFlag,
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
 
@@ -44,12 +39,7 @@ function parseValidateArgs(args: readonly string[]): ValidateArgs | undefined {
   if (values["help"] === true) return undefined;
   const file = requiredFlag(values, "filename", "-f <scaler.yaml> is required");
   const target = stringFlag(values, "target");
-  const interval = stringFlag(values, "engine-scrape-interval") ?? defaultEngineScrapeInterval;
-  const engineScrapeIntervalSeconds = durationSeconds(interval);
-  if (engineScrapeIntervalSeconds === undefined)
-    throw new UsageError(
-      `--engine-scrape-interval: ${JSON.stringify(interval)} is not a Prometheus duration above zero, e.g. 15s or 1m`,
-    );
+  const engineScrapeIntervalSeconds = engineScrapeIntervalSecondsOf(values);
   return { file, engineScrapeIntervalSeconds, ...(target === undefined ? {} : { target }) };
 }
 

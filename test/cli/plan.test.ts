@@ -141,6 +141,57 @@ describe("mds-scaler plan", () => {
     expect(bad.out()).toBe("");
   });
 
+  describe("reads the pass as the controller's flags of the same names say", () => {
+    /** Light demand (one replica's worth of four), TTFT 1,000 ms against 500 ms, 100 ms of it waiting. */
+    const computeBound = example
+      .replace(
+        'algorithm:\n      type: Proportional\n      proportional: { metric: QueueDepth, roleTargets: [{ name: server, target: "8" }] }',
+        'algorithm:\n      type: TokenThroughput\n      tokenThroughput: { serverTargetTokensPerSecond: "2000", panicWindowSeconds: 15 }',
+      )
+      .replace("minReplicas: 2", "minReplicas: 1")
+      .replaceAll("replicas: 2, instanceType", "replicas: 4, instanceType")
+      .replace("desired: 2, ready: 2, quotaReserved: 2", "desired: 4, ready: 4, quotaReserved: 4")
+      .replace(
+        "{ readyReplicas: 2, sampledReplicas: 2, signalState: Fresh, runningRequests: 30, waitingRequests: 10 }",
+        "{ readyReplicas: 4, sampledReplicas: 4, signalState: Fresh, promptTokensPerSecond: 1000, panicPromptTokensPerSecond: 1000, generationTokensPerSecond: 100, panicGenerationTokensPerSecond: 100, ttftMilliseconds: 1000, itlMilliseconds: 20, queueTimeMilliseconds: 100 }",
+      );
+    const passOf = (args: string[]) => {
+      const run = io(computeBound);
+      expect(runPlan(["-f", "-", "-o", "json", ...args], run), run.err()).toBe(0);
+      const status = (JSON.parse(run.out()) as { status: ScalerStatus }).status;
+      return { role: status.roles?.[0], metricsReady: status.conditions?.find((c) => c.type === "MetricsReady") };
+    };
+
+    it("--latency-guard-reading: queueing by default holds on a compute-bound TTFT, literal grows", () => {
+      for (const args of [[], ["--latency-guard-reading", "queueing"]]) {
+        const { role } = passOf(args);
+        expect(role?.rawRecommendedReplicas).toBe(1);
+        expect(role?.latencyGuard).toMatch(/^queueing: /);
+      }
+      const { role } = passOf(["--latency-guard-reading", "literal"]);
+      expect(role?.rawRecommendedReplicas).toBe(5);
+      expect(role?.reason).toBe("LatencyGuardScaleUp");
+      expect(role?.latencyGuard).toMatch(/^literal/);
+    });
+
+    it("--engine-scrape-interval: 15 s by default names the 15 s panic window that reads nothing; 5 s does not", () => {
+      const warning = "spec.algorithm.tokenThroughput.panicWindowSeconds = 15";
+      expect(passOf([]).metricsReady?.message).toContain(warning);
+      expect(passOf(["--engine-scrape-interval", "15s"]).metricsReady?.message).toContain(warning);
+      expect(passOf(["--engine-scrape-interval", "5s"]).metricsReady?.message).not.toContain(warning);
+    });
+
+    it.each([
+      { args: ["--latency-guard-reading", "strict"], says: '--latency-guard-reading: "strict" is not one of' },
+      { args: ["--engine-scrape-interval", "15"], says: '--engine-scrape-interval: "15" is not a Prometheus duration' },
+    ])("a bad value of $args.0 exits 2 naming the flag and the value", ({ args, says }) => {
+      const run = io(computeBound);
+      expect(runPlan(["-f", "-", ...args], run)).toBe(2);
+      expect(run.err()).toContain(says);
+      expect(run.out()).toBe("");
+    });
+  });
+
   it.each([
     { args: [], code: 2 },
     { args: ["-f"], code: 2 },

@@ -281,7 +281,7 @@ describe("mds-scaler simulate", () => {
       [["--trace", "nope", "--scaler", scalerPath], /"nope" is neither a trace name/, 1],
       [
         ["--trace", slicePath, "--scaler", scalerPath, "--latency-guard-reading", "strict"],
-        /--latency-guard-reading must be queueing or literal, got "strict"/,
+        /--latency-guard-reading: "strict" is not one of queueing, literal/,
         2,
       ],
       [
