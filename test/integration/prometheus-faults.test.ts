@@ -50,6 +50,8 @@ const panicWindowSeconds = 3;
 // the tests waiting for a silent store stay quick.
 const queryTimeoutMs = 6_000;
 const rateTolerance = 0.15;
+/** Every prompt of the workload has this many tokens. */
+const promptTokens = 512;
 /** The pod recreated in the last test; its scrape target's `instance` changes with each incarnation. */
 const recreatedPod = `${deployment}-decode-0`;
 
@@ -144,7 +146,7 @@ function recommend(pass: SamplingPass, spec: ScalerSpec) {
  * starved by a full decode role may serve only one or two in a window. So the tolerance is at least one prompt's
  * tokens over the window.
  */
-const onePromptPerWindow = 512 / stableWindowSeconds;
+const onePromptPerWindow = promptTokens / stableWindowSeconds;
 
 function expectNear(observed: number | undefined, truth: number, what: string): void {
   expect(observed, what).toBeDefined();
@@ -196,7 +198,7 @@ beforeAll(async () => {
       startSeconds,
       requestsPerSecond: 10,
       arrivals: "uniform",
-      promptTokens: { kind: "fixed", tokens: 512 },
+      promptTokens: { kind: "fixed", tokens: promptTokens },
       outputTokens: { kind: "uniform", minTokens: 32, maxTokens: 64 },
       streamingFraction: 0.5,
     }),

@@ -234,6 +234,9 @@ export class EngineRank {
    * Requests of `running` whose prefill has not started (no prefill budget reached them yet). vLLM's scheduler keeps
    * such a request in its waiting queue until a step's token budget gives it its first prompt tokens, and SGLang's
    * until a prefill batch takes it; here it joins the batch at admission, so the gauges report these as waiting.
+   * A count kept where a request is admitted and where its first prefill budget reaches it, rather than `running`
+   * filtered when read: the gauges are read every simulated second (the backlog figure) and at each of SGLang's stats
+   * logs, and the batch can hold hundreds.
    */
   private unstarted = 0;
   /** Decode side: waiting for a KV slot (SGLang prealloc queue). */
