@@ -1,9 +1,10 @@
 /**
  * The flags that say how a planning pass reads what it observes, as the controller's flags of the same
  * names set them (src/app/settings.ts): `--latency-guard-reading` and `--engine-scrape-interval`. The
- * commands that run or judge passes offline (`plan`, `simulate`, `calibrate`, `validate`) take the same
- * flags with the same defaults, so a pass replayed from a snapshot decides as the controller would, and
- * a wrong value is named the same way by each.
+ * commands that run or judge passes offline take the ones that apply to them, with the controller's
+ * defaults: `plan` both, `simulate` and `calibrate` the reading (calibrate with help of its own, since it
+ * judges minutes by it), `validate` the interval. So a pass replayed from a snapshot decides as the
+ * controller would, and a wrong value is named the same way by each.
  */
 import { durationSeconds } from "../adapters/prometheus/duration.js";
 import { defaultEngineScrapeInterval, type CommandFlag } from "../app/settings.js";
