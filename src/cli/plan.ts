@@ -16,9 +16,8 @@ import { parseTarget, validateScaler } from "../core/api/validation.js";
 import type { ModelDeployment } from "../core/api/model-deployment.js";
 import type { Scaler } from "../core/api/scaler.js";
 import type { Algorithm } from "../core/algorithms/types.js";
-import type { LatencyGuardReading } from "../core/algorithms/ttft-reading.js";
 import { plan } from "../core/planner/plan.js";
-import type { PlanResult } from "../core/planner/types.js";
+import type { PlanInput, PlanResult } from "../core/planner/types.js";
 import type { RoleObservation } from "../core/signals/types.js";
 import { flagLines, invocationOf, readFlags, requiredFlag, stringFlag, UsageError } from "./flags.js";
 import {
@@ -95,14 +94,11 @@ ${flagLines(planFlags)}
 interface PlanArgs {
   readonly file: string;
   readonly output: OutputFormat;
-  readonly reading: PassReading;
+  readonly controllerFlags: ControllerFlags;
 }
 
-/** How the pass reads what it observes: the controller's flags of the same names. */
-export interface PassReading {
-  readonly latencyGuardReading: LatencyGuardReading;
-  readonly engineScrapeIntervalSeconds: number;
-}
+/** The planner inputs the controller's flags of the same names set (src/cli/pass-flags.ts). */
+export type ControllerFlags = Pick<PlanInput, "latencyGuardReading" | "engineScrapeIntervalSeconds">;
 
 /** The command line read by the flag table, or `undefined` for `--help`; throws `UsageError`. */
 function parsePlanArgs(args: readonly string[]): PlanArgs | undefined {
@@ -114,7 +110,7 @@ function parsePlanArgs(args: readonly string[]): PlanArgs | undefined {
   return {
     file: requiredFlag(values, "filename", "-f <input.yaml> is required (- reads standard input)"),
     output,
-    reading: {
+    controllerFlags: {
       latencyGuardReading: latencyGuardReadingOf(values),
       engineScrapeIntervalSeconds: engineScrapeIntervalSecondsOf(values),
     },
@@ -126,8 +122,8 @@ export type PlanFileResult =
   | { readonly ok: true; readonly input: Parameters<typeof plan>[0] }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-/** Validates one parsed input document into a planner input, read as `reading` says (none: the planner's defaults). */
-export function readPlanInput(doc: unknown, algorithm?: Algorithm, reading?: PassReading): PlanFileResult {
+/** Validates one parsed input document into a planner input, with `controllerFlags` (none: the planner's defaults). */
+export function readPlanInput(doc: unknown, algorithm?: Algorithm, controllerFlags?: ControllerFlags): PlanFileResult {
   const envelope = EnvelopeSchema.safeParse(doc);
   if (!envelope.success) return { ok: false, problems: schemaProblems(envelope.error.issues, doc) };
   const scaler = validateScaler(envelope.data.scaler);
@@ -151,7 +147,7 @@ export function readPlanInput(doc: unknown, algorithm?: Algorithm, reading?: Pas
       observations,
       nowMs: Date.parse(envelope.data.now),
       ...(algorithm === undefined ? {} : { algorithm }),
-      ...reading,
+      ...controllerFlags,
     },
   };
 }
@@ -188,7 +184,7 @@ export function runPlan(args: readonly string[], io: CliIo, options: { readonly 
     io.stderr(`${parsed.file}: expected one input document, found ${values.length}\n`);
     return exitCodes.invalid;
   }
-  const input = readPlanInput(values[0], options.algorithm, parsed.reading);
+  const input = readPlanInput(values[0], options.algorithm, parsed.controllerFlags);
   if (!input.ok) {
     io.stderr(`${parsed.file}: ${input.problems.length} problem${input.problems.length === 1 ? "" : "s"}\n`);
     for (const p of input.problems) io.stderr(`${formatProblem(p)}\n`);

@@ -16,7 +16,7 @@ import type { RolePlan } from "./role-plans.js";
 import { controlPlaneMoved, historyToStatus, observedRoleStatus } from "./status.js";
 import { termField } from "./bind.js";
 import type { PlanResult } from "./types.js";
-import { windowWarnings, withWindowWarnings } from "./window-warnings.js";
+import { withWindowWarnings } from "./window-warnings.js";
 
 export interface Assembly {
   readonly pass: Pass;
@@ -114,10 +114,7 @@ export function assembleStatus(a: Assembly): PlanResult {
     predictors: _pr,
     ...rest
   } = pass.base;
-  const metrics = withWindowWarnings(
-    metricsReady(pass.roles, a.plans, a.blocked.has("ResourceExhausted")),
-    windowWarnings(pass),
-  );
+  const metrics = withWindowWarnings(metricsReady(pass.roles, a.plans, a.blocked.has("ResourceExhausted")), pass);
   const status: ScalerStatus = {
     ...rest,
     ...(pass.generation === undefined ? {} : { observedGeneration: pass.generation }),

@@ -12,7 +12,7 @@ import { describeBand, ratioBands, violatedBands, type RatioBand } from "./ratio
 import { controlPlaneMoved } from "./status.js";
 import { termField } from "./bind.js";
 import type { PlanResult } from "./types.js";
-import { windowWarnings, withWindowWarnings } from "./window-warnings.js";
+import { withWindowWarnings } from "./window-warnings.js";
 
 export type Gate =
   | { readonly ok: true; readonly bounds: ReadonlyMap<string, RoleBoundsRange>; readonly bands: readonly RatioBand[] }
@@ -51,7 +51,7 @@ export function gateStopped(pass: Pass, gate: Extract<Gate, { ok: false }>): Pla
         ...pass.binding.updates,
         withWindowWarnings(
           { type: "MetricsReady", status: "False", reason, message: `signals were not evaluated: ${message}` },
-          windowWarnings(pass),
+          pass,
         ),
         { type: "Blocked", status: "True", reason, message },
       ],

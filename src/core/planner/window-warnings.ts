@@ -10,17 +10,13 @@ import { windowScrapeWarnings } from "../api/window-scrapes.js";
 import type { ConditionUpdate } from "./conditions.js";
 import type { Pass } from "./pass.js";
 
-/** The warnings of the pass's spec at its input's scrape interval, as text. */
-export function windowWarnings(pass: Pass): readonly string[] {
-  const interval = pass.input.engineScrapeIntervalSeconds;
-  return interval === undefined ? [] : windowScrapeWarnings(pass.spec, interval).map(formatProblem);
-}
-
 /**
- * `MetricsReady` with the warnings after its message.
+ * `MetricsReady` with the warnings of the pass's spec at its input's scrape interval after its message.
  * Example: "all required role signals are available" and one warning → "all required role signals are available; <warning>".
  */
-export function withWindowWarnings(update: ConditionUpdate, warnings: readonly string[]): ConditionUpdate {
+export function withWindowWarnings(update: ConditionUpdate, pass: Pass): ConditionUpdate {
+  const interval = pass.input.engineScrapeIntervalSeconds;
+  const warnings = interval === undefined ? [] : windowScrapeWarnings(pass.spec, interval).map(formatProblem);
   if (warnings.length === 0) return update;
   return { ...update, message: [update.message, ...warnings].join("; ") };
 }
