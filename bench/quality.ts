@@ -11,6 +11,7 @@
  *   npm run bench:quality -- --full      # 5 sweep points per baseline
  *   npm run bench:quality -- --only azure-code,azure-conv --native
  *   npm run bench:quality -- --latency-guard-reading both   # each token-algorithm row read literally and on queueing
+ *   npm run bench:quality -- --queue-time-target 1000       # the calibrated rows again with that queue-time target
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import { benchScaleCopies, rowsBeatingOracle, runMatrix } from "../src/sim/quality/matrix.js";
@@ -40,6 +41,15 @@ const latencyGuardReadings: readonly LatencyGuardReading[] =
       ? [readingArg]
       : fail(`--latency-guard-reading must be queueing, literal or both, got ${JSON.stringify(readingArg)}`);
 
+/** The thirtieth run's rows: the calibrated ones again with this `queueTimeTargetMilliseconds` (docs/quality.md). */
+const queueTimeArg = args.includes("--queue-time-target") ? args[args.indexOf("--queue-time-target") + 1] : undefined;
+const queueTimeTargetMilliseconds =
+  queueTimeArg === undefined
+    ? undefined
+    : Number(queueTimeArg) > 0
+      ? Number(queueTimeArg)
+      : fail(`--queue-time-target must be milliseconds above 0, got ${JSON.stringify(queueTimeArg)}`);
+
 function fail(message: string): never {
   process.stderr.write(`bench:quality: ${message}\n`);
   process.exit(2);
@@ -60,6 +70,7 @@ for (const name of traces) {
       training,
       sweepPoints: full ? 5 : 3,
       latencyGuardReadings,
+      ...(queueTimeTargetMilliseconds === undefined ? {} : { queueTimeTargetMilliseconds }),
       onRow: (row) => process.stderr.write(`  ${name} x${copies}: ${row.policy} (${row.wallSeconds.toFixed(1)} s)\n`),
     });
     process.stdout.write(`${formatMatrix(result, `${name}, ${label}, after the first ${trainingSeconds / 60} min`)}\n`);

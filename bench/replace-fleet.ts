@@ -39,6 +39,8 @@
  * `--headroom H` sizes the `headroom` mode's scaler for a jump of H instead of the limit (twenty-ninth run).
  * `--windows STABLE/PANIC` adds the `--swing-target` column's scaler (the capped one without it) with TokenThroughput's
  * `stableWindowSeconds` and `panicWindowSeconds` written in, the fleet always replaced (twenty-eighth run).
+ * `--queue-time-target MS` adds the capped scaler with `queueTimeTargetMilliseconds: MS` written in beside the file's
+ * (docs/quality.md, thirtieth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -68,6 +70,7 @@ const { values } = parseArgs({
     "fleet-at-least": { type: "string", default: "1" },
     windows: { type: "string" },
     headroom: { type: "string" },
+    "queue-time-target": { type: "string" },
   },
 });
 /** What "reaching the SLO" means for the replaced fleet, as in every table of docs/quality.md. */
@@ -153,6 +156,11 @@ const headroomSwing = ((text: string | undefined): number => {
   return swing;
 })(values.headroom);
 
+/** A queue-time target for the capped scaler, side by side with the file's (docs/quality.md, thirtieth run). */
+const queueTimeTarget = values["queue-time-target"];
+if (queueTimeTarget !== undefined && !(Number(queueTimeTarget) > 0))
+  throw new Error(`--queue-time-target: ${JSON.stringify(queueTimeTarget)} is not milliseconds above 0`);
+
 const work = mkdtempSync(join(tmpdir(), "mds-replace-fleet-"));
 
 /** Why calibrate wrote no scaler (`-o scaler` exits 1 with the reason): the user's script stops there and keeps the fleet. */
@@ -184,13 +192,13 @@ function withBounds(yamlText: string, bounds: { minReplicas?: number; maxReplica
   return doc.toString();
 }
 
-/** The scaler file with TokenThroughput's panic threshold set (Predictive's fallback block where the file is Predictive). */
-function withPanicThreshold(yamlText: string, threshold: string): string {
+/** The scaler file with one of TokenThroughput's fields set (Predictive's fallback block where the file is Predictive). */
+function withTokenThroughputField(yamlText: string, field: string, value: string): string {
   const doc = parseDocument(yamlText);
   const block = doc.hasIn(["spec", "algorithm", "predictive"])
     ? ["spec", "algorithm", "predictive", "tokenThroughput"]
     : ["spec", "algorithm", "tokenThroughput"];
-  doc.setIn([...block, "panicThreshold"], threshold);
+  doc.setIn([...block, field], value);
   return doc.toString();
 }
 
@@ -460,6 +468,7 @@ const optionalColumns = {
   yesterday: withYesterday,
   swingTarget: withSwingTarget,
   panic: panicThreshold !== undefined,
+  queueTime: queueTimeTarget !== undefined,
   scaleDownWindow: scaleDownWindow !== undefined,
   averagingWindows: averagingWindows !== undefined,
   predictive: withPredictive,
@@ -484,6 +493,10 @@ const header = [
   ]),
   ...columns("swingTarget", swingTargetHeader()),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
+  ...columns("queueTime", [
+    `calibrated, maxReplicas n, queue-time target ${queueTimeTarget} ms: SLO %, GPU-h`,
+    "× fleet",
+  ]),
   ...columns("scaleDownWindow", [
     `calibrated, maxReplicas n, scale-down window ${scaleDownWindow} s: SLO %, GPU-h`,
     "× fleet",
@@ -588,10 +601,13 @@ try {
       averagingWindows === undefined
         ? undefined
         : replay(trace, copies, withWindows(swingSizedText, averagingWindows), fleet.n, "capped-windows");
-    const cappedPanic =
-      panicThreshold === undefined
+    /** The capped scaler with one TokenThroughput field set beside the file's, when the flag for it is given. */
+    const cappedWith = (field: string, value: string | undefined, name: string): Replay | undefined =>
+      value === undefined
         ? undefined
-        : replay(trace, copies, withPanicThreshold(cappedText, panicThreshold), fleet.n, "capped-panic");
+        : replay(trace, copies, withTokenThroughputField(cappedText, field, value), fleet.n, name);
+    const cappedPanic = cappedWith("panicThreshold", panicThreshold, "capped-panic");
+    const cappedQueueTime = cappedWith("queueTimeTargetMilliseconds", queueTimeTarget, "capped-queue-time");
     const cappedWindow =
       scaleDownWindow === undefined
         ? undefined
@@ -637,6 +653,7 @@ try {
           perFleet(swingSized),
         ]),
         ...columns("panic", [cell(cappedPanic), perFleet(cappedPanic)]),
+        ...columns("queueTime", [cell(cappedQueueTime), perFleet(cappedQueueTime)]),
         ...columns("scaleDownWindow", [cell(cappedWindow), perFleet(cappedWindow)]),
         ...columns("averagingWindows", [cell(cappedAveragingWindows), perFleet(cappedAveragingWindows)]),
         ...columns(

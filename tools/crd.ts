@@ -222,9 +222,10 @@ const cell = (text: string): string => text.replaceAll("|", "\\|");
 
 const extensionFields = new Set(extensions.map((e) => e.field));
 
-/** A field the specification does not have says so first. */
+/** A field the specification does not have says so first; Predictive's fallback block is TokenThroughput's. */
 function describeRow(r: Row): string {
-  if (!extensionFields.has(r.field)) return r.description;
+  const field = r.field.replace("spec.algorithm.predictive.tokenThroughput.", "spec.algorithm.tokenThroughput.");
+  if (!extensionFields.has(field)) return r.description;
   return `Extension ([Extensions](#extensions)). ${r.description}`.trim();
 }
 
@@ -232,7 +233,7 @@ function describeRow(r: Row): string {
 function extensionsTable(): string {
   const lines = ["| Extension | Why it exists | Without it |", "|---|---|---|"];
   for (const e of extensions) {
-    const field = e.field.startsWith("status.") ? `\`${e.field}\`` : e.field;
+    const field = e.field.startsWith("status.") || e.field.startsWith("spec.") ? `\`${e.field}\`` : e.field;
     lines.push(`| ${cell(field)} | ${cell(e.why)} | ${cell(e.without)} |`);
   }
   return lines.join("\n");

@@ -19,6 +19,7 @@ import {
   type Decision,
 } from "./round-and-hold.js";
 import { nextHistory } from "./predictor-state.js";
+import { guardedQueueTime, queueTimeWords } from "./queue-time-target.js";
 import { algorithmReasons } from "./reasons.js";
 import { defaultLatencyGuardReading, ttftReading, type LatencyGuardReading, type TtftReading } from "./ttft-reading.js";
 import type {
@@ -45,6 +46,8 @@ export interface LatencyReading {
   readonly missing: boolean;
   /** How TTFT was read, for a kind guarded on it with a measured TTFT (`ttft-reading.ts`). */
   readonly ttft?: TtftReading;
+  /** The role's `latencyGuard` status: how TTFT was read, and the queue time against its target when one is written. */
+  readonly message?: string;
 }
 
 /**
@@ -95,10 +98,17 @@ export function latencyReading(
   }
   const ratios = guarded.flatMap(({ value, target }) => (value === undefined ? [] : [value / target]));
   const missing = observation.signalState !== "Idle" && ratios.length < guarded.length;
+  // Judged beside the others, never missing: unknown waiting is guarded through a literal TTFT reading.
+  const queue = guardedQueueTime(kind, observation, params);
+  if (queue !== undefined) ratios.push(queue.milliseconds / queue.targetMilliseconds);
+  const message = [ttft?.message, queue === undefined ? undefined : queueTimeWords(queue)].filter(
+    (m) => m !== undefined,
+  );
   return {
     ...(ratios.length === 0 ? {} : { relativeBreach: Math.max(...ratios) }),
     missing,
     ...(ttft === undefined ? {} : { ttft }),
+    ...(message.length === 0 ? {} : { message: message.join("; ") }),
   };
 }
 
@@ -189,7 +199,7 @@ export function tokenThroughputOutcome(
     decision,
     panic,
     latencyScaleUp: (latency.relativeBreach ?? 0) > latencyScaleUpFactor,
-    ...(latency.ttft === undefined ? {} : { latencyGuard: latency.ttft.message }),
+    ...(latency.message === undefined ? {} : { latencyGuard: latency.message }),
     ...base,
   };
 }

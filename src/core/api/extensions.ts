@@ -41,6 +41,14 @@ export const extensions: readonly Extension[] = [
     without: "Nothing reads it back: each pass observes it again. A status without it shows no queue time.",
   },
   {
+    field: "spec.algorithm.tokenThroughput.queueTimeTargetMilliseconds",
+    why:
+      "The waiting budget of a TTFT SLO: the latency guard holds above it and grows above 1.2 times it, beside " +
+      "TTFT and ITL, for the kinds that wait for a first token (docs/algorithms.md, The queue-time target). " +
+      "Predictive's fallback block carries it too.",
+    without: "The guard judges TTFT and ITL only, as the specification says.",
+  },
+  {
     field: "status.roles[].latencyGuard",
     why: "Says how the latency guard read TTFT this pass, literally or on queueing (`--latency-guard-reading`), and why.",
     without: "Nothing reads it back: each pass writes it again. A status without it says nothing about the reading.",

@@ -181,6 +181,11 @@ export const TokenThroughputSchema = z.strictObject({
   panicThreshold: defaultedQuantity("2").describe("Panic starts at this multiple of ready capacity."),
   ttftTargetMilliseconds: defaultedQuantity("500").describe("p95 time-to-first-token target (Prefill, Server)."),
   itlTargetMilliseconds: defaultedQuantity("50").describe("p95 inter-token latency target (Decode, Server)."),
+  queueTimeTargetMilliseconds: positiveQuantity()
+    .optional()
+    .describe(
+      "p95 queue-time target (Prefill, Server): the waiting the TTFT SLO leaves beside a prompt's own prefill. The latency guard also holds above it and grows above 1.2 times it; unset, only TTFT and ITL are guarded.",
+    ),
 });
 
 export const PredictiveSchema = z.strictObject({
@@ -386,7 +391,7 @@ export const RoleStatusSchema = z.object({
     .string()
     .optional()
     .describe(
-      "How the latency guard read TTFT this pass: `queueing` (a breach counts only when waiting is a material part of it) or `literal`, and why.",
+      "How the latency guard read TTFT this pass: `queueing` (a breach counts only when waiting is a material part of it) or `literal`, and why; with a `queueTimeTargetMilliseconds`, the p95 queue time against it.",
     ),
   rawRecommendedReplicas: z.number().int().min(0).optional().describe("Algorithm result."),
   constrainedReplicas: z.number().int().min(0).optional().describe("Result after bounds, ratios, pacing and guards."),

@@ -101,6 +101,11 @@ export interface MatrixOptions {
    * (the default reading alone when absent). With more than one, each row's label names its reading.
    */
   readonly latencyGuardReadings?: readonly LatencyGuardReading[];
+  /**
+   * With it, the calibrated rows of `queueTimeTargetVariants` run too: TokenThroughput as calibrated and
+   * Predictive as calibrated and at its best, with this `queueTimeTargetMilliseconds` (docs/quality.md, thirtieth run).
+   */
+  readonly queueTimeTargetMilliseconds?: number;
 }
 
 /**
@@ -295,6 +300,21 @@ function calibratedOptions(
   };
 }
 
+/** TokenThroughput's and Predictive's options at calibrated figures, and Predictive's best row's; each none without a figure. */
+function calibratedRowOptions(figures: CalibratedFigures, trace: Trace, capacity: EngineCapacity) {
+  const tt = calibratedOptions(figures, trace, capacity, "TokenThroughput");
+  const predictive = calibratedOptions(figures, trace, capacity, "Predictive");
+  const best =
+    predictive === undefined
+      ? undefined
+      : predictiveBestOf(
+          predictive,
+          figures.calibration.demandNoise?.varianceTokensPerSecondSquared,
+          figures.capacityTokensPerSecondPerReplica,
+        );
+  return { tt, predictive, best };
+}
+
 /** The sixteenth calibrated run's variant: figures from a load test that also served the fleets it stepped over. */
 export const loadTestFilledVariant = "load test filled";
 
@@ -311,21 +331,43 @@ export function filledVariants(
 ): Policy[] {
   const label = (algorithm: AlgorithmType, variant?: string): string =>
     withVariant(withVariant(calibratedBase(algorithm, filled.reading, labelled), variant), loadTestFilledVariant);
-  const tt = calibratedOptions(filled, trace, capacity, "TokenThroughput");
-  const predictive = calibratedOptions(filled, trace, capacity, "Predictive");
-  const best =
-    predictive === undefined
-      ? undefined
-      : predictiveBestOf(
-          predictive,
-          filled.calibration.demandNoise?.varianceTokensPerSecondSquared,
-          filled.capacityTokensPerSecondPerReplica,
-        );
+  const { tt, best } = calibratedRowOptions(filled, trace, capacity);
   const row = (options: ScalerOptions, name: string): Policy =>
     mdsPolicy({ spec: defaultScaler(options), initialReplicas, label: name, latencyGuardReading: filled.reading });
   return [
     ...(tt === undefined ? [] : [row(tt, label("TokenThroughput"))]),
     ...(best === undefined ? [] : [row(best.options, label("Predictive", best.variant))]),
+  ];
+}
+
+/** The thirtieth calibrated run's variant: the SLO's waiting budget written as the queue-time target. */
+export const queueTimeTargetVariant = (milliseconds: number): string => `queue-time target ${milliseconds} ms`;
+
+/**
+ * TokenThroughput as calibrated, Predictive as calibrated and Predictive's best row, each with
+ * `queueTimeTargetMilliseconds` written in: docs/quality.md's thirtieth run, beside the same rows without it.
+ */
+export function queueTimeTargetVariants(
+  figures: CalibratedFigures,
+  trace: Trace,
+  capacity: EngineCapacity,
+  initialReplicas: number,
+  queueTimeTargetMilliseconds: number,
+  labelled = false,
+): Policy[] {
+  const variant = queueTimeTargetVariant(queueTimeTargetMilliseconds);
+  const row = (algorithm: AlgorithmType, options: ScalerOptions, before?: string): Policy =>
+    mdsPolicy({
+      spec: defaultScaler({ ...options, queueTimeTargetMilliseconds }),
+      initialReplicas,
+      label: withVariant(withVariant(calibratedBase(algorithm, figures.reading, labelled), before), variant),
+      latencyGuardReading: figures.reading,
+    });
+  const { tt, predictive, best } = calibratedRowOptions(figures, trace, capacity);
+  return [
+    ...(tt === undefined ? [] : [row("TokenThroughput", tt)]),
+    ...(predictive === undefined ? [] : [row("Predictive", predictive)]),
+    ...(best === undefined ? [] : [row("Predictive", best.options, best.variant)]),
   ];
 }
 
@@ -426,6 +468,10 @@ function runScalerRows(
   for (const c of calibrated ?? [])
     for (const policy of calibratedVariants(c, trace, capacity, initialReplicas, labelled, runOptions.slo)) run(policy);
   if (calibrated === undefined) return undefined;
+  const queueMs = options.queueTimeTargetMilliseconds;
+  if (queueMs !== undefined)
+    for (const c of calibrated)
+      for (const policy of queueTimeTargetVariants(c, trace, capacity, initialReplicas, queueMs, labelled)) run(policy);
   // The sixteenth run: the same training slice, the load test filling the fleets it stepped over.
   const filled = calibrated.map((c) =>
     calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true),

@@ -72,6 +72,8 @@ export interface ScalerOptions {
   readonly scaleDownStabilizationSeconds?: number;
   /** The token algorithms' `panicThreshold`; the specification's default (2) when absent. */
   readonly panicThreshold?: number;
+  /** The token algorithms' `queueTimeTargetMilliseconds` (an extension); unset, the guard judges TTFT and ITL only. */
+  readonly queueTimeTargetMilliseconds?: number;
   /** The token algorithms' `stableWindowSeconds` and `panicWindowSeconds`; the specification's defaults (180, 60) when absent. */
   readonly windowsSeconds?: { readonly stable: number; readonly panic: number };
 }
@@ -91,6 +93,9 @@ export function defaultScaler(options: ScalerOptions): ScalerSpec {
       ? {}
       : { itlTargetMilliseconds: String(options.itlTargetMilliseconds) }),
     ...(options.panicThreshold === undefined ? {} : { panicThreshold: String(options.panicThreshold) }),
+    ...(options.queueTimeTargetMilliseconds === undefined
+      ? {}
+      : { queueTimeTargetMilliseconds: String(options.queueTimeTargetMilliseconds) }),
     ...(options.windowsSeconds === undefined
       ? {}
       : { stableWindowSeconds: options.windowsSeconds.stable, panicWindowSeconds: options.windowsSeconds.panic }),

@@ -1,6 +1,6 @@
 /**
  * The conformance table (src/core/api/extensions.ts, docs/reference.md) is
- * complete and honest: every status field or annotation payload field that
+ * complete and honest: every status field, TokenThroughput parameter or annotation payload field that
  * the specification does not have is listed, each listed one is optional, and
  * nothing the specification has is listed as an extension.
  */
@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { extensions } from "../../../src/core/api/extensions.js";
 import { BindingPayloadSchema, boundLabel, DecisionPayloadSchema } from "../../../src/core/api/model-deployment.js";
-import { ScalerStatusSchema } from "../../../src/core/api/scaler.js";
+import { ScalerStatusSchema, TokenThroughputSchema } from "../../../src/core/api/scaler.js";
 import { inputJsonSchema } from "../../../tools/crd.js";
 
 type Node = Record<string, unknown>;
@@ -72,6 +72,29 @@ describe("the status extensions", () => {
     expect(parsed.success).toBe(true);
     expect(parsed.data).not.toHaveProperty("lastPassTime");
     expect(parsed.data?.predictors?.[0]).not.toHaveProperty("lastUpdateTime");
+  });
+});
+
+/** TokenThroughput's parameters as the specification's Token throughput section writes them. */
+const specTokenThroughputFields = [
+  "prefillTargetTokensPerSecond",
+  "decodeTargetTokensPerSecond",
+  "serverTargetTokensPerSecond",
+  "stableWindowSeconds",
+  "panicWindowSeconds",
+  "panicThreshold",
+  "ttftTargetMilliseconds",
+  "itlTargetMilliseconds",
+];
+
+describe("the spec extensions", () => {
+  it("every TokenThroughput parameter beyond the specification's is listed and optional", () => {
+    const extra = Object.keys(TokenThroughputSchema.shape).filter((k) => !specTokenThroughputFields.includes(k));
+    expect(extra).toEqual(["queueTimeTargetMilliseconds"]);
+    for (const key of extra) {
+      expect(listed(`spec.algorithm.tokenThroughput.${key}`)).toBe(true);
+      expect(TokenThroughputSchema.shape[key as keyof typeof TokenThroughputSchema.shape].isOptional()).toBe(true);
+    }
   });
 });
 
