@@ -278,6 +278,32 @@ describe("calibrate --from-simulation", () => {
     expect(scaler.out).not.toMatch(/swing/i);
   });
 
+  it("a queue-time target is carried into the scaler as written, not judged: the same figure, and a warning says so", async () => {
+    const args = userScalerArgs("queue-target.yaml", "TokenThroughput");
+    const user = args.at(-1) as string;
+    const without = memoryIo();
+    expect(await runCalibrate([...args, "-o", "scaler"], without)).toBe(0);
+    writeFileSync(
+      user,
+      readFileSync(user, "utf8").replace(
+        'ttftTargetMilliseconds: "1500"',
+        'ttftTargetMilliseconds: "1500", queueTimeTargetMilliseconds: "1000"',
+      ),
+    );
+    const withTarget = memoryIo();
+    expect(await runCalibrate([...args, "-o", "scaler"], withTarget)).toBe(0);
+    const block = (out: string) =>
+      (parse(out) as { spec: { algorithm: { tokenThroughput: Record<string, string> } } }).spec.algorithm
+        .tokenThroughput;
+    expect(block(withTarget.out)["serverTargetTokensPerSecond"]).toBe(
+      block(without.out)["serverTargetTokensPerSecond"],
+    );
+    expect(block(withTarget.out)["queueTimeTargetMilliseconds"]).toBe("1000");
+    const table = memoryIo();
+    expect(await runCalibrate(args, table)).toBe(0);
+    expect(table.out).toContain("warning: queueTimeTargetMilliseconds 1000: not judged here");
+  });
+
   it("writes no measurementNoise into a TokenThroughput scaler", async () => {
     const args = userScalerArgs("tt-noise.yaml", "TokenThroughput");
     const io = memoryIo();

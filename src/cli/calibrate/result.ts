@@ -38,7 +38,11 @@ export interface CalibrationResult {
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
-function tokenThroughputOf(spec: ScalerSpec): { ttftTargetMilliseconds: string; itlTargetMilliseconds: string } {
+function tokenThroughputOf(spec: ScalerSpec): {
+  ttftTargetMilliseconds: string;
+  itlTargetMilliseconds: string;
+  queueTimeTargetMilliseconds?: string | undefined;
+} {
   const a = spec.algorithm;
   const tt = a.type === "Predictive" ? a.predictive?.tokenThroughput : a.tokenThroughput;
   if (tt === undefined)
@@ -64,6 +68,7 @@ export function calibrate(
   reading: LatencyGuardReading,
 ): CalibrationResult {
   const targets = latencyTargetsOf(spec);
+  const queueTarget = tokenThroughputOf(spec).queueTimeTargetMilliseconds;
   return {
     source,
     targets,
@@ -75,7 +80,13 @@ export function calibrate(
       ...calibrateRole(r.kind, r.minutes, targets, reading),
       points: r.minutes,
     })),
-    warnings,
+    warnings:
+      queueTarget === undefined
+        ? warnings
+        : [
+            ...warnings,
+            `queueTimeTargetMilliseconds ${queueTarget}: not judged here (minutes keep their targets on TTFT and ITL); the scaler written carries it as it is`,
+          ],
   };
 }
 
