@@ -135,11 +135,12 @@ export const scalersDashboard: DashboardSpec = {
           type: "timeseries",
           title: "p95 latency against targets",
           question:
-            "Are the roles within their latency targets? TTFT guards prefill and server roles, ITL guards decode and server roles; above 1.2x the target the guard adds a replica. Read on queueing, a TTFT breach counts only while queue time is above half the TTFT target.",
+            "Are the roles within their latency targets? TTFT guards prefill and server roles, ITL guards decode and server roles; above 1.2x the target the guard adds a replica. Read on queueing, a TTFT breach counts only while queue time is above half the TTFT target; where the scaler writes a queue-time target, queue time is guarded against it too.",
           targets: [
             roleSeries("mds_role_ttft_p95_milliseconds", "TTFT p95"),
             roleSeries("mds_role_ttft_target_milliseconds", "TTFT target"),
             roleSeries("mds_role_queue_time_p95_milliseconds", "queue time p95"),
+            roleSeries("mds_role_queue_time_target_milliseconds", "queue time target"),
             roleSeries("mds_role_itl_p95_milliseconds", "ITL p95"),
             roleSeries("mds_role_itl_target_milliseconds", "ITL target"),
           ],

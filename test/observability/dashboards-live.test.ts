@@ -57,8 +57,8 @@ function role(name: string, engineRole: "prefill" | "decode" | "server"): RoleRe
     predictorLevelTokensPerSecond: 950,
     predictorTrendTokensPerSecondPerSecond: 0.5,
     seriesUsed: { promptDemand: { "vllm:prompt_tokens_total": 2 } },
-    // TTFT guards prefill and unified roles, ITL decode and unified roles.
-    ...(engineRole === "decode" ? {} : { ttftTargetMilliseconds: 500 }),
+    // TTFT and queue time guard prefill and unified roles, ITL decode and unified roles.
+    ...(engineRole === "decode" ? {} : { ttftTargetMilliseconds: 500, queueTimeTargetMilliseconds: 1000 }),
     ...(engineRole === "prefill" ? {} : { itlTargetMilliseconds: 50 }),
   };
 }

@@ -34,6 +34,8 @@ export interface RoleReport {
   readonly ttftTargetMilliseconds?: number;
   /** p95 queue time (bucket boundary) when every sampled pod exports it: what the queueing guard reads. */
   readonly queueTimeMilliseconds?: number;
+  /** The scaler's `queueTimeTargetMilliseconds` (an extension), when it writes one. */
+  readonly queueTimeTargetMilliseconds?: number;
   readonly itlMilliseconds?: number;
   readonly itlTargetMilliseconds?: number;
   readonly runningRequests?: number;
@@ -86,6 +88,11 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
     "mds_role_queue_time_p95_milliseconds",
     "p95 time requests waited before the engine scheduled them (bucket boundary); what the queueing latency guard reads.",
     "queueTimeMilliseconds",
+  ],
+  [
+    "mds_role_queue_time_target_milliseconds",
+    "Queue-time target (queueTimeTargetMilliseconds), when the scaler writes one.",
+    "queueTimeTargetMilliseconds",
   ],
   ["mds_role_itl_p95_milliseconds", "p95 inter-token latency (bucket boundary).", "itlMilliseconds"],
   ["mds_role_itl_target_milliseconds", "Inter-token latency target.", "itlTargetMilliseconds"],

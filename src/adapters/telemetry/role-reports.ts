@@ -72,6 +72,11 @@ export function roleReports(
         ttftMilliseconds: num(role.ttftMilliseconds),
         ttftTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.ttftTargetMilliseconds),
         queueTimeMilliseconds: num(role.queueTimeMilliseconds),
+        // Judged only for the kinds that wait for a first token (queue-time-target.ts).
+        queueTimeTargetMilliseconds:
+          tt?.queueTimeTargetMilliseconds === undefined || kind === "Decode"
+            ? undefined
+            : quantityValue(tt.queueTimeTargetMilliseconds),
         itlMilliseconds: num(role.itlMilliseconds),
         itlTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.itlTargetMilliseconds),
         runningRequests: role.runningRequests,

@@ -117,6 +117,28 @@ describe("own metrics", () => {
     expect(queue.map((s) => [s.labels["role"], s.value])).toEqual([["prefill", 300]]);
   });
 
+  it("exports a queue-time target only where the scaler writes one, for the kinds judged on it", async () => {
+    expect(await series(metrics, "mds_role_queue_time_target_milliseconds")).toEqual([]);
+    const withTarget = withInferredAlgorithm(
+      ScalerSpecSchema.parse({
+        ...spec,
+        algorithm: { tokenThroughput: { prefillTargetTokensPerSecond: "2000", queueTimeTargetMilliseconds: "1000" } },
+      }),
+    );
+    const targeted = new ScalerMetrics({ defaultMetrics: false });
+    targeted.report({
+      namespace: "llm",
+      scaler: "chat",
+      target: "chat",
+      mode: "Active",
+      conditions: [],
+      roles: roleReports(withTarget, status, { prefill: "Prefill", decode: "Decode" }),
+    });
+    expect(
+      (await series(targeted, "mds_role_queue_time_target_milliseconds")).map((s) => [s.labels["role"], s.value]),
+    ).toEqual([["prefill", 1000]]);
+  });
+
   it("exports no number for an unknown figure: a Missing role has no demand series", async () => {
     const demand = await series(metrics, "mds_role_demand_tokens_per_second");
     expect(demand.filter((s) => s.labels["role"] === "decode")).toEqual([]);
