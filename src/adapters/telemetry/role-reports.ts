@@ -5,7 +5,7 @@
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "../../core/algorithms/capacity.js";
 import { roleKinds, type RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
-import type { ScalerSpec, ScalerStatus } from "../../core/api/scaler.js";
+import type { ScalerSpec, ScalerStatus, TokenThroughputParams } from "../../core/api/scaler.js";
 import type { RoleObservation } from "../../core/signals/types.js";
 import type { RoleReport } from "./metrics.js";
 
@@ -24,6 +24,17 @@ type Defined<T> = { [K in keyof T]: Exclude<T[K], undefined> };
 /** Drops undefined fields: an unknown figure exports no series. */
 function defined<T extends object>(record: T): Partial<Defined<T>> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<Defined<T>>;
+}
+
+/** The latency targets a role is drawn against; the queue-time one only for the kinds judged on it (queue-time-target.ts). */
+function latencyTargets(tt: TokenThroughputParams | undefined, kind: RoleKind | undefined) {
+  if (tt === undefined) return {};
+  const queue = tt.queueTimeTargetMilliseconds;
+  return {
+    ttftTargetMilliseconds: quantityValue(tt.ttftTargetMilliseconds),
+    itlTargetMilliseconds: quantityValue(tt.itlTargetMilliseconds),
+    ...(queue === undefined || kind === "Decode" ? {} : { queueTimeTargetMilliseconds: quantityValue(queue) }),
+  };
 }
 
 export function roleReports(
@@ -69,16 +80,10 @@ export function roleReports(
             ? Math.max(0, level + trend * predictive.horizonSeconds)
             : undefined,
         capacityPerReplicaTokensPerSecond: capacity,
-        ttftMilliseconds: num(role.ttftMilliseconds),
-        ttftTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.ttftTargetMilliseconds),
+        ...latencyTargets(tt, kind),
         queueTimeMilliseconds: num(role.queueTimeMilliseconds),
-        // Judged only for the kinds that wait for a first token (queue-time-target.ts).
-        queueTimeTargetMilliseconds:
-          tt?.queueTimeTargetMilliseconds === undefined || kind === "Decode"
-            ? undefined
-            : quantityValue(tt.queueTimeTargetMilliseconds),
+        ttftMilliseconds: num(role.ttftMilliseconds),
         itlMilliseconds: num(role.itlMilliseconds),
-        itlTargetMilliseconds: tt === undefined ? undefined : quantityValue(tt.itlTargetMilliseconds),
         runningRequests: role.runningRequests,
         waitingRequests: role.waitingRequests,
         kvCacheUsage: num(role.kvCacheUsage),
