@@ -11,10 +11,15 @@
  *   npm run bench:quality -- --full      # 5 sweep points per baseline
  *   npm run bench:quality -- --only azure-code,azure-conv --native
  *   npm run bench:quality -- --latency-guard-reading both   # each token-algorithm row read literally and on queueing
- *   npm run bench:quality -- --queue-time-target 1000       # the calibrated rows again with that queue-time target
+ *   npm run bench:quality -- --queue-time-target none       # the calibrated rows again without the SLO's queue-time target
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
-import { benchScaleCopies, rowsBeatingOracle, runMatrix } from "../src/sim/quality/matrix.js";
+import {
+  benchScaleCopies,
+  rowsBeatingOracle,
+  runMatrix,
+  type ComparedQueueTimeTarget,
+} from "../src/sim/quality/matrix.js";
 import { runScenarios } from "../src/sim/quality/scenarios.js";
 import { formatMatrix, formatScenarios } from "../src/sim/quality/table.js";
 import { splitTraining, trainingSeconds } from "../src/sim/quality/user-figures.js";
@@ -41,14 +46,16 @@ const latencyGuardReadings: readonly LatencyGuardReading[] =
       ? [readingArg]
       : fail(`--latency-guard-reading must be queueing, literal or both, got ${JSON.stringify(readingArg)}`);
 
-/** The thirtieth run's rows: the calibrated ones again with this `queueTimeTargetMilliseconds` (docs/quality.md). */
+/** The thirtieth run's rows: the calibrated ones again with another queue-time target, or none (docs/quality.md). */
 const queueTimeArg = args.includes("--queue-time-target") ? args[args.indexOf("--queue-time-target") + 1] : undefined;
-const queueTimeTargetMilliseconds =
+const comparedQueueTimeTarget: ComparedQueueTimeTarget | undefined =
   queueTimeArg === undefined
     ? undefined
-    : Number(queueTimeArg) > 0
-      ? Number(queueTimeArg)
-      : fail(`--queue-time-target must be milliseconds above 0, got ${JSON.stringify(queueTimeArg)}`);
+    : queueTimeArg === "none"
+      ? "none"
+      : Number(queueTimeArg) > 0
+        ? Number(queueTimeArg)
+        : fail(`--queue-time-target must be milliseconds above 0 or none, got ${JSON.stringify(queueTimeArg)}`);
 
 function fail(message: string): never {
   process.stderr.write(`bench:quality: ${message}\n`);
@@ -70,7 +77,7 @@ for (const name of traces) {
       training,
       sweepPoints: full ? 5 : 3,
       latencyGuardReadings,
-      ...(queueTimeTargetMilliseconds === undefined ? {} : { queueTimeTargetMilliseconds }),
+      ...(comparedQueueTimeTarget === undefined ? {} : { comparedQueueTimeTarget }),
       onRow: (row) => process.stderr.write(`  ${name} x${copies}: ${row.policy} (${row.wallSeconds.toFixed(1)} s)\n`),
     });
     process.stdout.write(`${formatMatrix(result, `${name}, ${label}, after the first ${trainingSeconds / 60} min`)}\n`);

@@ -39,8 +39,8 @@
  * `--headroom H` sizes the `headroom` mode's scaler for a jump of H instead of the limit (twenty-ninth run).
  * `--windows STABLE/PANIC` adds the `--swing-target` column's scaler (the capped one without it) with TokenThroughput's
  * `stableWindowSeconds` and `panicWindowSeconds` written in, the fleet always replaced (twenty-eighth run).
- * `--queue-time-target MS` adds the capped scaler with `queueTimeTargetMilliseconds: MS` written in beside the file's
- * (docs/quality.md, thirtieth run).
+ * `--queue-time-target MS` adds the capped scaler with `queueTimeTargetMilliseconds: MS` written in beside the file's,
+ * `--queue-time-target none` with the field removed (docs/quality.md, thirtieth run).
  * The table goes to stdout; each command to stderr as it runs.
  */
 import { spawnSync } from "node:child_process";
@@ -158,8 +158,8 @@ const headroomSwing = ((text: string | undefined): number => {
 
 /** A queue-time target for the capped scaler, side by side with the file's (docs/quality.md, thirtieth run). */
 const queueTimeTarget = values["queue-time-target"];
-if (queueTimeTarget !== undefined && !(Number(queueTimeTarget) > 0))
-  throw new Error(`--queue-time-target: ${JSON.stringify(queueTimeTarget)} is not milliseconds above 0`);
+if (queueTimeTarget !== undefined && queueTimeTarget !== "none" && !(Number(queueTimeTarget) > 0))
+  throw new Error(`--queue-time-target: ${JSON.stringify(queueTimeTarget)} is not milliseconds above 0 or none`);
 
 const work = mkdtempSync(join(tmpdir(), "mds-replace-fleet-"));
 
@@ -192,13 +192,17 @@ function withBounds(yamlText: string, bounds: { minReplicas?: number; maxReplica
   return doc.toString();
 }
 
-/** The scaler file with one of TokenThroughput's fields set (Predictive's fallback block where the file is Predictive). */
+/**
+ * The scaler file with one of TokenThroughput's fields set, or removed for `none` (Predictive's fallback block where
+ * the file is Predictive).
+ */
 function withTokenThroughputField(yamlText: string, field: string, value: string): string {
   const doc = parseDocument(yamlText);
   const block = doc.hasIn(["spec", "algorithm", "predictive"])
     ? ["spec", "algorithm", "predictive", "tokenThroughput"]
     : ["spec", "algorithm", "tokenThroughput"];
-  doc.setIn([...block, field], value);
+  if (value === "none") doc.deleteIn([...block, field]);
+  else doc.setIn([...block, field], value);
   return doc.toString();
 }
 
@@ -494,7 +498,7 @@ const header = [
   ...columns("swingTarget", swingTargetHeader()),
   ...columns("panic", [`calibrated, maxReplicas n, panicThreshold ${panicThreshold}: SLO %, GPU-h`, "× fleet"]),
   ...columns("queueTime", [
-    `calibrated, maxReplicas n, queue-time target ${queueTimeTarget} ms: SLO %, GPU-h`,
+    `calibrated, maxReplicas n, ${queueTimeTarget === "none" ? "no queue-time target" : `queue-time target ${queueTimeTarget} ms`}: SLO %, GPU-h`,
     "× fleet",
   ]),
   ...columns("scaleDownWindow", [

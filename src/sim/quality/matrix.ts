@@ -102,10 +102,11 @@ export interface MatrixOptions {
    */
   readonly latencyGuardReadings?: readonly LatencyGuardReading[];
   /**
-   * With it, the calibrated rows of `queueTimeTargetVariants` run too: TokenThroughput as calibrated and
-   * Predictive as calibrated and at its best, with this `queueTimeTargetMilliseconds` (docs/quality.md, thirtieth run).
+   * With it, the calibrated rows of `queueTimeTargetVariants` run again: TokenThroughput as calibrated and
+   * Predictive as calibrated and at its best, with this queue-time target in place of the SLO's, or with
+   * none (`"none"`: the thirtieth run's other side, docs/quality.md).
    */
-  readonly queueTimeTargetMilliseconds?: number;
+  readonly comparedQueueTimeTarget?: ComparedQueueTimeTarget;
 }
 
 /**
@@ -297,6 +298,7 @@ function calibratedOptions(
     tokensPerSecondPerReplica,
     ttftTargetMilliseconds: figures.ttftTargetMilliseconds,
     itlTargetMilliseconds: figures.itlTargetMilliseconds,
+    queueTimeTargetMilliseconds: figures.queueTimeTargetMilliseconds,
   };
 }
 
@@ -340,25 +342,31 @@ export function filledVariants(
   ];
 }
 
-/** The thirtieth calibrated run's variant: the SLO's waiting budget written as the queue-time target. */
-export const queueTimeTargetVariant = (milliseconds: number): string => `queue-time target ${milliseconds} ms`;
+/** A queue-time target compared with the SLO's in the calibrated rows, in ms, or none at all. */
+export type ComparedQueueTimeTarget = number | "none";
+
+/** The thirtieth calibrated run's variant: the calibrated rows with another queue-time target, or none. */
+export const queueTimeTargetVariant = (compared: ComparedQueueTimeTarget): string =>
+  compared === "none" ? "no queue-time target" : `queue-time target ${compared} ms`;
 
 /**
- * TokenThroughput as calibrated, Predictive as calibrated and Predictive's best row, each with
- * `queueTimeTargetMilliseconds` written in: docs/quality.md's thirtieth run, beside the same rows without it.
+ * TokenThroughput as calibrated, Predictive as calibrated and Predictive's best row, each with `compared` in
+ * place of the SLO's queue-time target (none for `"none"`): docs/quality.md's thirtieth run, beside the same rows.
  */
 export function queueTimeTargetVariants(
   figures: CalibratedFigures,
   trace: Trace,
   capacity: EngineCapacity,
   initialReplicas: number,
-  queueTimeTargetMilliseconds: number,
+  compared: ComparedQueueTimeTarget,
   labelled = false,
 ): Policy[] {
-  const variant = queueTimeTargetVariant(queueTimeTargetMilliseconds);
+  const variant = queueTimeTargetVariant(compared);
+  const withCompared = ({ queueTimeTargetMilliseconds: _slo, ...rest }: ScalerOptions): ScalerOptions =>
+    compared === "none" ? rest : { ...rest, queueTimeTargetMilliseconds: compared };
   const row = (algorithm: AlgorithmType, options: ScalerOptions, before?: string): Policy =>
     mdsPolicy({
-      spec: defaultScaler({ ...options, queueTimeTargetMilliseconds }),
+      spec: defaultScaler(withCompared(options)),
       initialReplicas,
       label: withVariant(withVariant(calibratedBase(algorithm, figures.reading, labelled), before), variant),
       latencyGuardReading: figures.reading,
@@ -468,10 +476,11 @@ function runScalerRows(
   for (const c of calibrated ?? [])
     for (const policy of calibratedVariants(c, trace, capacity, initialReplicas, labelled, runOptions.slo)) run(policy);
   if (calibrated === undefined) return undefined;
-  const queueMs = options.queueTimeTargetMilliseconds;
-  if (queueMs !== undefined)
+  const compared = options.comparedQueueTimeTarget;
+  if (compared !== undefined)
     for (const c of calibrated)
-      for (const policy of queueTimeTargetVariants(c, trace, capacity, initialReplicas, queueMs, labelled)) run(policy);
+      for (const policy of queueTimeTargetVariants(c, trace, capacity, initialReplicas, compared, labelled))
+        run(policy);
   // The sixteenth run: the same training slice, the load test filling the fleets it stepped over.
   const filled = calibrated.map((c) =>
     calibrateOnTraining(options.training as Trace, capacity, runOptions, c.reading, true),

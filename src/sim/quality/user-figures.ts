@@ -115,6 +115,11 @@ export interface CalibratedFigures {
   /** The user's SLO as scaler targets: p95 of the training slice's per-request TTFT targets, and the SLO's ITL. */
   readonly ttftTargetMilliseconds: number;
   readonly itlTargetMilliseconds: number;
+  /**
+   * `queueTimeTargetMilliseconds`: the SLO's waiting budget, its TTFT base (what every per-request TTFT target
+   * leaves beside the prompt's prefill); written since the thirtieth run (docs/quality.md).
+   */
+  readonly queueTimeTargetMilliseconds: number;
   /** `maxReplicas`: the benchmark's rule (8 × the peak 60 s fluid need + 4) on the training slice. */
   readonly maxReplicas: number;
   /** Replicas of each static fleet the training slice was served by, in order. */
@@ -235,6 +240,7 @@ export function calibrateOnTraining(
     reading,
     ttftTargetMilliseconds: targets.ttftMilliseconds,
     itlTargetMilliseconds: targets.itlMilliseconds,
+    queueTimeTargetMilliseconds: Math.round(1000 * slo.ttftBaseSeconds),
     maxReplicas: userMaxReplicas(peakNeed),
     loadTestReplicas,
     calibration,
