@@ -28,6 +28,9 @@ const labelName = z.string().superRefine((name, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
 });
 
+/** What `--engine-scrape-interval` must be, in the words of every error that refuses it (here and in the CLI's flags). */
+export const engineScrapeIntervalForm = "a Prometheus duration above zero, e.g. 15s or 1m";
+
 /** The chart's engine PodMonitor interval: `--engine-scrape-interval`'s default, here and in `validate`. */
 export const defaultEngineScrapeInterval = "15s";
 
@@ -271,10 +274,7 @@ export const settings = {
     schema: z
       .string()
       .default(defaultEngineScrapeInterval)
-      .refine(
-        (text) => durationSeconds(text) !== undefined,
-        "must be a Prometheus duration above zero, e.g. 15s or 1m",
-      ),
+      .refine((text) => durationSeconds(text) !== undefined, `must be ${engineScrapeIntervalForm}`),
   },
   latencyGuardReading: {
     flag: "--latency-guard-reading",

@@ -7,7 +7,7 @@
  * controller would, and a wrong value is named the same way by each.
  */
 import { durationSeconds } from "../adapters/prometheus/duration.js";
-import { defaultEngineScrapeInterval, type CommandFlag } from "../app/settings.js";
+import { defaultEngineScrapeInterval, engineScrapeIntervalForm, type CommandFlag } from "../app/settings.js";
 import {
   defaultLatencyGuardReading,
   isLatencyGuardReading,
@@ -45,8 +45,6 @@ export function engineScrapeIntervalSecondsOf(values: FlagValues): number {
   const interval = stringFlag(values, "engine-scrape-interval") ?? defaultEngineScrapeInterval;
   const seconds = durationSeconds(interval);
   if (seconds === undefined)
-    throw new UsageError(
-      `--engine-scrape-interval: ${JSON.stringify(interval)} is not a Prometheus duration above zero, e.g. 15s or 1m`,
-    );
+    throw new UsageError(`--engine-scrape-interval: ${JSON.stringify(interval)} is not ${engineScrapeIntervalForm}`);
   return seconds;
 }
