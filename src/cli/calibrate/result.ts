@@ -16,7 +16,7 @@ import { keepFleetAboveSwing, minSwingWindows, precedingMinutes } from "../../co
 import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
-import type { ScalerSpec } from "../../core/api/scaler.js";
+import type { ScalerSpec, TokenThroughputParams } from "../../core/api/scaler.js";
 import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { describeSliceCheck, type SliceCheck } from "./slice-check.js";
 
@@ -38,11 +38,7 @@ export interface CalibrationResult {
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
-function tokenThroughputOf(spec: ScalerSpec): {
-  ttftTargetMilliseconds: string;
-  itlTargetMilliseconds: string;
-  queueTimeTargetMilliseconds?: string | undefined;
-} {
+function tokenThroughputOf(spec: ScalerSpec): TokenThroughputParams {
   const a = spec.algorithm;
   const tt = a.type === "Predictive" ? a.predictive?.tokenThroughput : a.tokenThroughput;
   if (tt === undefined)

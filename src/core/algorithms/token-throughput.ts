@@ -72,7 +72,8 @@ export function guardedMilliseconds(
  * Server role (the larger relative breach counts). An Idle role finishes no
  * requests, so its absent latency is not a missing signal. TTFT is read as
  * `ttftReading` says: on queueing (selectable) a measured TTFT whose breach is
- * compute, not waiting, neither holds nor grows.
+ * compute, not waiting, neither holds nor grows. With a queue-time target the
+ * known p95 queue time of a Prefill or Server role counts too (`queue-time-target.ts`).
  * Example (Server): TTFT 600 ms / 500 ms = 1.2 and ITL 40 ms / 50 ms = 0.8 → 1.2.
  */
 export function latencyReading(
