@@ -193,15 +193,15 @@ function withBounds(yamlText: string, bounds: { minReplicas?: number; maxReplica
 }
 
 /**
- * The scaler file with one of TokenThroughput's fields set, or removed for `none` (Predictive's fallback block where
- * the file is Predictive).
+ * The scaler file with one of TokenThroughput's fields set, or removed when `value` is undefined (Predictive's
+ * fallback block where the file is Predictive).
  */
-function withTokenThroughputField(yamlText: string, field: string, value: string): string {
+function withTokenThroughputField(yamlText: string, field: string, value: string | undefined): string {
   const doc = parseDocument(yamlText);
   const block = doc.hasIn(["spec", "algorithm", "predictive"])
     ? ["spec", "algorithm", "predictive", "tokenThroughput"]
     : ["spec", "algorithm", "tokenThroughput"];
-  if (value === "none") doc.deleteIn([...block, field]);
+  if (value === undefined) doc.deleteIn([...block, field]);
   else doc.setIn([...block, field], value);
   return doc.toString();
 }
@@ -605,13 +605,21 @@ try {
       averagingWindows === undefined
         ? undefined
         : replay(trace, copies, withWindows(swingSizedText, averagingWindows), fleet.n, "capped-windows");
-    /** The capped scaler with one TokenThroughput field set beside the file's, when the flag for it is given. */
-    const cappedWith = (field: string, value: string | undefined, name: string): Replay | undefined =>
-      value === undefined
+    /** The capped scaler with one TokenThroughput field set (or removed) beside the file's, when its flag is given. */
+    const cappedWith = (field: string, edit: { readonly value: string | undefined } | undefined, name: string) =>
+      edit === undefined
         ? undefined
-        : replay(trace, copies, withTokenThroughputField(cappedText, field, value), fleet.n, name);
-    const cappedPanic = cappedWith("panicThreshold", panicThreshold, "capped-panic");
-    const cappedQueueTime = cappedWith("queueTimeTargetMilliseconds", queueTimeTarget, "capped-queue-time");
+        : replay(trace, copies, withTokenThroughputField(cappedText, field, edit.value), fleet.n, name);
+    const cappedPanic = cappedWith(
+      "panicThreshold",
+      panicThreshold === undefined ? undefined : { value: panicThreshold },
+      "capped-panic",
+    );
+    const cappedQueueTime = cappedWith(
+      "queueTimeTargetMilliseconds",
+      queueTimeTarget === undefined ? undefined : { value: queueTimeTarget === "none" ? undefined : queueTimeTarget },
+      "capped-queue-time",
+    );
     const cappedWindow =
       scaleDownWindow === undefined
         ? undefined

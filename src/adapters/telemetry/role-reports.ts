@@ -3,6 +3,7 @@
  * dashboards show the same numbers `kubectl get mds -o yaml` does.
  */
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "../../core/algorithms/capacity.js";
+import { judgedOnQueueTime } from "../../core/algorithms/queue-time-target.js";
 import { roleKinds, type RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec, ScalerStatus, TokenThroughputParams } from "../../core/api/scaler.js";
@@ -26,14 +27,19 @@ function defined<T extends object>(record: T): Partial<Defined<T>> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<Defined<T>>;
 }
 
-/** The latency targets a role is drawn against; the queue-time one only for the kinds judged on it (queue-time-target.ts). */
+/**
+ * The latency targets a role is drawn against; the queue-time one only for the kinds judged on it. A role whose kind
+ * could not be read is drawn as a Server, as its demand is.
+ */
 function latencyTargets(tt: TokenThroughputParams | undefined, kind: RoleKind | undefined) {
   if (tt === undefined) return {};
   const queue = tt.queueTimeTargetMilliseconds;
   return {
     ttftTargetMilliseconds: quantityValue(tt.ttftTargetMilliseconds),
     itlTargetMilliseconds: quantityValue(tt.itlTargetMilliseconds),
-    ...(queue === undefined || kind === "Decode" ? {} : { queueTimeTargetMilliseconds: quantityValue(queue) }),
+    ...(queue === undefined || !judgedOnQueueTime(kind ?? "Server")
+      ? {}
+      : { queueTimeTargetMilliseconds: quantityValue(queue) }),
   };
 }
 

@@ -19,6 +19,11 @@ import type { TokenThroughputParams } from "../api/scaler.js";
 import type { RoleObservation } from "../signals/types.js";
 import { roleWaiting } from "./ttft-reading.js";
 
+/** The kinds that wait for a first token, and so are judged on queue time: the guard and the exported target read this. */
+export function judgedOnQueueTime(kind: RoleKind): boolean {
+  return kind === "Prefill" || kind === "Server";
+}
+
 /** The guarded queue time: the p95 waiting as the buckets name it and its target, both in ms. */
 export interface GuardedQueueTime {
   readonly milliseconds: number;
@@ -35,7 +40,7 @@ export function guardedQueueTime(
   observation: RoleObservation,
   params: TokenThroughputParams,
 ): GuardedQueueTime | undefined {
-  if (params.queueTimeTargetMilliseconds === undefined || (kind !== "Prefill" && kind !== "Server")) return undefined;
+  if (params.queueTimeTargetMilliseconds === undefined || !judgedOnQueueTime(kind)) return undefined;
   const waiting = roleWaiting(observation);
   if ("unknown" in waiting) return undefined;
   return { milliseconds: waiting.milliseconds, targetMilliseconds: quantityValue(params.queueTimeTargetMilliseconds) };

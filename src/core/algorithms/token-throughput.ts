@@ -99,14 +99,14 @@ export function latencyReading(
   }
   const ratios = guarded.flatMap(({ value, target }) => (value === undefined ? [] : [value / target]));
   const missing = observation.signalState !== "Idle" && ratios.length < guarded.length;
-  // Judged beside the others, never missing: unknown waiting is guarded through a literal TTFT reading.
+  // Never missing, so not in `guarded`: unknown waiting is still guarded through a literal TTFT reading.
   const queue = guardedQueueTime(kind, observation, params);
-  if (queue !== undefined) ratios.push(queue.milliseconds / queue.targetMilliseconds);
+  const breaches = queue === undefined ? ratios : [...ratios, queue.milliseconds / queue.targetMilliseconds];
   const message = [ttft?.message, queue === undefined ? undefined : queueTimeWords(queue)].filter(
     (m) => m !== undefined,
   );
   return {
-    ...(ratios.length === 0 ? {} : { relativeBreach: Math.max(...ratios) }),
+    ...(breaches.length === 0 ? {} : { relativeBreach: Math.max(...breaches) }),
     missing,
     ...(ttft === undefined ? {} : { ttft }),
     ...(message.length === 0 ? {} : { message: message.join("; ") }),
