@@ -91,6 +91,17 @@ async function createScaler(name: string, spec: Record<string, unknown>): Promis
   });
 }
 
+/** Creates a scaler and answers the HTTP response, whose `warning` header carries admission's warnings. */
+function createScalerAnswered(name: string, spec: Record<string, unknown>) {
+  return admin.createNamespacedCustomObjectWithHttpInfo({
+    group,
+    version,
+    namespace: ns,
+    plural: "modeldeploymentscalers",
+    body: { apiVersion: `${group}/${version}`, kind: "ModelDeploymentScaler", metadata: { name }, spec },
+  });
+}
+
 /** The API server's refusal text for a failed call, or a failure when the call succeeded. */
 async function refusal(call: () => Promise<unknown>): Promise<string> {
   try {
@@ -213,33 +224,39 @@ describe("ModelDeploymentScaler admission", () => {
   });
 
   it("admits a window shorter than two engine scrapes with a warning kubectl shows, naming the field and value", async () => {
-    const scaler = (name: string, panicWindowSeconds: number) => ({
-      apiVersion: `${group}/${version}`,
-      kind: "ModelDeploymentScaler",
-      metadata: { name },
-      spec: {
+    const create = (name: string, panicWindowSeconds: number) =>
+      createScalerAnswered(name, {
         targetRef: { name: "not-yet-created" },
         roles: [{ name: "server", maxReplicas: 4 }],
         algorithm: { tokenThroughput: { serverTargetTokensPerSecond: "4000", panicWindowSeconds } },
-      },
-    });
-    const create = (body: object) =>
-      admin.createNamespacedCustomObjectWithHttpInfo({
-        group,
-        version,
-        namespace: ns,
-        plural: "modeldeploymentscalers",
-        body,
       });
     // The controller runs with the default --engine-scrape-interval, 15s: a 15 s window holds one scrape.
-    const short = await create(scaler("panic-15", 15));
+    const short = await create("panic-15", 15);
     expect(short.httpStatusCode).toBe(201);
     expect(short.headers["warning"]).toContain(
       "spec.algorithm.tokenThroughput.panicWindowSeconds = 15: 15 s holds under two engine scrapes of 15 s, so it never reads a rate: panic never engages",
     );
-    const enough = await create(scaler("panic-30", 30));
+    const enough = await create("panic-30", 30);
     expect(enough.httpStatusCode).toBe(201);
     expect(enough.headers["warning"]).toBeUndefined();
+  });
+
+  it("admits bounds that exclude the target's running count with a warning: planning would stop there", async () => {
+    await createTarget("runs-one", [{ name: "server", kind: "Server", replicas: 1 }]);
+    const create = (name: string, minReplicas: number) =>
+      createScalerAnswered(name, {
+        targetRef: { name: "runs-one" },
+        roles: [{ name: "server", minReplicas, maxReplicas: 4 }],
+        algorithm: { tokenThroughput: { serverTargetTokensPerSecond: "4000" } },
+      });
+    const above = await create("floor-above-count", 2);
+    expect(above.httpStatusCode).toBe(201);
+    expect(above.headers["warning"]).toContain(
+      "spec.roles[0].minReplicas = 2: excludes the 1 replicas role server runs now: planning stops (BoundsConflict)",
+    );
+    const around = await create("floor-at-count", 1);
+    expect(around.httpStatusCode).toBe(201);
+    expect(around.headers["warning"]).toBeUndefined();
   });
 
   it("refuses a bad spec with every problem, the target-dependent ones included", async () => {

@@ -8,8 +8,9 @@
  * cross-field rules (`./rules/index.ts`), ratio feasibility
  * (`./ratio-feasibility.ts`), then, when a target is supplied, the target
  * checks (`./target-checks.ts`). Warnings: an undecided ratio feasibility
- * search, and, when the engines' scrape interval is given, a rate window
- * shorter than two scrapes (`./window-scrapes.ts`).
+ * search; when the engines' scrape interval is given, a rate window shorter
+ * than two scrapes (`./window-scrapes.ts`); when a target is supplied, what
+ * the target makes of the spec (`./target-warnings.ts`).
  */
 import { defaultScaler } from "./defaulting.js";
 import { ModelDeploymentSchema, type ModelDeployment } from "./model-deployment.js";
@@ -20,6 +21,7 @@ import { schemaProblems } from "./rules/schema.js";
 import { readSpecView } from "./rules/view.js";
 import type { DefaultedScaler } from "./scaler.js";
 import { checkAgainstTarget } from "./target-checks.js";
+import { warnAgainstTarget } from "./target-warnings.js";
 import { windowScrapeWarnings } from "./window-scrapes.js";
 
 export type { Problem } from "./problem.js";
@@ -33,7 +35,7 @@ export interface ValidateOptions {
   readonly engineScrapeIntervalSeconds?: number;
 }
 
-/** Warnings never refuse the object (an undecided ratio feasibility search, a window shorter than two scrapes). */
+/** Warnings never refuse the object (an undecided ratio feasibility search, a window shorter than two scrapes, the target warnings). */
 export type ValidationResult =
   | { readonly ok: true; readonly value: DefaultedScaler; readonly warnings: Problem[] }
   | { readonly ok: false; readonly problems: Problem[]; readonly warnings: Problem[] };
@@ -55,7 +57,8 @@ export function validateScaler(input: unknown, opts: ValidateOptions = {}): Vali
     opts.engineScrapeIntervalSeconds === undefined
       ? []
       : windowScrapeWarnings(defaulted.value.spec, opts.engineScrapeIntervalSeconds);
-  return { ok: true, value: defaulted.value, warnings: [...feasibility.warnings, ...windows] };
+  const target = opts.target === undefined ? [] : warnAgainstTarget(defaulted.value.spec, opts.target);
+  return { ok: true, value: defaulted.value, warnings: [...feasibility.warnings, ...windows, ...target] };
 }
 
 /** Parses a target ModelDeployment; problems carry paths under `target`. */

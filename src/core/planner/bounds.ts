@@ -18,6 +18,20 @@ export type BoundsCheck =
   | { readonly ok: false; readonly message: string };
 
 /**
+ * Whether a role's count lies below or above `[minReplicas, maxReplicas]`; undefined inside. The gate stops
+ * planning on either (`BoundsConflict`); admission warns on it (`target-warnings.ts`).
+ * Example: 3 replicas, bounds [5, 8] → "below".
+ */
+export function countOutsideBounds(
+  replicas: number,
+  bounds: { readonly minReplicas: number; readonly maxReplicas: number },
+): "below" | "above" | undefined {
+  if (replicas < bounds.minReplicas) return "below";
+  if (replicas > bounds.maxReplicas) return "above";
+  return undefined;
+}
+
+/**
  * Checks that every target role has consistent bounds containing its current
  * count. Bounds for roles the target lacks are ignored (the role may be on
  * its way in or out); they never plan anything.
@@ -36,7 +50,7 @@ export function checkBounds(spec: ScalerSpec, targetRoles: readonly TargetRole[]
       problems.push(`role ${role.name}: minReplicas ${entry.minReplicas} exceeds maxReplicas ${entry.maxReplicas}`);
       continue;
     }
-    if (role.replicas < entry.minReplicas || role.replicas > entry.maxReplicas) {
+    if (countOutsideBounds(role.replicas, entry) !== undefined) {
       problems.push(
         `role ${role.name}: current ${role.replicas} replicas is outside [${entry.minReplicas}, ${entry.maxReplicas}]`,
       );

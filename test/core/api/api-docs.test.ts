@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { specRules } from "../../../src/core/api/rules/index.js";
 import { targetChecks } from "../../../src/core/api/target-checks.js";
+import { targetWarnings } from "../../../src/core/api/target-warnings.js";
 import { windowScrapesRule } from "../../../src/core/api/window-scrapes.js";
 
 const doc = readFileSync("docs/api.md", "utf8");
@@ -12,6 +13,7 @@ const ids = [
   windowScrapesRule,
   ...specRules.map((r) => r.id),
   ...targetChecks.map((c) => c.id),
+  ...targetWarnings.map((w) => w.id),
 ];
 
 describe("docs/api.md", () => {
