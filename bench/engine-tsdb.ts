@@ -17,12 +17,14 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
-import { cp, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
+import { cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
+import { PrometheusHarness } from "../harness/prometheus.js";
+import { findPromBinaries } from "../harness/prom-bin.js";
 import { EngineFleet, renderExposition, SyntheticWorkload, type SimEngineKind } from "../src/sim/engines/index.js";
 
 const run = promisify(execFile);
@@ -331,4 +333,44 @@ export async function copyBlocks(blocksPath: string, into: string): Promise<void
   for (const entry of await readdir(blocksPath)) {
     await cp(join(blocksPath, entry), join(into, entry), { recursive: true });
   }
+}
+
+/** A Prometheus serving a copy of prepared blocks, and the copy: stop the server, then remove `storage`. */
+export interface ServedBlocks {
+  readonly prometheus: PrometheusHarness;
+  readonly storage: string;
+}
+
+/**
+ * Prometheus over a copy of `blocksPath` (it writes into its storage directory), with the benchmarks' query
+ * timeout as its own `--query.timeout` (its default, 2 minutes, a 1,000-deployment pass outlasts on a loaded machine).
+ */
+export async function serveBlocks(options: {
+  readonly blocksPath: string;
+  readonly binaryPath: string;
+  readonly queryTimeoutSeconds: number;
+  readonly externalLabels?: Readonly<Record<string, string>>;
+  readonly storagePrefix?: string;
+}): Promise<ServedBlocks> {
+  const storage = await mkdtemp(join(tmpdir(), options.storagePrefix ?? "mds-bench-tsdb-"));
+  await copyBlocks(options.blocksPath, storage);
+  const prometheus = await PrometheusHarness.start({
+    binaryPath: options.binaryPath,
+    storagePath: storage,
+    startTimeoutMs: 300_000,
+    scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
+    extraArgs: [`--query.timeout=${options.queryTimeoutSeconds}s`],
+    ...(options.externalLabels === undefined ? {} : { externalLabels: { ...options.externalLabels } }),
+  });
+  return { prometheus, storage };
+}
+
+/** `deployments`' prepared blocks (built first where not cached), served by the cached Prometheus 3. */
+export async function servePrepared(
+  deployments: number,
+  options: { readonly queryTimeoutSeconds: number; readonly externalLabels?: Readonly<Record<string, string>> },
+): Promise<ServedBlocks> {
+  const bins = findPromBinaries();
+  const prepared = await prepareTsdb(bins.promtoolPath, deployments);
+  return serveBlocks({ blocksPath: prepared.blocksPath, binaryPath: bins.prometheusPath, ...options });
 }

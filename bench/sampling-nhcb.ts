@@ -15,14 +15,13 @@
  *
  *   npm run bench:sampling-nhcb [-- --size 100 --runs 3 --repeat 3 --query-timeout 600 --no-mixed]
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
-import { copyBlocks, evaluationUnixMs, prepareTsdb, samplingInputs, tsdbShape } from "./engine-tsdb.js";
+import { evaluationUnixMs, prepareTsdb, samplingInputs, serveBlocks } from "./engine-tsdb.js";
 import {
   nativePodHistogramText,
   nativeQueryText,
@@ -66,14 +65,11 @@ interface Server {
 }
 
 async function startServer(kind: TsdbKind, blocksPath: string, binaryPath: string): Promise<Server> {
-  const storage = await mkdtemp(join(tmpdir(), `mds-bench-${kind}-`));
-  await copyBlocks(blocksPath, storage);
-  const prometheus = await PrometheusHarness.start({
+  const { prometheus, storage } = await serveBlocks({
+    blocksPath,
     binaryPath,
-    storagePath: storage,
-    startTimeoutMs: 300_000,
-    scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
-    extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
+    queryTimeoutSeconds: queryTimeoutMs / 1000,
+    storagePrefix: `mds-bench-${kind}-`,
   });
   return { kind, prometheus, storage };
 }

@@ -7,32 +7,20 @@
  *
  *   npm run bench:sampling-thanos [-- --size 100 --passes 5]
  */
-import { mkdtemp } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { loadavg } from "node:os";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
-import { PrometheusHarness } from "../harness/prometheus.js";
-import { findPromBinaries } from "../harness/prom-bin.js";
 import { startQuerier, startSidecar, waitForStores } from "../harness/thanos.js";
-import { copyBlocks, evaluationUnixMs, prepareTsdb, samplingInputs, tsdbShape } from "./engine-tsdb.js";
+import { evaluationUnixMs, samplingInputs, servePrepared } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { wholeFlag } from "./flags.js";
 
 const size = wholeFlag("size", 100);
 const passes = wholeFlag("passes", 5);
 const timeoutMs = 600_000;
-const bins = findPromBinaries();
-const prepared = await prepareTsdb(bins.promtoolPath, size);
-const storage = await mkdtemp(join(tmpdir(), "mds-bench-tsdb-"));
-await copyBlocks(prepared.blocksPath, storage);
-const prometheus = await PrometheusHarness.start({
-  binaryPath: bins.prometheusPath,
-  storagePath: storage,
-  startTimeoutMs: 300_000,
-  scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
-  extraArgs: ["--query.timeout=600s"],
+const { prometheus, storage } = await servePrepared(size, {
+  queryTimeoutSeconds: timeoutMs / 1000,
   externalLabels: { replica: "a" },
 });
 const sidecar = await startSidecar(prometheus.url, storage);

@@ -39,17 +39,16 @@ import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { isFreshPod } from "./fresh-pod.js";
 import type { PodSample } from "../src/core/signals/types.js";
-import { mkdtemp, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { loadavg } from "node:os";
 import {
-  copyBlocks,
   engineOf,
   evaluationUnixMs,
   podsPerRole as preparedPodsPerRole,
   prepareTsdb,
   samplingInputs,
   roles as preparedRoles,
+  serveBlocks,
   tsdbShape,
 } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
@@ -380,14 +379,10 @@ async function measureSize(
 ): Promise<SizeResult> {
   const prepared = await prepareTsdb(promtoolPath, size);
   const loadBefore = loadavg()[0] ?? NaN;
-  const storage = await mkdtemp(join(tmpdir(), "mds-bench-tsdb-"));
-  await copyBlocks(prepared.blocksPath, storage);
-  const prometheus = await PrometheusHarness.start({
+  const { prometheus, storage } = await serveBlocks({
+    blocksPath: prepared.blocksPath,
     binaryPath: prometheusPath,
-    storagePath: storage,
-    startTimeoutMs: 300_000,
-    scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
-    extraArgs: [`--query.timeout=${queryTimeoutMs / 1000}s`],
+    queryTimeoutSeconds: queryTimeoutMs / 1000,
   });
   try {
     const scalers = samplingInputs(size, {
