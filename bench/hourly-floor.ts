@@ -1,0 +1,143 @@
+/**
+ * A floor by the hour of the day, read from yesterday, on whole days (docs/quality.md, "Two leads measured
+ * after the thirtieth run"): a measurement, not a configuration of the product. Per scale, the rest of
+ * today's trace after its first 15 minutes, overlaid COPIES times as `simulate --copies` overlays it, is
+ * replayed from the fleet's N ready replicas three ways: the fixed fleet of N; the scaler capped at N (one
+ * Server role, TokenThroughput at TARGET tokens/s per replica, the given windows and TTFT target, every
+ * other field at its default); and the same scaler under the floor read from yesterday's trace overlaid the
+ * same way (`src/sim/quality/hourly-floor.ts`; `floorAt` in `src/sim/quality/policies/mds.ts`). TARGET and N
+ * are given: the twenty-eighth run's table gives them for its whole-day scales, and a run of the docs'
+ * steps would read them with `calibrate` and the fleet search (`bench:replace-fleet`).
+ *
+ *   npm run bench:hourly-floor -- --scales TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N[,…] [--windows 30/30]
+ *     [--ttft-target 1500] [--margin 1800]
+ *
+ * The table goes to stdout, each finished replay to stderr.
+ */
+import { basename } from "node:path";
+import { parseArgs } from "node:util";
+import { defaultScalerSpec } from "../src/core/api/defaulting.js";
+import { defaultFloorMarginSeconds, floorAt, hourlyFloors } from "../src/sim/quality/hourly-floor.js";
+import { mdsPolicy } from "../src/sim/quality/policies/mds.js";
+import { staticPolicy } from "../src/sim/quality/policies/static.js";
+import type { Policy } from "../src/sim/quality/policy.js";
+import { runPolicy } from "../src/sim/quality/run.js";
+import { fromSecond, loadTrace, overlay, type Trace } from "../src/sim/quality/traces.js";
+import { trainingSeconds } from "../src/sim/quality/user-figures.js";
+
+const { values } = parseArgs({
+  options: {
+    scales: { type: "string" },
+    windows: { type: "string", default: "30/30" },
+    "ttft-target": { type: "string", default: "1500" },
+    margin: { type: "string", default: String(defaultFloorMarginSeconds) },
+  },
+});
+const seed = 1;
+
+/** `--name`'s value as a positive number, or an error naming the flag and the value. */
+function positive(name: string, text: string | undefined): number {
+  const v = Number(text);
+  if (text === undefined || !(Number.isFinite(v) && v > 0))
+    throw new Error(`--${name}: ${JSON.stringify(text)} is not a positive number`);
+  return v;
+}
+
+interface Scale {
+  readonly today: string;
+  readonly copies: number;
+  readonly yesterday: string;
+  readonly targetTokensPerSecond: number;
+  readonly fleet: number;
+}
+
+function scalesOf(text: string | undefined): Scale[] {
+  if (text === undefined) throw new Error("--scales: required, TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N[,…]");
+  return text.split(",").map((item) => {
+    const [today, copies, yesterday, target, fleet, ...rest] = item.split(":");
+    if (today === undefined || yesterday === undefined || rest.length > 0)
+      throw new Error(`--scales: ${JSON.stringify(item)} is not TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N`);
+    const n = positive("scales", fleet);
+    if (!Number.isInteger(n)) throw new Error(`--scales: fleet ${JSON.stringify(fleet)} is not a whole number`);
+    return {
+      today,
+      copies: positive("scales", copies),
+      yesterday,
+      targetTokensPerSecond: positive("scales", target),
+      fleet: n,
+    };
+  });
+}
+
+const [stable, panic] = (values.windows ?? "").split("/").map(Number);
+if (!(Number.isInteger(stable) && Number.isInteger(panic)))
+  throw new Error(`--windows: ${JSON.stringify(values.windows)} is not STABLE/PANIC in whole seconds`);
+const ttftTarget = positive("ttft-target", values["ttft-target"]);
+const margin = positive("margin", values.margin);
+
+function scaler(scale: Scale) {
+  const spec = defaultScalerSpec({
+    targetRef: { name: "llm" },
+    mode: "Active",
+    roles: [{ name: "server", maxReplicas: scale.fleet }],
+    algorithm: {
+      tokenThroughput: {
+        serverTargetTokensPerSecond: String(scale.targetTokensPerSecond),
+        ttftTargetMilliseconds: String(ttftTarget),
+        stableWindowSeconds: stable,
+        panicWindowSeconds: panic,
+      },
+    },
+  });
+  if (!spec.ok) throw new Error(`the scaler: ${JSON.stringify(spec.problems)}`);
+  return spec.value;
+}
+
+const overlaid = (path: string, copies: number): Trace => overlay(loadTrace(path, { seed }), copies, seed);
+
+interface Replayed {
+  readonly attainment: number;
+  readonly gpuHours: number;
+}
+
+function replay(label: string, trace: Trace, policy: Policy): Replayed {
+  const started = performance.now();
+  const r = runPolicy(trace, policy, { seed, fleet: {} });
+  console.error(
+    `  ${label}: ${(100 * r.attainment.both).toFixed(3)} %, ${r.gpuHours.toFixed(2)} GPU-h (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  );
+  return { attainment: r.attainment.both, gpuHours: r.gpuHours };
+}
+
+const cell = (r: Replayed, fleet?: Replayed): string =>
+  `${(100 * r.attainment).toFixed(3)} %, ${r.gpuHours.toFixed(2)}` +
+  (fleet === undefined ? "" : ` (${(r.gpuHours / fleet.gpuHours).toFixed(3)})`);
+
+console.log(
+  `| scale | fleet n: SLO %, GPU-h | capped at n, target, ${stable} s / ${panic} s windows | with yesterday's floor by the hour | floors, hours 0–23 |`,
+);
+console.log("| --- | --- | --- | --- | --- |");
+for (const scale of scalesOf(values.scales)) {
+  const name = `${basename(scale.today)} × ${scale.copies}`;
+  console.error(
+    `${name}, yesterday ${basename(scale.yesterday)}, target ${scale.targetTokensPerSecond}, n=${scale.fleet}`,
+  );
+  const today = fromSecond(overlaid(scale.today, scale.copies), trainingSeconds);
+  const floors = hourlyFloors(
+    overlaid(scale.yesterday, scale.copies),
+    scale.targetTokensPerSecond,
+    scale.fleet,
+    margin,
+  );
+  const spec = scaler(scale);
+  const fleet = replay("the fleet", today, staticPolicy(scale.fleet));
+  const capped = replay("capped", today, mdsPolicy({ spec, initialReplicas: scale.fleet }));
+  const floored = replay(
+    "capped, floor",
+    today,
+    mdsPolicy({ spec, initialReplicas: scale.fleet, floorAt: (now) => floorAt(floors, now + trainingSeconds) }),
+  );
+  console.log(
+    `| ${name} | n=${scale.fleet}: ${cell(fleet)} | ${cell(capped, fleet)} | ${cell(floored, fleet)} | ${floors.join(",")} |`,
+  );
+}
