@@ -360,7 +360,7 @@ export async function serveBlocks(options: {
     startTimeoutMs: 300_000,
     scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
     extraArgs: [`--query.timeout=${options.queryTimeoutSeconds}s`],
-    ...(options.externalLabels === undefined ? {} : { externalLabels: { ...options.externalLabels } }),
+    ...(options.externalLabels === undefined ? {} : { externalLabels: options.externalLabels }),
   });
   return { prometheus, storage };
 }

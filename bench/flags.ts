@@ -22,3 +22,25 @@ export function positiveNumberFlag(name: string, fallback: number): number {
 export function wholeFlag(name: string, fallback: number): number {
   return numberFlag(name, fallback, (v) => Number.isInteger(v) && v > 0, "a positive whole number");
 }
+
+/** `--windows STABLE/PANIC`: TokenThroughput's averaging windows in whole seconds, or an error naming the flag and the value. */
+export function averagingWindowsOf(text: string): { readonly stable: number; readonly panic: number } {
+  const [stable, panic, ...rest] = text.split("/").map(Number);
+  if (
+    stable === undefined ||
+    panic === undefined ||
+    rest.length > 0 ||
+    !Number.isInteger(stable) ||
+    !Number.isInteger(panic)
+  )
+    throw new Error(`--windows: ${JSON.stringify(text)} is not STABLE/PANIC in whole seconds (e.g. 30/15)`);
+  return { stable, panic };
+}
+
+/** A flag's or a field's text as a positive number, or an error naming `what` and the text (flags `parseArgs` read). */
+export function positiveNumberOf(what: string, text: string | undefined): number {
+  const v = Number(text);
+  if (text === undefined || !(Number.isFinite(v) && v > 0))
+    throw new Error(`${what}: ${JSON.stringify(text)} is not a positive number`);
+  return v;
+}

@@ -17,13 +17,14 @@
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultScalerSpec } from "../src/core/api/defaulting.js";
-import { defaultFloorMarginSeconds, floorAt, hourlyFloors } from "../src/sim/quality/hourly-floor.js";
+import { defaultFloorMarginSeconds, floorAtSecondOfDay, hourlyFloors } from "../src/sim/quality/hourly-floor.js";
 import { mdsPolicy } from "../src/sim/quality/policies/mds.js";
 import { staticPolicy } from "../src/sim/quality/policies/static.js";
 import type { Policy } from "../src/sim/quality/policy.js";
 import { runPolicy } from "../src/sim/quality/run.js";
 import { fromSecond, loadTrace, overlay, type Trace } from "../src/sim/quality/traces.js";
 import { trainingSeconds } from "../src/sim/quality/user-figures.js";
+import { averagingWindowsOf, positiveNumberOf } from "./flags.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,14 +35,6 @@ const { values } = parseArgs({
   },
 });
 const seed = 1;
-
-/** `--name`'s value as a positive number, or an error naming the flag and the value. */
-function positive(name: string, text: string | undefined): number {
-  const v = Number(text);
-  if (text === undefined || !(Number.isFinite(v) && v > 0))
-    throw new Error(`--${name}: ${JSON.stringify(text)} is not a positive number`);
-  return v;
-}
 
 interface Scale {
   readonly today: string;
@@ -57,23 +50,21 @@ function scalesOf(text: string | undefined): Scale[] {
     const [today, copies, yesterday, target, fleet, ...rest] = item.split(":");
     if (today === undefined || yesterday === undefined || rest.length > 0)
       throw new Error(`--scales: ${JSON.stringify(item)} is not TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N`);
-    const n = positive("scales", fleet);
+    const n = positiveNumberOf("--scales", fleet);
     if (!Number.isInteger(n)) throw new Error(`--scales: fleet ${JSON.stringify(fleet)} is not a whole number`);
     return {
       today,
-      copies: positive("scales", copies),
+      copies: positiveNumberOf("--scales", copies),
       yesterday,
-      targetTokensPerSecond: positive("scales", target),
+      targetTokensPerSecond: positiveNumberOf("--scales", target),
       fleet: n,
     };
   });
 }
 
-const [stable, panic] = (values.windows ?? "").split("/").map(Number);
-if (!(Number.isInteger(stable) && Number.isInteger(panic)))
-  throw new Error(`--windows: ${JSON.stringify(values.windows)} is not STABLE/PANIC in whole seconds`);
-const ttftTarget = positive("ttft-target", values["ttft-target"]);
-const margin = positive("margin", values.margin);
+const { stable, panic } = averagingWindowsOf(values.windows ?? "");
+const ttftTarget = positiveNumberOf("--ttft-target", values["ttft-target"]);
+const margin = positiveNumberOf("--margin", values.margin);
 
 function scaler(scale: Scale) {
   const spec = defaultScalerSpec({
@@ -135,7 +126,11 @@ for (const scale of scalesOf(values.scales)) {
   const floored = replay(
     "capped, floor",
     today,
-    mdsPolicy({ spec, initialReplicas: scale.fleet, floorAt: (now) => floorAt(floors, now + trainingSeconds) }),
+    mdsPolicy({
+      spec,
+      initialReplicas: scale.fleet,
+      floorAt: (now) => floorAtSecondOfDay(floors, now + trainingSeconds),
+    }),
   );
   console.log(
     `| ${name} | n=${scale.fleet}: ${cell(fleet)} | ${cell(capped, fleet)} | ${cell(floored, fleet)} | ${floors.join(",")} |`,

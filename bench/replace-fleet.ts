@@ -53,6 +53,7 @@ import { demandSwing, keepFleetAboveSwing } from "../src/core/calibrate/demand-s
 import { figureForSwing } from "../src/core/calibrate/swing-headroom.js";
 import type { CalibrationMinute } from "../src/core/calibrate/minute.js";
 import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
+import { averagingWindowsOf } from "./flags.js";
 
 const root = join(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -129,21 +130,7 @@ const fleetAtLeast = Number(values["fleet-at-least"]);
 if (!Number.isInteger(fleetAtLeast) || fleetAtLeast < 1)
   throw new Error(`--fleet-at-least: ${JSON.stringify(values["fleet-at-least"])} is not a whole number ≥ 1`);
 /** TokenThroughput's averaging windows (not the scale-down window) for the `--windows` column, `STABLE/PANIC` in seconds (docs/quality.md, twenty-eighth run). */
-const averagingWindows = ((
-  text: string | undefined,
-): { readonly stable: number; readonly panic: number } | undefined => {
-  if (text === undefined) return undefined;
-  const [stable, panic, ...rest] = text.split("/").map(Number);
-  if (
-    stable === undefined ||
-    panic === undefined ||
-    rest.length > 0 ||
-    !Number.isInteger(stable) ||
-    !Number.isInteger(panic)
-  )
-    throw new Error(`--windows: ${JSON.stringify(text)} is not STABLE/PANIC in whole seconds (e.g. 30/15)`);
-  return { stable, panic };
-})(values.windows);
+const averagingWindows = values.windows === undefined ? undefined : averagingWindowsOf(values.windows);
 const userMaxReplicas = Number(values["user-max-replicas"]);
 if (!Number.isInteger(userMaxReplicas) || userMaxReplicas < 1)
   throw new Error(`--user-max-replicas: ${JSON.stringify(values["user-max-replicas"])} is not a whole number ≥ 1`);

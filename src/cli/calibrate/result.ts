@@ -18,6 +18,7 @@ import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec, TokenThroughputParams } from "../../core/api/scaler.js";
 import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
+import { tokenThroughputBlockOf } from "../../core/algorithms/windows.js";
 import { describeSliceCheck, type SliceCheck } from "./slice-check.js";
 
 export interface CalibrationResult {
@@ -39,11 +40,10 @@ export interface CalibrationResult {
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
 function tokenThroughputOf(spec: ScalerSpec): TokenThroughputParams {
-  const a = spec.algorithm;
-  const tt = a.type === "Predictive" ? a.predictive?.tokenThroughput : a.tokenThroughput;
+  const tt = tokenThroughputBlockOf(spec).params;
   if (tt === undefined)
     throw new Error(
-      `spec.algorithm: calibrate writes TokenThroughput's per-replica targets; this scaler is ${a.type}, which has none`,
+      `spec.algorithm: calibrate writes TokenThroughput's per-replica targets; this scaler is ${spec.algorithm.type}, which has none`,
     );
   return tt;
 }

@@ -11,19 +11,19 @@ export interface SamplingWindows {
   readonly panicWindowSeconds: number;
 }
 
-interface WindowBlock {
+export interface TokenThroughputBlock {
   readonly params: TokenThroughputParams | undefined;
   /** Where the block is written under `spec`, for messages. */
   readonly path: readonly string[];
 }
 
-const topLevelBlock = (spec: ScalerSpec): WindowBlock => ({
+const topLevelBlock = (spec: ScalerSpec): TokenThroughputBlock => ({
   params: spec.algorithm.tokenThroughput,
   path: ["algorithm", "tokenThroughput"],
 });
 
 /** The TokenThroughput block whose windows the algorithm reads; the schema's defaults when none is given. */
-const windowSource: Readonly<Record<AlgorithmType, (spec: ScalerSpec) => WindowBlock>> = {
+const windowSource: Readonly<Record<AlgorithmType, (spec: ScalerSpec) => TokenThroughputBlock>> = {
   // Proportional rates come from the same windows; a spec without a block samples the defaults.
   Proportional: topLevelBlock,
   TokenThroughput: topLevelBlock,
@@ -33,8 +33,16 @@ const windowSource: Readonly<Record<AlgorithmType, (spec: ScalerSpec) => WindowB
       : topLevelBlock(spec),
 };
 
+/**
+ * The TokenThroughput block the algorithm reads (its windows, targets and latency targets) and where it is written:
+ * TokenThroughput's own, or Predictive's fallback; `params` undefined where none is written.
+ */
+export function tokenThroughputBlockOf(spec: ScalerSpec): TokenThroughputBlock {
+  return windowSource[spec.algorithm.type](spec);
+}
+
 export function samplingWindowsOf(spec: ScalerSpec): SamplingWindows {
-  const params = tokenThroughputParams(windowSource[spec.algorithm.type](spec).params);
+  const params = tokenThroughputParams(tokenThroughputBlockOf(spec).params);
   return { stableWindowSeconds: params.stableWindowSeconds, panicWindowSeconds: params.panicWindowSeconds };
 }
 
@@ -44,5 +52,5 @@ export function samplingWindowsOf(spec: ScalerSpec): SamplingWindows {
  * Example: a Predictive spec with only `predictive.tokenThroughput` → ["algorithm", "predictive", "tokenThroughput"].
  */
 export function samplingWindowsPath(spec: ScalerSpec): readonly string[] {
-  return windowSource[spec.algorithm.type](spec).path;
+  return tokenThroughputBlockOf(spec).path;
 }

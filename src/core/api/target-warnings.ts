@@ -18,6 +18,7 @@
  * without quotes, which the warning header escapes. Names are DNS labels.
  */
 import { judgedOnQueueTime } from "../algorithms/queue-time-target.js";
+import { tokenThroughputBlockOf } from "../algorithms/windows.js";
 import { countOutsideBounds } from "../planner/bounds.js";
 import type { ModelDeployment } from "./model-deployment.js";
 import { problem, type PathSegment, type Problem } from "./problem.js";
@@ -32,8 +33,9 @@ function boundsExcludeCurrent({ spec, target }: Context): Problem[] {
   const running = new Map(target.spec.roles.map((t) => [t.name, t.replicas]));
   return spec.roles.flatMap((role, index) => {
     const replicas = running.get(role.name);
-    const side = replicas === undefined ? undefined : countOutsideBounds(replicas, role);
-    if (replicas === undefined || side === undefined) return [];
+    if (replicas === undefined) return [];
+    const side = countOutsideBounds(replicas, role);
+    if (side === undefined) return [];
     const field = side === "below" ? "minReplicas" : "maxReplicas";
     return [
       problem(
@@ -46,15 +48,11 @@ function boundsExcludeCurrent({ spec, target }: Context): Problem[] {
   });
 }
 
-/** The written queue-time target and its path: TokenThroughput's own block, or Predictive's fallback block. */
+/** The written queue-time target and its path, in the TokenThroughput block the algorithm reads. */
 function queueTimeTarget(spec: ScalerSpec): { readonly value: string; readonly path: PathSegment[] } | undefined {
-  const { algorithm } = spec;
-  const [block, path] =
-    algorithm.type === "Predictive"
-      ? [algorithm.predictive?.tokenThroughput, ["spec", "algorithm", "predictive", "tokenThroughput"]]
-      : [algorithm.tokenThroughput, ["spec", "algorithm", "tokenThroughput"]];
-  const value = block?.queueTimeTargetMilliseconds;
-  return value === undefined ? undefined : { value, path: [...path, "queueTimeTargetMilliseconds"] };
+  const block = tokenThroughputBlockOf(spec);
+  const value = block.params?.queueTimeTargetMilliseconds;
+  return value === undefined ? undefined : { value, path: ["spec", ...block.path, "queueTimeTargetMilliseconds"] };
 }
 
 function queueTimeTargetJudged({ spec, target }: Context): Problem[] {

@@ -11,7 +11,7 @@
  */
 import type { Trace } from "./traces.js";
 
-export const hoursPerDay = 24;
+const hoursPerDay = 24;
 /** How far either side of the hour yesterday's minutes are read: a rise that came early or late by this much is still covered. */
 export const defaultFloorMarginSeconds = 1800;
 
@@ -44,8 +44,7 @@ export function hourlyFloors(
   });
 }
 
-/** The floor at `secondOfDay` seconds after 00:00 (wrapping past midnight). */
-export function floorAt(floors: readonly number[], secondOfDay: number): number {
-  const hour = Math.floor(secondOfDay / 3600) % hoursPerDay;
-  return floors[(hour + hoursPerDay) % hoursPerDay] ?? 1;
+/** The floor of the hour `secondOfDay` seconds after 00:00 falls in, the next days' hours read as the same day's. */
+export function floorAtSecondOfDay(floors: readonly number[], secondOfDay: number): number {
+  return floors[Math.floor(secondOfDay / 3600) % hoursPerDay] ?? 1;
 }

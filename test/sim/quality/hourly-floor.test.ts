@@ -1,7 +1,7 @@
 /** The floor by the hour read from yesterday (`bench:hourly-floor`): the floors, and the policy keeping the fleet at them. */
 import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
-import { floorAt, hourlyFloors, tokensPerSecondByMinute } from "../../../src/sim/quality/hourly-floor.js";
+import { floorAtSecondOfDay, hourlyFloors, tokensPerSecondByMinute } from "../../../src/sim/quality/hourly-floor.js";
 import { mdsPolicy } from "../../../src/sim/quality/policies/mds.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
 import { defaultScaler, replicaFigures } from "../../../src/sim/quality/scalers.js";
@@ -49,9 +49,9 @@ describe("hourlyFloors", () => {
 
   it("looks a floor up by the second of the day, wrapping past midnight", () => {
     const floors = Array.from({ length: 24 }, (_, h) => h + 1);
-    expect(floorAt(floors, 0)).toBe(1);
-    expect(floorAt(floors, 14 * 3600 + 59)).toBe(15);
-    expect(floorAt(floors, 86_400 + 3600)).toBe(2);
+    expect(floorAtSecondOfDay(floors, 0)).toBe(1);
+    expect(floorAtSecondOfDay(floors, 14 * 3600 + 59)).toBe(15);
+    expect(floorAtSecondOfDay(floors, 86_400 + 3600)).toBe(2);
   });
 });
 
