@@ -10,7 +10,10 @@
  * steps would read them with `calibrate` and the fleet search (`bench:replace-fleet`).
  *
  *   npm run bench:hourly-floor -- --scales TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N[,…] [--windows 30/30]
- *     [--ttft-target 1500] [--margin 1800]
+ *     [--ttft-target 1500] [--queue-time-target MS] [--margin 1800]
+ *
+ * `--queue-time-target MS` writes `queueTimeTargetMilliseconds: MS` into the scaler, as the docs' steps do since the
+ * thirtieth run (without it the scaler has none, as in the development table).
  *
  * The table goes to stdout, each finished replay to stderr.
  */
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     scales: { type: "string" },
     windows: { type: "string", default: "30/30" },
     "ttft-target": { type: "string", default: "1500" },
+    "queue-time-target": { type: "string" },
     margin: { type: "string", default: String(defaultFloorMarginSeconds) },
   },
 });
@@ -65,6 +69,10 @@ function scalesOf(text: string | undefined): Scale[] {
 const { stable, panic } = averagingWindowsOf(values.windows ?? "");
 const ttftTarget = positiveNumberOf("--ttft-target", values["ttft-target"]);
 const margin = positiveNumberOf("--margin", values.margin);
+const queueTimeTarget =
+  values["queue-time-target"] === undefined
+    ? undefined
+    : positiveNumberOf("--queue-time-target", values["queue-time-target"]);
 
 function scaler(scale: Scale) {
   const spec = defaultScalerSpec({
@@ -75,6 +83,7 @@ function scaler(scale: Scale) {
       tokenThroughput: {
         serverTargetTokensPerSecond: String(scale.targetTokensPerSecond),
         ttftTargetMilliseconds: String(ttftTarget),
+        ...(queueTimeTarget === undefined ? {} : { queueTimeTargetMilliseconds: String(queueTimeTarget) }),
         stableWindowSeconds: stable,
         panicWindowSeconds: panic,
       },
