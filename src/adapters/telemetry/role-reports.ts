@@ -4,6 +4,7 @@
  */
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "../../core/algorithms/capacity.js";
 import { judgedOnQueueTime } from "../../core/algorithms/queue-time-target.js";
+import { tokenThroughputBlockOf } from "../../core/algorithms/windows.js";
 import { roleKinds, type RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec, ScalerStatus, TokenThroughputParams } from "../../core/api/scaler.js";
@@ -49,7 +50,8 @@ export function roleReports(
   kinds: Readonly<Record<string, string>> = {},
   observations: Readonly<Record<string, RoleObservation>> = {},
 ): RoleReport[] {
-  const tt = spec.algorithm.tokenThroughput ?? spec.algorithm.predictive?.tokenThroughput;
+  // The block the algorithm reads: TokenThroughput's own, or Predictive's fallback.
+  const tt = tokenThroughputBlockOf(spec).params;
   const predictive = spec.algorithm.predictive;
   const committed = status.lastCommit?.vector ?? {};
   return (status.roles ?? []).map((role) => {
