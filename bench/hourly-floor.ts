@@ -1,13 +1,15 @@
 /**
- * A floor by the hour of the day, read from yesterday, on whole days (docs/quality.md, "Two leads measured
- * after the thirtieth run"): a measurement, not a configuration of the product. Per scale, the rest of
+ * The floors by the hour of the day, read from yesterday, on whole days (docs/quality.md, the thirty-first run,
+ * and the lead before it): the measurement that kept `floorReplicasByUtcHour`. Per scale, the rest of
  * today's trace after its first 15 minutes, overlaid COPIES times as `simulate --copies` overlays it, is
  * replayed from the fleet's N ready replicas three ways: the fixed fleet of N; the scaler capped at N (one
  * Server role, TokenThroughput at TARGET tokens/s per replica, the given windows and TTFT target, every
- * other field at its default); and the same scaler under the floor read from yesterday's trace overlaid the
- * same way (`src/sim/quality/hourly-floor.ts`; `floorAt` in `src/sim/quality/policies/mds.ts`). TARGET and N
- * are given: the twenty-eighth run's table gives them for its whole-day scales, and a run of the docs'
- * steps would read them with `calibrate` and the fleet search (`bench:replace-fleet`).
+ * other field at its default); and the same scaler with `floorReplicasByUtcHour` written in, read from yesterday's
+ * trace overlaid the same way (`arrivalMinutes` in `src/sim/quality/hourly-floor.ts`, the rule `hourlyFloors` in
+ * `src/core/calibrate/hourly-floors.ts`; the planner applies it, `src/core/planner/hourly-floor.ts`). TARGET and N
+ * are given: `bench:replace-fleet -- --swing-target headroom --windows 30/30` prints both (its (w) column's target
+ * and the fleet `n`). The floors here are read from yesterday's arrivals; `calibrate --hourly-floors-from` reads the
+ * same rule from the minutes the engines served.
  *
  *   npm run bench:hourly-floor -- --scales TODAY.csv:COPIES:YESTERDAY.csv:TARGET:N[,…] [--windows 30/30]
  *     [--ttft-target 1500] [--queue-time-target MS] [--margin 1800]
@@ -20,7 +22,8 @@
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultScalerSpec } from "../src/core/api/defaulting.js";
-import { defaultFloorMarginSeconds, floorAtSecondOfDay, hourlyFloors } from "../src/sim/quality/hourly-floor.js";
+import { floorMarginSeconds, hourlyFloors } from "../src/core/calibrate/hourly-floors.js";
+import { arrivalMinutes } from "../src/sim/quality/hourly-floor.js";
 import { mdsPolicy } from "../src/sim/quality/policies/mds.js";
 import { staticPolicy } from "../src/sim/quality/policies/static.js";
 import type { Policy } from "../src/sim/quality/policy.js";
@@ -35,7 +38,7 @@ const { values } = parseArgs({
     windows: { type: "string", default: "30/30" },
     "ttft-target": { type: "string", default: "1500" },
     "queue-time-target": { type: "string" },
-    margin: { type: "string", default: String(defaultFloorMarginSeconds) },
+    margin: { type: "string", default: String(floorMarginSeconds) },
   },
 });
 const seed = 1;
@@ -124,7 +127,7 @@ for (const scale of scalesOf(values.scales)) {
   );
   const today = fromSecond(overlaid(scale.today, scale.copies), trainingSeconds);
   const floors = hourlyFloors(
-    overlaid(scale.yesterday, scale.copies),
+    arrivalMinutes(overlaid(scale.yesterday, scale.copies)),
     scale.targetTokensPerSecond,
     scale.fleet,
     margin,
@@ -136,9 +139,8 @@ for (const scale of scalesOf(values.scales)) {
     "capped, floor",
     today,
     mdsPolicy({
-      spec,
+      spec: { ...spec, roles: spec.roles.map((r) => ({ ...r, floorReplicasByUtcHour: floors })) },
       initialReplicas: scale.fleet,
-      floorAt: (now) => floorAtSecondOfDay(floors, now + trainingSeconds),
     }),
   );
   console.log(

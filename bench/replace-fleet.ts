@@ -26,7 +26,9 @@
  * the training slice, as calibrate reads it there, and of the replay, read from the replaced fleet's minutes. A scale
  * written `TRACE:COPIES:YESTERDAY` also names the same hours of the day before: the docs' step reads its swing on
  * the fleet (`simulate -o json`, then `calibrate --from-simulation`) and keeps the fleet above
- * `keepFleetAboveSwing`, replacing it with the capped scaler otherwise (docs/quality.md, nineteenth run).
+ * `keepFleetAboveSwing` (docs/quality.md, nineteenth run), replacing it otherwise with the capped scaler at a target a jump of
+ * that limit fits under (calibrate's `--swing-headroom 1.65`, the docs' steps since the twenty-fourth run; until
+ * 2026-12-05 this column replaced it at calibrate's figure, which the twenty-fourth run's own column gave).
  * `--swing-target on` adds, where that swing is above the limit, the capped scaler at a target a jump of that swing
  * fits under (calibrate's capacity ÷ the swing, never above its figure) instead of the fleet (twenty-first run);
  * `--swing-target always` at every swing, the fleet always replaced (twenty-second run). `--swing-target limit` keeps
@@ -479,7 +481,7 @@ const header = [
   "capped × fleet",
   ...columns("yesterday", [
     "yesterday's swing (the fleet's minutes)",
-    `the docs' steps (keep the fleet above ${keepFleetAboveSwing}): SLO %, GPU-h`,
+    `the docs' steps (keep the fleet above ${keepFleetAboveSwing}, else the capped scaler for a jump of ${keepFleetAboveSwing}): SLO %, GPU-h`,
     "× fleet",
   ]),
   ...columns("swingTarget", swingTargetHeader()),
@@ -568,7 +570,6 @@ try {
         : yesterdaySwing(yesterday, copies, fleet.n, { text: userText, path: userPath });
     // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
     const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
-    const guided = replaces ? capped : fleet.run;
     // The capped scaler at a target a jump of the swing `swingToSizeFor` names fits under (each mode's runs there);
     // a target at the figure is the capped run itself, so it is not replayed again.
     const figure = Number(figureOf(calibrated));
@@ -588,6 +589,19 @@ try {
         : jumpTarget === figure
           ? capped
           : replay(trace, copies, swingSizedText, fleet.n, "capped-swing-target");
+    // The docs' steps as they are (docs/calibrate.md, "A user's steps"; the twenty-fourth run's verdict): where they
+    // replace the fleet, the capped scaler at calibrate's `--swing-headroom 1.65`, a target a jump of the limit fits under.
+    const stepTarget =
+      replaces && slice.capacity !== undefined
+        ? figureForSwing(figure, slice.capacity, keepFleetAboveSwing)
+        : undefined;
+    const guided = !replaces
+      ? fleet.run
+      : stepTarget === undefined || stepTarget === figure
+        ? capped
+        : stepTarget === jumpTarget && swingSized !== undefined
+          ? swingSized
+          : replay(trace, copies, withServerTarget(cappedText, stepTarget), fleet.n, "capped-docs-step");
     const cappedAveragingWindows =
       averagingWindows === undefined
         ? undefined

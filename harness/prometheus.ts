@@ -40,6 +40,8 @@ export interface PrometheusHarnessOptions {
   readonly binaryPath?: string;
   /** Serve this TSDB directory (e.g. prepared blocks) instead of an empty one; it is not removed by `stop`. */
   readonly storagePath?: string;
+  /** `--storage.tsdb.retention.time`, counted back from the newest block; 1h by default (enough for live scrapes). */
+  readonly retentionTime?: string;
   /** Remote-write every scraped sample to these URLs (e.g. VictoriaMetrics' `/api/v1/write`), so a second store holds the same samples. */
   readonly remoteWrite?: readonly string[];
   /** Labels this Prometheus adds to what leaves it, e.g. `{ replica: "a" }` for a Thanos sidecar. */
@@ -201,7 +203,7 @@ export class PrometheusHarness {
         `--config.file=${join(this.dir, "prometheus.yml")}`,
         `--storage.tsdb.path=${this.options.storagePath ?? join(this.dir, "data")}`,
         `--web.listen-address=127.0.0.1:${this.port}`,
-        "--storage.tsdb.retention.time=1h",
+        `--storage.tsdb.retention.time=${this.options.retentionTime ?? "1h"}`,
         "--log.level=warn",
         ...this.extraArgs,
       ],

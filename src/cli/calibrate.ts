@@ -34,6 +34,8 @@ import {
 import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
 import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test.js";
 import { checkOnSlice } from "./calibrate/slice-check.js";
+import { floorsFromYesterday } from "./calibrate/hourly-floors.js";
+import type { RoleMinutes } from "../core/calibrate/minute.js";
 import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
 import { figureForSwing, minHeadroomSwing } from "../core/calibrate/swing-headroom.js";
 import { readFleet } from "./fleet-file.js";
@@ -113,6 +115,11 @@ const ownFlags: readonly CommandFlag[] = [
     default: defaultLatencyGuardReading,
     help: `how a minute's TTFT is judged, as the controller's latency guard with this reading judges it: ${latencyGuardReadings.join(" or ")} (queueing: a TTFT above target breaks a minute only when waiting is a material part of it)`,
   },
+  {
+    flag: "--hourly-floors-from",
+    value: "FILE|prometheus",
+    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus)",
+  },
   { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
   { flag: "--help", short: "h", value: "", help: "this help" },
@@ -170,7 +177,11 @@ interface Calibrated {
   readonly result: CalibrationResult;
   readonly document: unknown;
   readonly spec: ScalerSpec;
+  /** `--hourly-floors-from prometheus`: the minutes of the 24 hours before the period, and where they came from. */
+  readonly dayBefore?: { readonly roles: readonly RoleMinutes[]; readonly source: string };
 }
+
+const secondsPerDay = 86_400;
 
 function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const paths = values["from-simulation"] as string[];
@@ -251,6 +262,25 @@ function checkedOnSlice(answer: Calibrated, test: LoadTestMinutes, reading: Late
   };
 }
 
+/** The period read from Prometheus, in Unix seconds: `--start`/`--last` and `--end`, at most a day. */
+function periodOf(values: FlagValues, nowMs: number): { readonly start: number; readonly end: number } {
+  const end = values["end"] === undefined ? nowMs / 1000 : parseTime("end", values["end"] as string);
+  const last = values["last"] as string | undefined;
+  const startText = values["start"] as string | undefined;
+  if ((last === undefined) === (startText === undefined))
+    throw new UsageError("give the period with exactly one of --start and --last");
+  const start = last !== undefined ? end - parseDuration(last) : parseTime("start", startText as string);
+  if (!(end > start))
+    throw new UsageError(
+      `--start ${JSON.stringify(startText)} is not before --end (${new Date(end * 1000).toISOString()})`,
+    );
+  if ((end - start) / 60 > maxMinutes)
+    throw new UsageError(
+      `the period is ${((end - start) / 3600).toFixed(1)} h; at most ${maxMinutes / 60} h (one sampling pass per minute)`,
+    );
+  return { start, end };
+}
+
 async function fromPrometheus(
   values: FlagValues,
   io: CliIo,
@@ -271,20 +301,7 @@ async function fromPrometheus(
   const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
   if (scalerRef !== undefined && !ref)
     throw new UsageError(`--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`);
-  const end = values["end"] === undefined ? nowMs / 1000 : parseTime("end", values["end"] as string);
-  const last = values["last"] as string | undefined;
-  const startText = values["start"] as string | undefined;
-  if ((last === undefined) === (startText === undefined))
-    throw new UsageError("give the period with exactly one of --start and --last");
-  const start = last !== undefined ? end - parseDuration(last) : parseTime("start", startText as string);
-  if (!(end > start))
-    throw new UsageError(
-      `--start ${JSON.stringify(startText)} is not before --end (${new Date(end * 1000).toISOString()})`,
-    );
-  if ((end - start) / 60 > maxMinutes)
-    throw new UsageError(
-      `the period is ${((end - start) / 3600).toFixed(1)} h; at most ${maxMinutes / 60} h (one sampling pass per minute)`,
-    );
+  const { start, end } = periodOf(values, nowMs);
   const target = values["target"] as string | undefined;
   const kubeconfig = values["kubeconfig"] as string | undefined;
   const objects = await loadObjects(
@@ -297,25 +314,32 @@ async function fromPrometheus(
     io,
   );
   const { target: md, spec, namespace } = scalerAndTarget(objects.scaler, objects.target);
-  const minutes = await minutesFromPrometheus({
-    client: prometheusClientOf(settings),
-    config: prometheusSignalConfigOf(settings),
-    namespace,
-    deployment: spec.targetRef.name,
-    // Encode roles serve no tokens of their own: they follow a ratio and have no per-replica target.
-    roles: md.spec.roles
-      .filter((r) => r.kind !== "Encode" && spec.roles.some((s) => s.name === r.name))
-      .map((r) => ({ name: r.name, kind: r.kind })),
-    samplingIntervalSeconds: spec.sampling.intervalSeconds,
-    startUnixSeconds: start,
-    endUnixSeconds: end,
-  });
-  const period = `${new Date(start * 1000).toISOString()} to ${new Date(end * 1000).toISOString()}`;
-  const source = `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${period}`;
+  const read = (startUnixSeconds: number, endUnixSeconds: number) =>
+    minutesFromPrometheus({
+      client: prometheusClientOf(settings),
+      config: prometheusSignalConfigOf(settings),
+      namespace,
+      deployment: spec.targetRef.name,
+      // Encode roles serve no tokens of their own: they follow a ratio and have no per-replica target.
+      roles: md.spec.roles
+        .filter((r) => r.kind !== "Encode" && spec.roles.some((s) => s.name === r.name))
+        .map((r) => ({ name: r.name, kind: r.kind })),
+      samplingIntervalSeconds: spec.sampling.intervalSeconds,
+      startUnixSeconds,
+      endUnixSeconds,
+    });
+  const minutes = await read(start, end);
+  const sourceOf = (from: number, to: number) =>
+    `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${new Date(from * 1000).toISOString()} to ${new Date(to * 1000).toISOString()}`;
+  const dayBefore =
+    values["hourly-floors-from"] === "prometheus"
+      ? { roles: (await read(start - secondsPerDay, start)).roles, source: sourceOf(start - secondsPerDay, start) }
+      : undefined;
   return {
-    result: calibrate(source, spec, minutes.roles, minutes.warnings, reading),
+    result: calibrate(sourceOf(start, end), spec, minutes.roles, minutes.warnings, reading),
     document: objects.scaler,
     spec,
+    ...(dayBefore === undefined ? {} : { dayBefore }),
   };
 }
 
@@ -403,7 +427,32 @@ function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calib
   return { ...answer, result };
 }
 
-/** Phase 4: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
+/**
+ * Phase 4: each calibrated role's floors by the UTC hour, at the figure phase 3 left, from the day before: a
+ * `simulate -o json` run of it, or the Prometheus minutes phase 2 read (calibrate/hourly-floors.ts).
+ */
+function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
+  if (from === undefined) return answer;
+  const dayBefore =
+    from === "prometheus"
+      ? answer.dayBefore
+      : ((sim) => ({ roles: sim.roles, source: sim.runs.join("; ") }))(
+          minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--hourly-floors-from"),
+        );
+  if (dayBefore === undefined)
+    throw new UsageError(
+      "--hourly-floors-from prometheus: reads the day before from --prometheus-url; give a FILE here",
+    );
+  return {
+    ...answer,
+    result: {
+      ...answer.result,
+      hourlyFloors: floorsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source),
+    },
+  };
+}
+
+/** Phase 5: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
 function writeOutputs(invocation: Invocation, answer: Calibrated, io: CliIo): number {
   const { values, output } = invocation;
   const { result, document, spec } = answer;
@@ -445,7 +494,20 @@ export async function runCalibrate(
   if (typeof invocation === "number") return invocation;
   const answer = await readAndCalibrate(invocation, io, nowMs());
   if (typeof answer === "number") return answer;
-  return writeOutputs(invocation, withSwingHeadroom(answer, invocation.headroomSwing), io);
+  let floored: Calibrated;
+  try {
+    floored = withHourlyFloors(
+      withSwingHeadroom(answer, invocation.headroomSwing),
+      invocation.values["hourly-floors-from"] as string | undefined,
+      io,
+    );
+  } catch (error) {
+    io.stderr(
+      `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
+    );
+    return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
+  }
+  return writeOutputs(invocation, floored, io);
 }
 
 export const calibrateCommand: Command = {

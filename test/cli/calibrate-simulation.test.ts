@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runCalibrate } from "../../src/cli/calibrate.js";
+import { floorsFromYesterday } from "../../src/cli/calibrate/hourly-floors.js";
 import { memoryIo } from "../support/memory-io.js";
 import { runSimulate } from "../../src/cli/simulate.js";
 import { validateScaler } from "../../src/core/api/validation.js";
@@ -311,6 +312,40 @@ describe("calibrate --from-simulation", () => {
     expect(io.out).not.toContain("measurementNoise");
   });
 
+  it("writes the floors by the UTC hour read from the day before at the figure it writes (--hourly-floors-from)", async () => {
+    const args = userScalerArgs("floors.yaml", "TokenThroughput");
+    const io = memoryIo();
+    // The day before: the 2-replica run, whose minutes all end in 00:01–00:15.
+    expect(await runCalibrate([...args, "--hourly-floors-from", runs[2] as string, "-o", "scaler"], io)).toBe(0);
+    const written = parse(io.out.replace(/^#.*\n/gm, "")) as {
+      spec: { roles: { floorReplicasByUtcHour?: number[] }[]; algorithm: { tokenThroughput: Record<string, string> } };
+    };
+    const validated = validateScaler(written);
+    expect(validated.ok).toBe(true);
+    const figure = Number(written.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"]);
+    const day = JSON.parse(readFileSync(runs[2] as string, "utf8")) as {
+      minutes: { minutes: { readyReplicas: number; tokensPerSecondPerReplica: number }[] }[];
+    };
+    const busiest = Math.max(
+      ...(day.minutes[0]?.minutes ?? []).map((m) => m.readyReplicas * m.tokensPerSecondPerReplica),
+    );
+    const floors = written.spec.roles[0]?.floorReplicasByUtcHour;
+    expect(floors).toHaveLength(24);
+    // Hour 0 reads 00:00–01:30, every minute of that day; hour 1 reads from 00:30 on, after its last minute.
+    expect(floors?.[0]).toBe(Math.min(16, Math.ceil(busiest / figure)));
+    expect(floors?.[0]).toBeGreaterThan(1);
+    expect(floors?.slice(1)).toEqual(new Array(23).fill(1));
+    const table = memoryIo();
+    expect(await runCalibrate([...args, "--hourly-floors-from", runs[2] as string], table)).toBe(0);
+    expect(table.out).toContain(`floors by UTC hour 0–23 (floorReplicasByUtcHour, from `);
+    const bad = memoryIo();
+    expect(await runCalibrate([...args, "--hourly-floors-from", "prometheus"], bad)).toBe(2);
+    expect(bad.err).toMatch(/--hourly-floors-from prometheus: reads the day before from --prometheus-url/);
+    const notRun = memoryIo();
+    expect(await runCalibrate([...args, "--hourly-floors-from", join(dir, "no-such-day.json")], notRun)).toBe(1);
+    expect(notRun.err).toContain("no-such-day.json");
+  });
+
   it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {
     const table = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);
@@ -373,5 +408,18 @@ describe("calibrate --from-simulation", () => {
       expect(await runCalibrate(args, io), args.join(" ")).toBe(code);
       expect(io.err, args.join(" ")).toMatch(message);
     }
+  });
+});
+
+describe("floorsFromYesterday", () => {
+  it("names a calibrated role the day before has no minutes of", async () => {
+    const io = memoryIo();
+    expect(await runCalibrate([...userScalerArgs("floors-none.yaml", "TokenThroughput"), "-o", "json"], io)).toBe(0);
+    const result = JSON.parse(io.out) as Parameters<typeof floorsFromYesterday>[0];
+    const spec = validateScaler(parse(readFileSync(join(dir, "floors-none.yaml"), "utf8")));
+    if (!spec.ok) throw new Error("the user's scaler does not validate");
+    expect(() => floorsFromYesterday(result, spec.value.spec, [], "nowhere")).toThrow(
+      /--hourly-floors-from: role server: no minutes of the day before were read \(nowhere\)/,
+    );
   });
 });

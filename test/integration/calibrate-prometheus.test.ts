@@ -35,7 +35,11 @@ interface Deployment {
   /** Where this minute's TTFT and queue-time observations fall (seconds, a bucket bound). */
   readonly latency: (minute: number) => { ttft: number; queue: number };
   readonly queueSeries: boolean;
+  /** Also served the same thirty minutes the day before (the floors by the hour read them). */
+  readonly dayBefore?: boolean;
 }
+
+const secondsPerDay = 86_400;
 
 const deployments: readonly Deployment[] = [
   {
@@ -51,6 +55,13 @@ const deployments: readonly Deployment[] = [
     queueSeries: true,
   },
   { name: "quiet", load: () => 500, latency: () => ({ ttft: 0.25, queue: 0.05 }), queueSeries: false },
+  {
+    name: "daily",
+    load: (k) => (k <= 10 ? 1000 : k <= 20 ? 2000 : 3000),
+    latency: (k) => (k <= 20 ? { ttft: 0.25, queue: 0.05 } : { ttft: 2.5, queue: 2.5 }),
+    queueSeries: true,
+    dayBefore: true,
+  },
 ];
 
 /** Scrape after scrape, every series in time order, as promtool wants it. */
@@ -62,41 +73,42 @@ function openMetrics(): string {
     state.set(key, v);
     return v;
   };
-  for (let s = 0; s <= (minutes + 1) * (60 / scrapeSeconds); s++) {
-    const ts = t0 - 60 + s * scrapeSeconds;
-    // The interval (ts − 15, ts] belongs to the minute holding ts.
-    const minute = Math.max(1, Math.ceil((ts - t0) / 60));
-    for (const d of deployments) {
-      for (const pod of [`${d.name}-0`, `${d.name}-1`]) {
-        const labels = `namespace="serving",pod="${pod}",app_kubernetes_io_instance="${d.name}",app_kubernetes_io_component="server",instance="${pod}:8000",model_name="m"`;
-        const first = s === 0;
-        const load = first ? 0 : d.load(minute) * scrapeSeconds;
-        // prompt 1000 per 1000 of load, of which 200 are cache hits, plus 200 generated: 800 + 200 = 1000.
-        const counter = (name: string, share: number): void => {
-          lines.push(`vllm:${name}{${labels}} ${add(`${pod}/${name}`, share * load)} ${ts}`);
-        };
-        counter("prompt_tokens_total", 1);
-        counter("prefix_cache_hits_total", 0.2);
-        counter("generation_tokens_total", 0.2);
-        const observations = first ? 0 : 2;
-        const { ttft, queue } = d.latency(minute);
-        const histogram = (name: string, bounds: readonly number[], at: number): void => {
-          for (const le of bounds) {
-            const v = add(`${pod}/${name}/${le}`, le >= at ? observations : 0);
-            lines.push(`vllm:${name}_bucket{${labels},le="${le === Infinity ? "+Inf" : String(le)}"} ${v} ${ts}`);
-          }
-          lines.push(`vllm:${name}_count{${labels}} ${add(`${pod}/${name}/count`, observations)} ${ts}`);
-          lines.push(`vllm:${name}_sum{${labels}} ${add(`${pod}/${name}/sum`, observations * at)} ${ts}`);
-        };
-        histogram("time_to_first_token_seconds", ttftBounds, ttft);
-        histogram("inter_token_latency_seconds", itlBounds, 0.025);
-        if (d.queueSeries) histogram("request_queue_time_seconds", queueBounds, queue);
-        lines.push(`vllm:num_requests_running{${labels}} 4 ${ts}`);
-        lines.push(`vllm:num_requests_waiting{${labels}} 0 ${ts}`);
-        lines.push(`vllm:kv_cache_usage_perc{${labels}} 0.3 ${ts}`);
+  for (const start of [t0 - secondsPerDay, t0])
+    for (let s = 0; s <= (minutes + 1) * (60 / scrapeSeconds); s++) {
+      const ts = start - 60 + s * scrapeSeconds;
+      // The interval (ts − 15, ts] belongs to the minute holding ts.
+      const minute = Math.max(1, Math.ceil((ts - start) / 60));
+      for (const d of deployments.filter((d) => start === t0 || d.dayBefore === true)) {
+        for (const pod of [`${d.name}-0`, `${d.name}-1`]) {
+          const labels = `namespace="serving",pod="${pod}",app_kubernetes_io_instance="${d.name}",app_kubernetes_io_component="server",instance="${pod}:8000",model_name="m"`;
+          const first = s === 0 && state.get(`${pod}/prompt_tokens_total`) === undefined;
+          const load = first ? 0 : d.load(minute) * scrapeSeconds;
+          // prompt 1000 per 1000 of load, of which 200 are cache hits, plus 200 generated: 800 + 200 = 1000.
+          const counter = (name: string, share: number): void => {
+            lines.push(`vllm:${name}{${labels}} ${add(`${pod}/${name}`, share * load)} ${ts}`);
+          };
+          counter("prompt_tokens_total", 1);
+          counter("prefix_cache_hits_total", 0.2);
+          counter("generation_tokens_total", 0.2);
+          const observations = first ? 0 : 2;
+          const { ttft, queue } = d.latency(minute);
+          const histogram = (name: string, bounds: readonly number[], at: number): void => {
+            for (const le of bounds) {
+              const v = add(`${pod}/${name}/${le}`, le >= at ? observations : 0);
+              lines.push(`vllm:${name}_bucket{${labels},le="${le === Infinity ? "+Inf" : String(le)}"} ${v} ${ts}`);
+            }
+            lines.push(`vllm:${name}_count{${labels}} ${add(`${pod}/${name}/count`, observations)} ${ts}`);
+            lines.push(`vllm:${name}_sum{${labels}} ${add(`${pod}/${name}/sum`, observations * at)} ${ts}`);
+          };
+          histogram("time_to_first_token_seconds", ttftBounds, ttft);
+          histogram("inter_token_latency_seconds", itlBounds, 0.025);
+          if (d.queueSeries) histogram("request_queue_time_seconds", queueBounds, queue);
+          lines.push(`vllm:num_requests_running{${labels}} 4 ${ts}`);
+          lines.push(`vllm:num_requests_waiting{${labels}} 0 ${ts}`);
+          lines.push(`vllm:kv_cache_usage_perc{${labels}} 0.3 ${ts}`);
+        }
       }
     }
-  }
   return `${lines.join("\n")}\n# EOF\n`;
 }
 
@@ -137,7 +149,8 @@ beforeAll(async () => {
   writeFileSync(text, openMetrics());
   const storage = join(dir, "tsdb");
   await run("promtool", ["tsdb", "create-blocks-from", "openmetrics", text, storage], { maxBuffer: 16 * 2 ** 20 });
-  prometheus = await PrometheusHarness.start({ storagePath: storage });
+  // The blocks span a day and a half (the day before for the floors): keep them all.
+  prometheus = await PrometheusHarness.start({ storagePath: storage, retentionTime: "3d" });
 }, 120_000);
 
 afterAll(async () => {
@@ -232,4 +245,29 @@ describe("calibrate against a real Prometheus", () => {
     );
     expect(readFileSync(out, "utf8")).toMatch(/serverTargetTokensPerSecond: "(199\d|2000)"/);
   });
+
+  it("writes the floors by the UTC hour from the 24 hours before the period (--hourly-floors-from prometheus)", async () => {
+    const { scaler, target } = files("daily", "1000");
+    const io = memoryIo();
+    const period = ["--start", String(t0), "--end", String(t0 + 60 * minutes)];
+    const args = ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, ...period];
+    expect(await runCalibrate([...args, "--hourly-floors-from", "prometheus", "-o", "scaler"], io), io.err).toBe(0);
+    const floors = /floorReplicasByUtcHour:\n((?: {8}- \d+\n){24})/.exec(io.out)?.[1]?.match(/\d+/g)?.map(Number);
+    const figure = Number(/serverTargetTokensPerSecond: "(\d+)"/.exec(io.out)?.[1]);
+    expect(floors).toHaveLength(24);
+    // The day before carried up to 3000 tok/s per pod on two pods in its minutes t0 − 24 h … + 30 min: at the
+    // figure (about 2000), 6000 tok/s asks for 3 or 4 replicas, in the hour holding those minutes and any hour
+    // whose half-hour margin reaches them; every other hour read nothing and raises nothing.
+    const hourOf = (unixSeconds: number): number => new Date(unixSeconds * 1000).getUTCHours();
+    const busyHours = new Set<number>();
+    for (let m = 0; m < minutes; m++) {
+      const at = t0 + m * 60;
+      for (const h of [hourOf(at - 1800), hourOf(at), hourOf(at + 1800)]) busyHours.add(h);
+    }
+    for (const [h, f] of (floors ?? []).entries()) {
+      if (busyHours.has(h)) expect(f, `hour ${h}`).toBeGreaterThanOrEqual(1);
+      else expect(f, `hour ${h}`).toBe(1);
+    }
+    expect(floors?.[hourOf(t0 + 25 * 60)]).toBe(Math.ceil(6000 / figure));
+  }, 600_000);
 });

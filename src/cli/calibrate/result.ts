@@ -36,6 +36,14 @@ export interface CalibrationResult {
   readonly warnings: readonly string[];
   /** `calibrate --trace`'s check of the figure on the slice (slice-check.ts), for the role it checked. */
   readonly sliceCheck?: SliceCheck & { readonly role: string };
+  /** `--hourly-floors-from`: each calibrated role's floors by the UTC hour, read from the day before (hourly-floors.ts). */
+  readonly hourlyFloors?: HourlyFloors;
+}
+
+export interface HourlyFloors {
+  /** Where the day before's minutes came from, in words. */
+  readonly source: string;
+  readonly roles: readonly { readonly role: string; readonly floorReplicasByUtcHour: readonly number[] }[];
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
@@ -163,6 +171,11 @@ export function table(result: CalibrationResult): string {
         : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow); ${swingStep(r.demandSwing.largestRatio)} (docs/calibrate.md, "The demand swing")`,
     );
     if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
+    const floors = result.hourlyFloors?.roles.find((f) => f.role === r.role);
+    if (floors !== undefined)
+      lines.push(
+        `  floors by UTC hour 0–23 (floorReplicasByUtcHour, from ${result.hourlyFloors?.source}): ${floors.floorReplicasByUtcHour.join(", ")}`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -265,10 +278,18 @@ export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown
     throw new Error(
       missing.map((r) => `role ${r.role}: no calibrated figure (${r.answer.kind}: ${r.answer.why})`).join("\n"),
     );
-  const doc = structuredClone(scalerDocument) as { spec?: { algorithm?: Record<string, unknown> } };
+  const doc = structuredClone(scalerDocument) as {
+    spec?: { algorithm?: Record<string, unknown>; roles?: Record<string, unknown>[] };
+  };
   const algorithm = (doc.spec ??= {}).algorithm ?? {};
   doc.spec.algorithm = algorithm;
   writeTargets(result, spec, algorithm);
+  for (const f of result.hourlyFloors?.roles ?? []) {
+    const entry = doc.spec.roles?.find((r) => r["name"] === f.role);
+    if (entry === undefined)
+      throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so its floors cannot be written`);
+    entry["floorReplicasByUtcHour"] = [...f.floorReplicasByUtcHour];
+  }
   const header = result.roles
     .map((r) =>
       r.answer.kind === "calibrated"

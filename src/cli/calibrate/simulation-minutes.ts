@@ -40,8 +40,11 @@ export interface SimulationMinutes {
   readonly runs: readonly string[];
 }
 
-/** Pools the runs' minutes per role; errors name the flag, the file and the field. */
-export function minutesFromSimulations(files: readonly { path: string; text: string }[]): SimulationMinutes {
+/** Pools the runs' minutes per role; errors name the flag (`--from-simulation` unless given), the file and the field. */
+export function minutesFromSimulations(
+  files: readonly { path: string; text: string }[],
+  flag = "--from-simulation",
+): SimulationMinutes {
   const roles = new Map<
     string,
     { kind: RoleKind; minutes: CalibrationMinute[]; skipped: Partial<Record<SkipReason, number>> }
@@ -53,15 +56,13 @@ export function minutesFromSimulations(files: readonly { path: string; text: str
     try {
       json = JSON.parse(text);
     } catch (error) {
-      throw new Error(
-        `--from-simulation ${path}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      );
+      throw new Error(`${flag} ${path}: not JSON (${error instanceof Error ? error.message : String(error)})`);
     }
     const parsed = RunSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new Error(
-        `--from-simulation ${path}: not a \`mds-scaler simulate -o json\` run with per-minute figures: ${issue?.path.join(".") || "(document)"}: ${issue?.message ?? "invalid"}`,
+        `${flag} ${path}: not a \`mds-scaler simulate -o json\` run with per-minute figures: ${issue?.path.join(".") || "(document)"}: ${issue?.message ?? "invalid"}`,
       );
     }
     const run = parsed.data;
@@ -72,13 +73,13 @@ export function minutesFromSimulations(files: readonly { path: string; text: str
     const names = run.minutes.map((r) => r.role).join(", ");
     if (i > 0 && names !== [...roles.keys()].join(", "))
       throw new Error(
-        `--from-simulation ${path}: minutes: roles ${names} differ from the first run's ${[...roles.keys()].join(", ")}`,
+        `${flag} ${path}: minutes: roles ${names} differ from the first run's ${[...roles.keys()].join(", ")}`,
       );
     for (const r of run.minutes) {
       const pooled = roles.get(r.role) ?? { kind: r.kind, minutes: [], skipped: {} };
       if (pooled.kind !== r.kind)
         throw new Error(
-          `--from-simulation ${path}: minutes: role ${r.role} is ${r.kind} here and ${pooled.kind} in the first run`,
+          `${flag} ${path}: minutes: role ${r.role} is ${r.kind} here and ${pooled.kind} in the first run`,
         );
       pooled.minutes.push(
         ...r.minutes.map(

@@ -49,6 +49,15 @@ export const extensions: readonly Extension[] = [
     without: "The guard judges TTFT and ITL only, as the specification says.",
   },
   {
+    field: "spec.roles[].floorReplicasByUtcHour",
+    why:
+      "Over whole days a scaler capped at the fleet it replaces lost the SLO in the day's rises while new replicas " +
+      "started; 24 counts, one per UTC hour, raise the role's recommendation before the bounds clamp it, so the " +
+      "replicas yesterday's busiest minutes of the hour asked for are ready (docs/planner.md, The floor by the hour; " +
+      "`calibrate --hourly-floors-from` writes them).",
+    without: "The recommendation is the algorithm's alone, clamped to the bounds, as the specification says.",
+  },
+  {
     field: "status.roles[].latencyGuard",
     why: "Says how the latency guard read TTFT this pass, literally or on queueing (`--latency-guard-reading`), and why.",
     without: "Nothing reads it back: each pass writes it again. A status without it says nothing about the reading.",

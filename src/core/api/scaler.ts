@@ -149,6 +149,13 @@ export const RoleBoundsSchema = z.strictObject({
   name: dnsLabel.describe("A role name on the target; unique."),
   minReplicas: defaulted(ReplicaBoundSchema, 1).describe("Floor, 1 to 1024."),
   maxReplicas: ReplicaBoundSchema.describe("Ceiling, 1 to 1024, at least minReplicas. Required."),
+  floorReplicasByUtcHour: z
+    .array(ReplicaBoundSchema)
+    .length(24)
+    .optional()
+    .describe(
+      "Extension: 24 counts, one per UTC hour from 00:00; the role's recommendation is raised to the hour's count before the bounds clamp it.",
+    ),
 });
 
 export const RatioSchema = z.strictObject({

@@ -15,7 +15,7 @@ import { roleWaiting } from "../algorithms/ttft-reading.js";
 import type { RoleObservation } from "../signals/types.js";
 
 export interface CalibrationMinute {
-  /** Unix seconds at the minute's end (simulated seconds for a simulator run). */
+  /** Unix seconds at the minute's end (for a simulator run, seconds of its source trace, whose second 0 is 00:00). */
   readonly endSeconds: number;
   readonly readyReplicas: number;
   /** The kind's demand (as TokenThroughput reads it) over the minute ÷ ready replicas. */

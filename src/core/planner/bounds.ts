@@ -11,6 +11,8 @@ import type { Limit } from "./types.js";
 export interface RoleBoundsRange {
   readonly min: number;
   readonly max: number;
+  /** `floorReplicasByUtcHour` where written (`hourly-floor.ts`). */
+  readonly floorByUtcHour?: readonly number[];
 }
 
 export type BoundsCheck =
@@ -56,7 +58,11 @@ export function checkBounds(spec: ScalerSpec, targetRoles: readonly TargetRole[]
       );
       continue;
     }
-    bounds.set(role.name, { min: entry.minReplicas, max: entry.maxReplicas });
+    bounds.set(role.name, {
+      min: entry.minReplicas,
+      max: entry.maxReplicas,
+      ...(entry.floorReplicasByUtcHour === undefined ? {} : { floorByUtcHour: entry.floorReplicasByUtcHour }),
+    });
   }
   if (targetRoles.length === 0) problems.push("the target has no roles");
   if (problems.length > 0) return { ok: false, message: problems.join("; ") };

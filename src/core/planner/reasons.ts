@@ -8,6 +8,8 @@ import type { BlockedReason } from "./conditions.js";
 
 /** Clamping to `[minReplicas, maxReplicas]` (`bounds.ts`). */
 export const boundsReasons = ["MinReplicas", "MaxReplicas"] as const;
+/** The floor by the hour raised the recommendation (`hourly-floor.ts`). */
+export const scheduleReasons = ["HourlyFloor"] as const;
 /** Step limits and stabilization windows (`pacing.ts`). */
 export const pacingLimitReasons = [
   "ScaleUpLimit",
@@ -50,6 +52,7 @@ export const recoveryReasons = [
 ] as const;
 
 export type BoundsReason = (typeof boundsReasons)[number];
+export type ScheduleReason = (typeof scheduleReasons)[number];
 export type PacingLimitReason = (typeof pacingLimitReasons)[number];
 export type ScaleDownHoldReason = (typeof scaleDownHoldReasons)[number];
 export type GrowthHoldReason = (typeof growthHoldReasons)[number];
@@ -58,7 +61,7 @@ export type HoldReason = ScaleDownHoldReason | GrowthHoldReason | AlgorithmHoldR
 export type ComponentReason = (typeof componentReasons)[number];
 export type RecoveryReason = (typeof recoveryReasons)[number];
 /** A reason one of the planner's constraints gives for a count that is not the recommendation. */
-export type ConstraintReason = BoundsReason | PacingLimitReason | HoldReason | ComponentReason;
+export type ConstraintReason = BoundsReason | ScheduleReason | PacingLimitReason | HoldReason | ComponentReason;
 export type PlannerReason = ConstraintReason | RecoveryReason;
 
 /**
@@ -70,6 +73,7 @@ export type PlannerReason = ConstraintReason | RecoveryReason;
 export const blockedByReason: Readonly<Record<ConstraintReason, BlockedReason | undefined>> = {
   MinReplicas: undefined,
   MaxReplicas: undefined,
+  HourlyFloor: undefined,
   ScaleUpLimit: "PacingBounded",
   ScaleDownLimit: "PacingBounded",
   ScaleUpStabilization: "PacingBounded",

@@ -1,14 +1,16 @@
 /**
- * Phase 4, role plans: for every role, the bounds-clamped recommendation
+ * Phase 4, role plans: for every role, the recommendation raised to the hour's
+ * floor where one is written (`hourly-floor.ts`) and clamped to the bounds
  * (`bounds.ts`), the history it joins under the gap and hold rules and the
- * wish after both stabilization windows (`pacing.ts`), the step limits, and the
- * holds on each direction (`guards.ts`).
+ * wish after both stabilization windows (`pacing.ts`), the step limits, and
+ * the holds on each direction (`guards.ts`).
  */
 import type { TargetRole } from "../api/model-deployment.js";
 import type { RoleRecommendation } from "../algorithms/types.js";
 import type { RoleObservation } from "../signals/types.js";
 import { parseOptionalTimestampMs } from "../time/timestamp.js";
 import { clampToBounds, type RoleBoundsRange } from "./bounds.js";
+import { raiseToHourlyFloor } from "./hourly-floor.js";
 import { growthHold, scaleDownHold, type Hold } from "./guards.js";
 import {
   continuousHistory,
@@ -100,8 +102,14 @@ function paced(
 ): Pick<RolePlan, "scaled" | "clamped" | "stabilized" | "history" | "coupled"> {
   const scaled = rec?.scaled === true;
   const coupled = rec?.reason === ratioCoupledReason;
+  const recorded = scaled && !holdsForSignals(rec, pass.input.observations[role.name], coupled);
+  const wanted = rec?.replicas ?? role.replicas;
+  // The floor raises a recommendation the pass records; a hold for signals and a ratio's follower stay as they are.
+  const floored =
+    recorded && !coupled ? raiseToHourlyFloor(wanted, range.floorByUtcHour, pass.nowMs) : { value: wanted, reason: "" };
+  const bounded = clampToBounds(floored.value, range);
   // Stryker disable next-line ObjectLiteral,StringLiteral: equivalent, an unscaled role's clamped and stabilized values are never read (every reader checks scaled first)
-  const clamped = scaled ? clampToBounds(rec?.replicas ?? role.replicas, range) : { value: role.replicas, reason: "" };
+  const clamped = !scaled ? { value: role.replicas, reason: "" } : bounded.reason === "" ? floored : bounded;
   const before = pass.previousRoles.get(role.name);
   const past = continuousHistory(
     historyFromStatus(before?.stabilizationHistory),
@@ -109,7 +117,6 @@ function paced(
     pass.nowMs,
     rule.gapSeconds,
   );
-  const recorded = scaled && !holdsForSignals(rec, pass.input.observations[role.name], coupled);
   const history = recorded
     ? recordHistory(past, { timestampMs: pass.nowMs, replicas: clamped.value }, rule.horizonSeconds)
     : [...past];

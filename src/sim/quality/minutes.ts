@@ -24,6 +24,8 @@ export class MinuteRecorder {
   constructor(
     fleet: QualityFleet,
     private readonly scrapeIntervalSeconds: number,
+    /** The trace's origin (`Trace.originSeconds`): a minute's end is written in the source trace's seconds. */
+    private readonly originSeconds = 0,
   ) {
     this.roles = fleet.roles.map((r) => ({ role: r.name, kind: r.kind, minutes: [], skipped: {} }));
   }
@@ -46,7 +48,7 @@ export class MinuteRecorder {
         samplingIntervalSeconds: this.scrapeIntervalSeconds,
         reads: tokenFieldsRead(role.kind),
       });
-      const reading = minuteOf({ kind: role.kind, observation, endSeconds: nowSeconds });
+      const reading = minuteOf({ kind: role.kind, observation, endSeconds: this.originSeconds + nowSeconds });
       if (reading.kind === "minute") role.minutes.push(reading.minute);
       else role.skipped[reading.reason] = (role.skipped[reading.reason] ?? 0) + 1;
     }

@@ -162,8 +162,11 @@ function cadenceOf(options: RunOptions, policy: Policy): Cadence {
 
 /** Scrapes are kept this long: the longest window a policy reads, with room. */
 const scrapeKeepSeconds = 900;
-/** Simulated second 0 as a wall-clock instant, for the policies' timestamps (status, predictor history). */
-const epochMs = Date.parse("2026-01-01T00:00:00Z");
+/** A source trace's second 0 as a wall-clock instant, for the policies' timestamps (status, predictor history). */
+const traceEpochMs = Date.parse("2026-01-01T00:00:00Z");
+
+/** Simulated second 0 is the trace's origin: the policies' clock reads the source trace's time of day. */
+const originOf = (trace: Trace): number => trace.originSeconds ?? 0;
 
 /** Scrapes every ready or draining replica into its history, as Prometheus would at `nowSeconds`. */
 function scrapeFleet(fleet: QualityFleet, scrapes: Map<string, ScrapeHistory>, nowSeconds: number): void {
@@ -187,11 +190,13 @@ function simulateRun(trace: Trace, policy: Policy, options: RunOptions, fleet: Q
   const { dt } = cadence;
   const tail = options.tailSeconds ?? 900;
   const scrapes = new Map<string, ScrapeHistory>();
+  const origin = originOf(trace);
+  const epochMs = traceEpochMs + origin * 1000;
   const ctx = (nowSeconds: number): PolicyContext => ({ nowSeconds, fleet, scrapes, epochMs });
   policy.start?.(fleet);
   const requests = trace.requests;
   const span = trace.spanSeconds;
-  const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? defaultScrapeIntervalSeconds);
+  const minutes = new MinuteRecorder(fleet, options.scrapeIntervalSeconds ?? defaultScrapeIntervalSeconds, origin);
   const series: SeriesSample[] = [];
   let next = 0;
   let arrivalsInPoint = 0;

@@ -27,6 +27,11 @@ export interface Trace {
   readonly spanSeconds: number;
   /** How the trace was read, for reports (spread, sample, scale). */
   readonly notes: readonly string[];
+  /**
+   * The second of the source trace this trace's second 0 is (`fromSecond`; 0 when absent). A run's clock reads
+   * the source's own time of day, its second 0 as 00:00 UTC, so a floor by the hour falls where the trace's hours are.
+   */
+  readonly originSeconds?: number;
 }
 
 /** The shared traces directory beside the project (`../shared/traces`), overridable for tests. */
@@ -329,6 +334,7 @@ export function overlay(trace: Trace, copies: number, seed: number, maxShiftSeco
   }
   all.sort((a, b) => a.arrivalSeconds - b.arrivalSeconds);
   return {
+    ...(trace.originSeconds === undefined ? {} : { originSeconds: trace.originSeconds }),
     name: `${trace.name} x${copies}`,
     requests: all,
     spanSeconds: trace.spanSeconds + maxShiftSeconds,
@@ -360,6 +366,7 @@ export function fromSecond(trace: Trace, seconds: number): Trace {
       .map((r) => ({ ...r, arrivalSeconds: r.arrivalSeconds - seconds })),
     spanSeconds: trace.spanSeconds - seconds,
     notes: [...trace.notes, `from ${seconds} s on, shifted to start at zero`],
+    originSeconds: (trace.originSeconds ?? 0) + seconds,
   };
 }
 

@@ -1,89 +1,59 @@
-/** The floor by the hour read from yesterday (`bench:hourly-floor`): the floors, and the policy keeping the fleet at them. */
+/** The floor by the hour in the simulator: yesterday's minutes from a trace, and the planner's floor on the trace's clock. */
 import { describe, expect, it } from "vitest";
 import { defaultCapacity } from "../../../src/sim/engines/model.js";
-import { floorAtSecondOfDay, hourlyFloors, tokensPerSecondByMinute } from "../../../src/sim/quality/hourly-floor.js";
+import { arrivalMinutes } from "../../../src/sim/quality/hourly-floor.js";
 import { mdsPolicy } from "../../../src/sim/quality/policies/mds.js";
 import { runPolicy } from "../../../src/sim/quality/run.js";
 import { defaultScaler, replicaFigures } from "../../../src/sim/quality/scalers.js";
-import type { Trace } from "../../../src/sim/quality/traces.js";
+import { fromSecond, type Trace } from "../../../src/sim/quality/traces.js";
 import { slice } from "./fixtures.js";
 
-/** A day whose only traffic is `requests` requests of 1,000 + 200 tokens in one minute at `second`. */
-function dayWithBurst(second: number, requests: number): Trace {
-  return {
-    name: "burst",
-    requests: Array.from({ length: requests }, () => ({
-      arrivalSeconds: second,
-      promptTokens: 1000,
-      outputTokens: 200,
-    })),
-    spanSeconds: 86_400,
-    notes: [],
-  };
-}
-
-describe("hourlyFloors", () => {
-  it("reads each minute's tokens per second in the minute the requests arrived", () => {
-    const minutes = tokensPerSecondByMinute(dayWithBurst(14 * 3600 + 30, 10));
+describe("arrivalMinutes", () => {
+  it("counts each request's tokens per second in the minute it arrived", () => {
+    const trace: Trace = {
+      name: "burst",
+      requests: Array.from({ length: 10 }, () => ({
+        arrivalSeconds: 14 * 3600 + 30,
+        promptTokens: 1000,
+        outputTokens: 200,
+      })),
+      spanSeconds: 86_400,
+      notes: [],
+    };
+    const minutes = arrivalMinutes(trace);
     expect(minutes).toHaveLength(1440);
-    expect(minutes[14 * 60]).toBe(200); // 12,000 tokens over 60 s
-    expect(minutes.filter((m) => m > 0)).toHaveLength(1);
-  });
-
-  it("floors each hour at the busiest minute within the hour and half an hour either side, at least 1, at most the cap", () => {
-    // 50 requests at 14:00:30: 1,000 tok/s; at 300 tok/s per replica that is 4 replicas.
-    const floors = hourlyFloors(dayWithBurst(14 * 3600 + 30, 50), 300, 8);
-    expect(floors).toHaveLength(24);
-    // Hour 13 reads 12:30 to 14:30, hour 14 13:30 to 15:30; hour 15 starts reading at 14:30, after the burst.
-    expect(floors.map((f, h) => [h, f]).filter(([, f]) => f !== 1)).toEqual([
-      [13, 4],
-      [14, 4],
-    ]);
-    expect(hourlyFloors(dayWithBurst(14 * 3600 + 30, 50), 300, 3)[14]).toBe(3);
-    expect(hourlyFloors(dayWithBurst(14 * 3600 + 30, 50), 300, 8, 0)[13]).toBe(1);
-  });
-
-  it("refuses a target that is not a positive number, naming it", () => {
-    expect(() => hourlyFloors(dayWithBurst(0, 1), 0, 4)).toThrow(/tokensPerSecondPerReplica: 0/);
-  });
-
-  it("looks a floor up by the second of the day, wrapping past midnight", () => {
-    const floors = Array.from({ length: 24 }, (_, h) => h + 1);
-    expect(floorAtSecondOfDay(floors, 0)).toBe(1);
-    expect(floorAtSecondOfDay(floors, 14 * 3600 + 59)).toBe(15);
-    expect(floorAtSecondOfDay(floors, 86_400 + 3600)).toBe(2);
+    expect(minutes[14 * 60]).toEqual({ endSeconds: 14 * 3600 + 60, tokensPerSecond: 200 }); // 12,000 tokens over 60 s
+    expect(minutes.filter((m) => m.tokensPerSecond > 0)).toHaveLength(1);
   });
 });
 
-describe("mdsPolicy with floorAt", () => {
+describe("floorReplicasByUtcHour in a simulated run", () => {
   const conv = slice("azure-conv", 1200);
   const figures = replicaFigures(conv, defaultCapacity);
-  const spec = defaultScaler({ algorithm: "TokenThroughput", figures, maxReplicas: 12, ttftTargetMilliseconds: 1500 });
-
-  it("keeps the fleet at the floor from the first pass, and plans without BoundsConflict", () => {
-    const reasons: string[] = [];
+  const base = defaultScaler({ algorithm: "TokenThroughput", figures, maxReplicas: 12, ttftTargetMilliseconds: 1500 });
+  // A floor of 5 in the trace's first hour only (its second 0 is 00:00 UTC).
+  const floors = Array.from({ length: 24 }, (_, h) => (h === 0 ? 5 : 1));
+  const spec = { ...base, roles: base.roles.map((r) => ({ ...r, floorReplicasByUtcHour: floors })) };
+  const lowest = (trace: Trace): number => {
     const desired: number[] = [];
-    const floor = 5;
     const policy = mdsPolicy({
       spec,
       initialReplicas: 1,
-      floorAt: () => floor,
-      onPass: (result) => {
-        reasons.push(...(result.status.conditions ?? []).filter((c) => c.type === "Blocked").map((c) => c.reason));
-        desired.push(result.status.roles?.[0]?.constrainedReplicas ?? Number.NaN);
-      },
+      onPass: (result) => desired.push(result.status.roles?.[0]?.constrainedReplicas ?? Number.NaN),
     });
-    const result = runPolicy(conv, policy, { seed: 1, fleet: {} });
-    const without = runPolicy(conv, mdsPolicy({ spec, initialReplicas: 1 }), { seed: 1, fleet: {} });
-    expect(reasons).not.toContain("BoundsConflict");
-    expect(Math.min(...desired)).toBeGreaterThanOrEqual(floor);
-    // The replicas added at the first pass count once started, within the longest cold start, 180 s.
-    expect(result.replicaHours).toBeGreaterThanOrEqual((floor * (conv.spanSeconds - 180)) / 3600);
-    expect(result.replicaHours).toBeGreaterThan(without.replicaHours);
+    runPolicy(trace, policy, { seed: 1, fleet: {} });
+    // After the first minute, where the scale-up from one replica is paced.
+    return Math.min(...desired.slice(4));
+  };
+
+  it("keeps the role at the floor through the hour the trace's clock is in", () => {
+    expect(lowest(conv)).toBeGreaterThanOrEqual(5);
   });
 
-  it("refuses a scaler of more than one role, naming the count", () => {
-    const two = { ...spec, roles: [...spec.roles, { ...spec.roles[0]!, name: "other" }] };
-    expect(() => mdsPolicy({ spec: two, initialReplicas: 1, floorAt: () => 1 })).toThrow(/one role, it has 2/);
+  it("reads the hour from the trace's own time of day when replayed from a later second", () => {
+    const later: Trace = { ...conv, originSeconds: 3600 };
+    expect(lowest(later)).toBeLessThan(5);
+    expect(fromSecond(conv, 600).originSeconds).toBe(600);
+    expect(fromSecond(fromSecond(conv, 600), 60).originSeconds).toBe(660);
   });
 });

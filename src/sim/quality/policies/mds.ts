@@ -33,13 +33,6 @@ export interface MdsOptions {
    * the error budget's factor on the per-replica target); `spec` when absent. Its notes join the row's.
    */
   readonly specAt?: { readonly at: (ctx: PolicyContext) => ScalerSpec; readonly notes: () => string };
-  /**
-   * A floor under a one-role scaler's replicas that moves with time (`bench:hourly-floor`, `../hourly-floor.ts`), a
-   * measurement, not a rule of the product: before each pass the fleet is scaled up to the floor where it runs below
-   * (as a schedule would scale the target), and the pass plans with `minReplicas` at the floor, never above the
-   * running count (which would stop planning with `BoundsConflict`).
-   */
-  readonly floorAt?: (nowSeconds: number) => number;
 }
 
 /**
@@ -56,33 +49,9 @@ function fleetRoleOf(fleet: QualityFleet, scalerRoles: readonly string[], role: 
   return match;
 }
 
-/**
- * `floorAt` as a step before each pass: the fleet scaled up to the floor where it runs below it, then the spec
- * the pass plans with, its only role's `minReplicas` at the floor but never above the running count. One spec
- * object per floor, so a pass mostly reuses one.
- */
-function floorKeeper(spec: ScalerSpec, floorAt: (nowSeconds: number) => number): (ctx: PolicyContext) => ScalerSpec {
-  const [role, ...rest] = spec.roles;
-  if (role === undefined || rest.length > 0)
-    throw new Error(`floorAt: the scaler must have one role, it has ${spec.roles.length}`);
-  const specs = new Map<number, ScalerSpec>();
-  return (ctx) => {
-    const fleetRole = fleetRoleOf(ctx.fleet, [role.name], role.name).name;
-    const floor = Math.min(role.maxReplicas, Math.max(role.minReplicas, floorAt(ctx.nowSeconds)));
-    if (ctx.fleet.desiredOf(fleetRole) < floor) ctx.fleet.setDesiredVector({ [fleetRole]: floor }, ctx.nowSeconds);
-    const minReplicas = Math.min(floor, ctx.fleet.desiredOf(fleetRole));
-    let floored = specs.get(minReplicas);
-    if (floored === undefined) specs.set(minReplicas, (floored = { ...spec, roles: [{ ...role, minReplicas }] }));
-    return floored;
-  };
-}
-
-/** The spec each pass plans with: `spec`, or what `specAt` or `floorAt` make of it (one of them at most). */
+/** The spec each pass plans with: `spec`, or what `specAt` makes of it. */
 function passSpec(options: MdsOptions): (ctx: PolicyContext) => ScalerSpec {
-  const { spec, specAt, floorAt } = options;
-  if (floorAt !== undefined && specAt !== undefined)
-    throw new Error("floorAt and specAt: a pass plans with one of them, not both");
-  if (floorAt !== undefined) return floorKeeper(spec, floorAt);
+  const { spec, specAt } = options;
   return specAt === undefined ? () => spec : (ctx) => specAt.at(ctx);
 }
 

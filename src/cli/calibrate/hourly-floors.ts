@@ -1,0 +1,43 @@
+/**
+ * `calibrate --hourly-floors-from`: each calibrated role's floors by the UTC hour (`floorReplicasByUtcHour`), read
+ * from the minutes of the day before at the figure calibrate writes (after `--swing-headroom`), at most the role's
+ * `maxReplicas`. The rule is `hourlyFloors` (src/core/calibrate/hourly-floors.ts); this file only pairs each role's
+ * figure with its minutes of yesterday and says where they came from.
+ */
+import { hourlyFloors, type DemandMinute } from "../../core/calibrate/hourly-floors.js";
+import type { RoleMinutes } from "../../core/calibrate/minute.js";
+import type { ScalerSpec } from "../../core/api/scaler.js";
+import type { CalibrationResult, HourlyFloors } from "./result.js";
+
+/** The role's demand in each minute: the kind's tokens per second per ready replica × ready replicas. */
+const demandOf = (minutes: RoleMinutes): DemandMinute[] =>
+  minutes.minutes.map((m) => ({
+    endSeconds: m.endSeconds,
+    tokensPerSecond: m.tokensPerSecondPerReplica * m.readyReplicas,
+  }));
+
+/** The floors of every calibrated role; an error names a role the day before's minutes do not have. */
+export function floorsFromYesterday(
+  result: CalibrationResult,
+  spec: ScalerSpec,
+  yesterday: readonly RoleMinutes[],
+  source: string,
+): HourlyFloors {
+  const roles = result.roles.flatMap((r) => {
+    if (r.answer.kind !== "calibrated") return [];
+    const minutes = yesterday.find((y) => y.role === r.role);
+    if (minutes === undefined || minutes.minutes.length === 0)
+      throw new Error(
+        `--hourly-floors-from: role ${r.role}: no minutes of the day before were read (${source}), so no floor can be written`,
+      );
+    const bounds = spec.roles.find((b) => b.name === r.role);
+    if (bounds === undefined) throw new Error(`spec.roles: role ${r.role} has no bounds`);
+    return [
+      {
+        role: r.role,
+        floorReplicasByUtcHour: hourlyFloors(demandOf(minutes), r.answer.tokensPerSecondPerReplica, bounds.maxReplicas),
+      },
+    ];
+  });
+  return { source, roles };
+}
