@@ -9,7 +9,7 @@ import { ModelDeploymentSchema } from "../../../src/core/api/model-deployment.js
 import { PredictiveSchema } from "../../../src/core/api/scaler.js";
 import { checkAgainstTarget } from "../../../src/core/api/target-checks.js";
 import { parameterBlock, proportionalCoverage } from "../../../src/core/api/rules/algorithm.js";
-import { boundsOrder } from "../../../src/core/api/rules/bounds.js";
+import { boundsOrder, floorWithinBounds } from "../../../src/core/api/rules/bounds.js";
 import { targetRefImmutable } from "../../../src/core/api/rules/immutability.js";
 import { ratioBand, ratioDistinctRoles } from "../../../src/core/api/rules/ratios.js";
 import { priorityScaled, ratioRolesScaled, roleTargetsScaled } from "../../../src/core/api/rules/references.js";
@@ -112,6 +112,22 @@ describe("single-field rules", () => {
     expect(check(ratioBand, { ratios: [{ numeratorRole: "a", denominatorRole: "b", min: ["3"], max: "2" }] })).toEqual(
       [],
     );
+  });
+
+  it("floor-within-bounds names the hour and the ceiling, and leaves refused counts to the schema", () => {
+    const floors = Array.from({ length: 24 }, (_, h) => (h === 14 ? 9 : h === 3 ? "x" : 2));
+    expect(
+      check(floorWithinBounds, { roles: [{ name: "a", maxReplicas: 8, floorReplicasByUtcHour: floors }] }),
+    ).toEqual([
+      {
+        rule: "floor-within-bounds",
+        path: "spec.roles[0].floorReplicasByUtcHour[14]",
+        value: 9,
+        reason: "the floor of 14:00 UTC must be at most maxReplicas (8)",
+      },
+    ]);
+    expect(check(floorWithinBounds, { roles: [{ name: "a", maxReplicas: 8 }] })).toEqual([]);
+    expect(check(floorWithinBounds, { roles: [{ name: "a", floorReplicasByUtcHour: floors }] })).toEqual([]);
   });
 
   it("bounds-order leaves a missing bound to the schema", () => {

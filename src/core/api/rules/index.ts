@@ -5,7 +5,7 @@
  * target are `../target-checks.ts`. docs/api.md maps every rule id to its file.
  */
 import { parameterBlock, proportionalCoverage } from "./algorithm.js";
-import { boundsOrder } from "./bounds.js";
+import { boundsOrder, floorWithinBounds } from "./bounds.js";
 import { targetRefImmutable } from "./immutability.js";
 import { ratioBand, ratioDistinctRoles } from "./ratios.js";
 import { priorityScaled, ratioRolesScaled, roleTargetsScaled } from "./references.js";
@@ -15,6 +15,7 @@ import { uniquePriorityNames, uniqueRatioPairs, uniqueRoleNames, uniqueRoleTarge
 export const specRules: readonly Rule[] = [
   uniqueRoleNames,
   boundsOrder,
+  floorWithinBounds,
   parameterBlock,
   uniqueRoleTargets,
   roleTargetsScaled,

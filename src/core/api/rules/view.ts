@@ -55,6 +55,8 @@ export interface RoleView {
   /** Defaults to 1 when omitted. */
   readonly minReplicas: number | undefined;
   readonly maxReplicas: number | undefined;
+  /** `floorReplicasByUtcHour` as written, each entry a count or undefined where the schema refuses it. */
+  readonly floorByUtcHour: readonly (number | undefined)[];
 }
 
 export interface RatioView {
@@ -142,6 +144,7 @@ export function readSpecView(spec: unknown): SpecView {
       name: roleName(field(entry, "name")),
       minReplicas: min === undefined ? 1 : replicaCount(min),
       maxReplicas: replicaCount(field(entry, "maxReplicas")),
+      floorByUtcHour: list(field(entry, "floorReplicasByUtcHour")).map(replicaCount),
     };
   });
   const ratios = list(field(spec, "ratios")).map((entry, index) => ({
