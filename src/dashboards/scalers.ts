@@ -79,15 +79,16 @@ export const scalersDashboard: DashboardSpec = {
       panels: [
         {
           type: "timeseries",
-          title: "Replicas: current, ready, recommended, constrained, committed",
+          title: "Replicas: current, ready, recommended, constrained, committed, floor by the hour",
           question:
-            "How many replicas does each role run, how many would the algorithm run (recommended), how many do bounds, ratios, pacing and guards allow (constrained), and what was last written (committed)?",
+            "How many replicas does each role run, how many would the algorithm run (recommended), how many do bounds, ratios, pacing and guards allow (constrained), what was last written (committed), and what floor the hour sets where the scaler writes floorReplicasByUtcHour?",
           targets: [
             roleSeries("mds_role_current_replicas", "current"),
             roleSeries("mds_role_ready_replicas", "ready"),
             roleSeries("mds_role_recommended_replicas", "recommended"),
             roleSeries("mds_role_constrained_replicas", "constrained"),
             roleSeries("mds_role_committed_replicas", "committed"),
+            roleSeries("mds_role_hourly_floor_replicas", "floor by the hour"),
           ],
           unit: "none",
           width: 12,

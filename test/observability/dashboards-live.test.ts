@@ -41,6 +41,7 @@ function role(name: string, engineRole: "prefill" | "decode" | "server"): RoleRe
     rawRecommendedReplicas: 3,
     constrainedReplicas: 3,
     committedReplicas: 2,
+    hourlyFloorReplicas: 2,
     stableDemandTokensPerSecond: 900,
     panicDemandTokensPerSecond: 1100,
     forecastDemandTokensPerSecond: 1000,

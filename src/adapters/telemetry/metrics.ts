@@ -26,6 +26,8 @@ export interface RoleReport {
   readonly rawRecommendedReplicas?: number;
   readonly constrainedReplicas?: number;
   readonly committedReplicas?: number;
+  /** The floor `floorReplicasByUtcHour` (an extension) sets in the hour of the last pass, when the scaler writes floors. */
+  readonly hourlyFloorReplicas?: number;
   readonly stableDemandTokensPerSecond?: number;
   readonly panicDemandTokensPerSecond?: number;
   readonly forecastDemandTokensPerSecond?: number;
@@ -77,6 +79,11 @@ const roleGauges: readonly (readonly [string, string, RoleNumber])[] = [
     "constrainedReplicas",
   ],
   ["mds_role_committed_replicas", "Replicas in the last committed vector.", "committedReplicas"],
+  [
+    "mds_role_hourly_floor_replicas",
+    "The floor by the UTC hour (floorReplicasByUtcHour) in the hour of the last pass, when the scaler writes floors.",
+    "hourlyFloorReplicas",
+  ],
   [
     "mds_role_capacity_tokens_per_second",
     "Per-replica token capacity the algorithm divides by.",

@@ -5,6 +5,8 @@
 import { roleDemandTokensPerSecond, tokenTargetPerReplica } from "../../core/algorithms/capacity.js";
 import { judgedOnQueueTime } from "../../core/algorithms/queue-time-target.js";
 import { tokenThroughputBlockOf } from "../../core/algorithms/windows.js";
+import { hourlyFloorAt } from "../../core/planner/hourly-floor.js";
+import { parseOptionalTimestampMs } from "../../core/time/timestamp.js";
 import { roleKinds, type RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
 import type { ScalerSpec, ScalerStatus, TokenThroughputParams } from "../../core/api/scaler.js";
@@ -54,6 +56,12 @@ export function roleReports(
   const tt = tokenThroughputBlockOf(spec).params;
   const predictive = spec.algorithm.predictive;
   const committed = status.lastCommit?.vector ?? {};
+  // The floor of the hour the last pass ran in: what the planner raised that pass's recommendation to.
+  const lastPassMs = parseOptionalTimestampMs(status.lastPassTime);
+  const floorOf = (name: string): number | undefined =>
+    lastPassMs === undefined
+      ? undefined
+      : hourlyFloorAt(spec.roles.find((r) => r.name === name)?.floorReplicasByUtcHour, lastPassMs);
   return (status.roles ?? []).map((role) => {
     const predictor = status.predictors?.find((p) => p.name === role.name);
     const kind = roleKindOf(kinds[role.name]);
@@ -81,6 +89,7 @@ export function roleReports(
         rawRecommendedReplicas: role.rawRecommendedReplicas,
         constrainedReplicas: role.constrainedReplicas,
         committedReplicas: committed[role.name],
+        hourlyFloorReplicas: floorOf(role.name),
         stableDemandTokensPerSecond: stable,
         panicDemandTokensPerSecond: panic,
         forecastDemandTokensPerSecond:

@@ -98,6 +98,18 @@ describe("own metrics", () => {
     expect(server?.stableDemandTokensPerSecond).toBe(2400);
   });
 
+  it("reports the floor by the hour of the last pass, and none without floors or a pass time", () => {
+    const floors = Array.from({ length: 24 }, (_, h) => (h === 14 ? 6 : 1));
+    const floored = { ...spec, roles: spec.roles.map((r) => ({ ...r, floorReplicasByUtcHour: floors })) };
+    const at = (lastPassTime: string) => roleReports(floored, { ...status, lastPassTime }, { prefill: "Prefill" });
+    expect(at("2026-11-29T14:59:59Z")[0]?.hourlyFloorReplicas).toBe(6);
+    expect(at("2026-11-29T15:00:00Z")[0]?.hourlyFloorReplicas).toBe(1);
+    expect(roleReports(floored, status, { prefill: "Prefill" })[0]?.hourlyFloorReplicas).toBeUndefined();
+    expect(
+      roleReports(spec, { ...status, lastPassTime: "2026-11-29T14:00:00Z" })[0]?.hourlyFloorReplicas,
+    ).toBeUndefined();
+  });
+
   it("exports demand by window and the capacity it was divided by", async () => {
     const demand = await series(metrics, "mds_role_demand_tokens_per_second");
     expect(demand.filter((s) => s.labels["role"] === "prefill").map((s) => [s.labels["window"], s.value])).toEqual([
