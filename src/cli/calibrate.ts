@@ -177,8 +177,15 @@ interface Calibrated {
   readonly result: CalibrationResult;
   readonly document: unknown;
   readonly spec: ScalerSpec;
-  /** `--hourly-floors-from prometheus`: the minutes of the 24 hours before the period, and where they came from. */
-  readonly dayBefore?: { readonly roles: readonly RoleMinutes[]; readonly source: string };
+  /** `--hourly-floors-from prometheus`: the minutes of the 24 hours before the period, where they came from, its warnings. */
+  readonly dayBefore?: DayBefore;
+}
+
+interface DayBefore {
+  readonly roles: readonly RoleMinutes[];
+  readonly source: string;
+  /** Partial answers and failed passes of the day before's read, each with its minute. */
+  readonly warnings: readonly string[];
 }
 
 const secondsPerDay = 86_400;
@@ -333,7 +340,7 @@ async function fromPrometheus(
     `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${new Date(from * 1000).toISOString()} to ${new Date(to * 1000).toISOString()}`;
   const dayBefore =
     values["hourly-floors-from"] === "prometheus"
-      ? { roles: (await read(start - secondsPerDay, start)).roles, source: sourceOf(start - secondsPerDay, start) }
+      ? { ...(await read(start - secondsPerDay, start)), source: sourceOf(start - secondsPerDay, start) }
       : undefined;
   return {
     result: calibrate(sourceOf(start, end), spec, minutes.roles, minutes.warnings, reading),
@@ -433,10 +440,10 @@ function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calib
  */
 function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
   if (from === undefined) return answer;
-  const dayBefore =
+  const dayBefore: DayBefore | undefined =
     from === "prometheus"
       ? answer.dayBefore
-      : ((sim) => ({ roles: sim.roles, source: sim.runs.join("; ") }))(
+      : ((sim) => ({ roles: sim.roles, source: sim.runs.join("; "), warnings: [] }))(
           minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--hourly-floors-from"),
         );
   if (dayBefore === undefined)
@@ -447,6 +454,8 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
     ...answer,
     result: {
       ...answer.result,
+      // A minute the day before's read lost is no evidence: its hour's floor reads only the minutes that answered.
+      warnings: [...answer.result.warnings, ...dayBefore.warnings.map((w) => `the day before, ${w}`)],
       hourlyFloors: floorsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source),
     },
   };
