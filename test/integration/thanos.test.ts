@@ -192,14 +192,16 @@ status: { roles: [{ name: server, ready: 2 }] }
       const client = new PrometheusClient({ endpoint: strictQuerier.httpUrl, timeoutMs: hungTimeoutMs });
       const pass = await new PrometheusSignalSource(client, defaultPrometheusSignalConfig).sample(scalers, at);
       // Most queries wait for the deadline (`--store.response-timeout=2s` does not cut the stopped store
-      // short); among the default plan's many concurrent queries some come back partial after that timeout.
-      // Either way every family is unknown.
+      // short); among the default plan's many concurrent queries some come back partial after that timeout,
+      // and on a loaded machine some are refused by the querier itself when its own context runs out (422,
+      // "context deadline exceeded"). Every way, every family is unknown.
+      const hung = /timed out|answered partially|context deadline exceeded/;
       expect(Object.keys(pass.unknownFamilies).sort()).toEqual(["counters", "gauges", "itl", "ttft"]);
-      for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(/timed out|answered partially/);
+      for (const reason of Object.values(pass.unknownFamilies)) expect(reason).toMatch(hung);
       for (const roles of pass.scalers.values())
         for (const r of roles.values())
           expect(r.queryFailed?.reason ?? `gauges: ${r.unknownFamilies?.gauges ?? "known"}`).toMatch(
-            /^gauges: .*(timed out|answered partially)/,
+            new RegExp(`^gauges: .*(${hung.source})`),
           );
     } finally {
       sidecar.signal("SIGCONT");
