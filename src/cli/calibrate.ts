@@ -36,6 +36,7 @@ import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test
 import { checkOnSlice } from "./calibrate/slice-check.js";
 import { floorsFromYesterday } from "./calibrate/hourly-floors.js";
 import type { RoleMinutes } from "../core/calibrate/minute.js";
+import { secondsPerDay } from "../core/calibrate/hourly-floors.js";
 import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
 import { figureForSwing, minHeadroomSwing } from "../core/calibrate/swing-headroom.js";
 import { readFleet } from "./fleet-file.js";
@@ -187,8 +188,6 @@ interface DayBefore {
   /** Partial answers and failed passes of the day before's read, each with its minute. */
   readonly warnings: readonly string[];
 }
-
-const secondsPerDay = 86_400;
 
 function fromSimulation(values: FlagValues, io: CliIo, reading: LatencyGuardReading): Calibrated {
   const paths = values["from-simulation"] as string[];

@@ -10,8 +10,9 @@
  * Example: target 5000 tok/s, busiest minute 12,600 tok/s between 13:30 and 15:30 → floors[14] = 3.
  */
 
-export const hoursPerDay = 24;
-const secondsPerDay = 86_400;
+const hoursPerDay = 24;
+/** One day: the floors read the day before, and a minute's time of day is its seconds modulo this. */
+export const secondsPerDay = 86_400;
 /** How far either side of the hour yesterday's minutes are read. */
 export const floorMarginSeconds = 1800;
 
