@@ -70,10 +70,32 @@ async function start(failAfter: string | undefined): Promise<{ process: Child; p
   return { process: { child, events, output: () => `${stdout}\n${stderr}` }, ports };
 }
 
-/** Resolves with the exit code and how long after `sinceMs` it came. */
-function exited(child: ChildProcess): Promise<{ code: number | null; atMs: number }> {
-  if (child.exitCode !== null) return Promise.resolve({ code: child.exitCode, atMs: performance.now() });
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, atMs: performance.now() })));
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly atMs: number;
+}
+
+/**
+ * When the process exited, with its code or the signal that ended it, resolved once its output is read
+ * whole: on 'exit' alone the last lines (a drain's reports, a crash's message) may still be unread.
+ */
+function exited(child: ChildProcess): Promise<Exit> {
+  return new Promise((resolve) => {
+    let exit: Exit | undefined;
+    const done = (): void => {
+      if (exit !== undefined && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false)
+        resolve(exit);
+    };
+    const atExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      exit = { code, signal, atMs: performance.now() };
+      done();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) atExit(child.exitCode, child.signalCode);
+    else child.once("exit", atExit);
+    child.stdout?.once("end", done);
+    child.stderr?.once("end", done);
+  });
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -118,8 +140,8 @@ describe("the controller's lifecycle", { timeout: 120_000 }, () => {
         50,
         run.output,
       );
-      const { code, atMs } = await exit;
-      expect(code, run.output()).toBe(1);
+      const { code, signal, atMs } = await exit;
+      expect({ code, signal }, run.output()).toEqual({ code: 1, signal: null });
       expect(atMs - failedAt, run.output()).toBeLessThan(exitBoundMs);
       const built = run.events().flatMap((e) => ("built" in e ? [e["built"]] : []));
       expect(built).toEqual(builderNames.slice(0, builderNames.indexOf(failAfter) + 1));
@@ -133,7 +155,8 @@ describe("the controller's lifecycle", { timeout: 120_000 }, () => {
     await eventually(
       "the controller to serve",
       async () => {
-        if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode}`);
+        if (run.child.exitCode !== null || run.child.signalCode !== null)
+          throw new Error(`exited ${run.child.exitCode ?? run.child.signalCode}`);
         return run.events().some((e) => "serving" in e) ? true : undefined;
       },
       90_000,
@@ -143,8 +166,8 @@ describe("the controller's lifecycle", { timeout: 120_000 }, () => {
     for (const port of ports) expect(await portOpen(port), `port ${port} serving`).toBe(true);
     const signalledAt = performance.now();
     run.child.kill("SIGTERM");
-    const { code, atMs } = await exit;
-    expect(code, run.output()).toBe(0);
+    const { code, signal, atMs } = await exit;
+    expect({ code, signal }, run.output()).toEqual({ code: 0, signal: null });
     expect(atMs - signalledAt, run.output()).toBeLessThan(exitBoundMs);
     const stopped = run.events().find((e) => "stopped" in e)?.["stopped"] as [string, string][] | undefined;
     expect(
