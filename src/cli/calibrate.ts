@@ -393,6 +393,14 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
   return { values, output, reading, headroomSwing };
 }
 
+/** A phase's failure reported on stderr: a usage error with the usage, anything else as invalid input; the exit code. */
+function failed(error: unknown, io: CliIo): number {
+  io.stderr(
+    `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
+  );
+  return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
+}
+
 /** Phase 2: the minutes read and banded, from simulated runs or Prometheus, or the exit code of a failure. */
 async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number): Promise<Calibrated | number> {
   const { values, reading } = invocation;
@@ -407,10 +415,7 @@ async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number
       ? fromSimulation(values, io, reading)
       : await fromPrometheus(values, io, nowMs, reading);
   } catch (error) {
-    io.stderr(
-      `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
-    );
-    return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
+    return failed(error, io);
   }
 }
 
@@ -439,12 +444,11 @@ function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calib
  */
 function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
   if (from === undefined) return answer;
-  const dayBefore: DayBefore | undefined =
-    from === "prometheus"
-      ? answer.dayBefore
-      : ((sim) => ({ roles: sim.roles, source: sim.runs.join("; "), warnings: [] }))(
-          minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--hourly-floors-from"),
-        );
+  let dayBefore = answer.dayBefore;
+  if (from !== "prometheus") {
+    const run = minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--hourly-floors-from");
+    dayBefore = { roles: run.roles, source: run.runs.join("; "), warnings: [] };
+  }
   if (dayBefore === undefined)
     throw new UsageError(
       "--hourly-floors-from prometheus: reads the day before from --prometheus-url; give a FILE here",
@@ -510,10 +514,7 @@ export async function runCalibrate(
       io,
     );
   } catch (error) {
-    io.stderr(
-      `${error instanceof Error ? error.message : String(error)}\n${error instanceof UsageError ? calibrateUsage : ""}`,
-    );
-    return error instanceof UsageError ? exitCodes.usage : exitCodes.invalid;
+    return failed(error, io);
   }
   return writeOutputs(invocation, floored, io);
 }
