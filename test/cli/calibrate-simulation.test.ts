@@ -386,6 +386,11 @@ describe("calibrate --from-simulation", () => {
         2,
       ],
       [
+        ["--prometheus-url", "http://127.0.0.1:1", "-f", "x.yaml", "--last", "169h"],
+        /the period is 169\.0 h; at most 168 h \(a week\)/,
+        2,
+      ],
+      [
         ["--prometheus-url", "not a url", "-f", "x.yaml", "--last", "15m"],
         /--prometheus-url = "not a url": must be an http\(s\) URL/,
         1,

@@ -207,6 +207,28 @@ describe("calibrate against a real Prometheus", () => {
     expect(stdout).toMatch(/<section data-chart="server" data-rendered="true">[\s\S]*?<canvas/);
   }, 120_000);
 
+  it("reads a week ending with the half hour: the same bands from its minutes with series, every other minute skipped", async () => {
+    const { scaler, target } = files("chat", "1000");
+    const io = memoryIo();
+    const end = t0 + 60 * minutes;
+    const week = ["--start", String(end - 7 * secondsPerDay), "--end", String(end)];
+    const code = await runCalibrate(
+      ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, ...week, "-o", "json"],
+      io,
+    );
+    expect(code, io.err).toBe(0);
+    const role = (JSON.parse(io.out) as { roles: JsonRole[] }).roles[0] as JsonRole;
+    // The series begin a minute before t0, carrying the first minute's load: the minute ending at t0, outside
+    // the half hour (t0, t0 + 30 min] the other tests read, is a minute of the week.
+    expect(role.minutes).toBe(minutes + 1);
+    expect(Object.values(role.skipped).reduce((a, b) => a + b, 0)).toBe(7 * 24 * 60 - minutes - 1);
+    expect(role.bands.map((b) => [b.fromTokensPerSecond, b.minutes, b.verdict])).toEqual([
+      [1000, 11, "held"],
+      [2000, 10, "held"],
+      [3000, 10, "broke"],
+    ]);
+  }, 120_000);
+
   it("on queueing, finds where waiting began although TTFT was above its target at every load", async () => {
     const literal = await calibrateJson("long", ["--latency-guard-reading", "literal"]);
     expect(literal.answer.kind).toBe("targets never held");

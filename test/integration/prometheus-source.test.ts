@@ -13,12 +13,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { BothPlans } from "../support/both-plans.js";
-import { observationsOf } from "../support/plan-observations.js";
+import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
 import { steadyLoad } from "../support/steady-load.js";
 
 const namespace = "serving";
@@ -415,6 +416,57 @@ describe("PromQL source against a real Prometheus", () => {
       gone = abc.pods.length === 0;
     }
     expect(gone, "the stopped pod's series went stale").toBe(true);
+  });
+
+  it("answers every pass of a period from range queries as its own instant queries answer it, under every plan", async () => {
+    // The period behind the tests so far: the quiet roles' last traffic, the restarted and the stopped pod.
+    // Its last step is a few seconds old, so every scrape stamped before it has landed in the TSDB.
+    const grid = {
+      firstUnixSeconds: Math.ceil(fleetStartSeconds) + 4,
+      lastUnixSeconds: Math.floor(Date.now() / 1000) - 3,
+      stepSeconds: 1,
+    };
+    const scalers = [
+      ...mainScalers,
+      scaler("quiet-vllm", ["server"]),
+      scaler("quiet-restart-vllm", ["server"]),
+      scaler("abc", ["server"]),
+    ];
+    const client = new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 });
+    await sleep(2_000);
+    for (const queryPlan of ["unions", "parts", "roles"] as const) {
+      const config = { ...defaultPrometheusSignalConfig, queryPlan };
+      const instant = new PrometheusSignalSource(client, config);
+      const sent: string[] = [];
+      const answers = new RangeAnswers(
+        { rangeQuery: (query, ...period) => (sent.push(query), client.rangeQuery(query, ...period)) },
+        grid,
+      );
+      const ranged = new PrometheusSignalSource(answers, config);
+      let podsRead = 0;
+      let instantQueries = 0;
+      for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t += grid.stepSeconds) {
+        const [want, got] = await Promise.all([instant.sample(scalers, t * 1000), ranged.sample(scalers, t * 1000)]);
+        const at = `${queryPlan} plan at ${t - grid.firstUnixSeconds} s`;
+        if (queryPlan !== "roles") expect(got, at).toEqual(want);
+        else {
+          // Prometheus adds a role's buckets in another order in a range query: the same sums but for the
+          // last bits, which the observation's rounding to the nanosecond absorbs (plan-observations.ts).
+          expect(withoutBuckets(got), at).toEqual(withoutBuckets(want));
+          expect(got.queries, at).toBe(want.queries);
+          const expected = observationsOf(want, scalers);
+          for (const [key, observation] of observationsOf(got, scalers))
+            expect(observation, `${at}: ${key}`).toEqual(expected.get(key));
+        }
+        for (const roles of got.scalers.values()) for (const r of roles.values()) podsRead += r.pods.length;
+        instantQueries += want.queries;
+      }
+      // Each query text once, whatever the number of steps; the period held pods to read.
+      expect(new Set(sent).size, `${queryPlan} plan`).toBe(sent.length);
+      expect(answers.rangeQueries, `${queryPlan} plan`).toBe(sent.length);
+      expect(sent.length * 5, `${queryPlan} plan`).toBeLessThan(instantQueries);
+      expect(podsRead, `${queryPlan} plan`).toBeGreaterThan(0);
+    }
   });
 
   it("turns every role into queryFailed while Prometheus is down, and recovers", async () => {

@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { RoleKind } from "../../src/core/api/model-deployment.js";
 import { observeRole } from "../../src/core/signals/observe.js";
@@ -481,6 +482,32 @@ describe("VictoriaMetrics' defaults", () => {
     expect(lagDefault).toBeGreaterThanOrEqual(29_000);
     expect(lagDefault).toBeLessThan(35_000);
   }, 90_000);
+
+  it("answers every pass of a period from range queries as its own instant queries answer it, under every plan", async () => {
+    // calibrate reads a period this way (RangeAnswers); the store under comparison runs with the offset at 0 s.
+    const lastUnixSeconds = Math.floor(Date.now() / 1000) - 3;
+    for (const pod of fleet.listPods()) await awaitRemoteWrite(vm, pod.namespace, pod.name, lastUnixSeconds * 1000);
+    const grid = { firstUnixSeconds: Math.ceil(fleetStartMs / 1000) + 4, lastUnixSeconds, stepSeconds: 1 };
+    const client = new PrometheusClient({ endpoint: vm.url, timeoutMs: 10_000 });
+    const scalers = fleetScalers(tenantA);
+    for (const queryPlan of ["unions", "parts", "roles"] as const) {
+      const config = { ...defaultPrometheusSignalConfig, queryPlan };
+      const instant = new PrometheusSignalSource(client, config);
+      const answers = new RangeAnswers(client, grid);
+      const ranged = new PrometheusSignalSource(answers, config);
+      let podsRead = 0;
+      for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t += grid.stepSeconds) {
+        const [want, got] = await Promise.all([instant.sample(scalers, t * 1000), ranged.sample(scalers, t * 1000)]);
+        const at = `${queryPlan} plan at ${t - grid.firstUnixSeconds} s`;
+        // A role's summed buckets may be added in another order: equal to a relative 1e-9, as between plans.
+        expectClose(JSON.parse(JSON.stringify([...got.scalers])), JSON.parse(JSON.stringify([...want.scalers])), at);
+        expect({ ...got, scalers: undefined }, at).toEqual({ ...want, scalers: undefined });
+        for (const roles of got.scalers.values()) for (const r of roles.values()) podsRead += r.pods.length;
+      }
+      expect(podsRead, queryPlan).toBeGreaterThan(0);
+      expect(answers.rangeQueries, queryPlan).toBeLessThan(100);
+    }
+  }, 120_000);
 
   it("refuse a counter query longer than -search.maxQueryLen: counters unknown, not zero", async () => {
     // Under the unions plan the counter query of the fleet's two scalers is about 19 kB, above

@@ -1,10 +1,11 @@
 /**
- * A thin instant-query client over `prometheus-query`: one deadline per call,
- * typed errors with `cause`, Prometheus warnings and infos returned with the
- * result, and strict checking of the response shape. The driver sends the
- * query and reports failures; the answer's body is parsed from its chunks
- * (body.ts) and its series read once (`readVector`), since the controller's
- * CPU per pass is per answered series.
+ * A thin query client over `prometheus-query`: instant queries (a sampling
+ * pass) and range queries (calibrate reading a period, range-answers.ts), one
+ * deadline per call, typed errors with `cause`, Prometheus warnings and infos
+ * returned with the result, and strict checking of the response shape. The
+ * driver sends the query and reports failures; the answer's body is parsed
+ * from its chunks (body.ts) and its series read once (`readVector`,
+ * `readMatrix`), since the controller's CPU per pass is per answered series.
  */
 import { pipeline, Readable } from "node:stream";
 import { constants as zlibConstants, createUnzip } from "node:zlib";
@@ -54,6 +55,29 @@ export interface PrometheusQueryClient {
   instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
 }
 
+/** One series of a range query's answer: its value at each step it has one, in time order. */
+export interface MatrixSeries {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly points: readonly { readonly timestampUnixSeconds: number; readonly value: number }[];
+}
+
+export interface RangeQueryResult {
+  readonly series: readonly MatrixSeries[];
+  /** As `InstantQueryResult.warnings`: the whole answer's, not a step's. */
+  readonly warnings: readonly string[];
+  readonly infos?: readonly string[];
+}
+
+export interface PrometheusRangeClient {
+  /** The query evaluated at `startUnixSeconds`, every `stepSeconds` after it, up to `endUnixSeconds`. */
+  rangeQuery(
+    query: string,
+    startUnixSeconds: number,
+    endUnixSeconds: number,
+    stepSeconds: number,
+  ): Promise<RangeQueryResult>;
+}
+
 export interface PrometheusClientOptions {
   /** e.g. `http://prometheus-operated.monitoring:9090`. */
   readonly endpoint: string;
@@ -79,8 +103,8 @@ interface DriverError {
 }
 
 /** What the response interceptor read from a successful answer's body. */
-interface Answer {
-  read?: VectorSample[] | PrometheusQueryError;
+interface Answer<T> {
+  read?: T | PrometheusQueryError;
 }
 
 /**
@@ -140,7 +164,7 @@ function isDriverError(err: unknown): err is DriverError {
   return typeof err === "object" && err !== null && "errorType" in err;
 }
 
-export class PrometheusClient implements PrometheusQueryClient {
+export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeClient {
   constructor(private readonly options: PrometheusClientOptions) {}
 
   /** What the client asks Prometheus to send, and names when a body came in something else. */
@@ -149,7 +173,7 @@ export class PrometheusClient implements PrometheusQueryClient {
   }
 
   async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
-    const call = this.call();
+    const call = this.call(readVector);
     try {
       await call.driver.instantQuery(query, atUnixMs, call.evalTimeout);
     } catch (err) {
@@ -160,22 +184,53 @@ export class PrometheusClient implements PrometheusQueryClient {
     return { samples: read, warnings: call.warnings, infos: call.infos };
   }
 
-  /** A driver per call keeps the deadline and the warnings of concurrent calls apart. */
-  private call(): {
+  async rangeQuery(
+    query: string,
+    startUnixSeconds: number,
+    endUnixSeconds: number,
+    stepSeconds: number,
+  ): Promise<RangeQueryResult> {
+    // VictoriaMetrics moves the steps of an answer of 50 points or more onto multiples of the step, for its
+    // cache, unless told `nocache=1`; Prometheus and Thanos ignore the parameter.
+    const call = this.call(readMatrix, { nocache: "1" });
+    try {
+      await call.driver.rangeQuery(
+        query,
+        startUnixSeconds * 1000,
+        endUnixSeconds * 1000,
+        stepSeconds,
+        call.evalTimeout,
+      );
+    } catch (err) {
+      throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
+    }
+    const read = call.answer.read ?? new PrometheusQueryError("query result is missing", "malformed");
+    if (read instanceof PrometheusQueryError) throw read;
+    return { series: read, warnings: call.warnings, infos: call.infos };
+  }
+
+  /**
+   * A driver per call keeps the deadline and the warnings of concurrent calls apart; `read` reads the
+   * answer's `data`; `params` go in the URL beside the query's own.
+   */
+  private call<T>(
+    read: (data: unknown) => T,
+    params: Readonly<Record<string, string>> = {},
+  ): {
     driver: PrometheusDriver;
     deadline: AbortSignal;
     warnings: string[];
     infos: string[];
     evalTimeout: string;
     httpStatus: { value?: number };
-    answer: Answer;
+    answer: Answer<T>;
   } {
     const timeoutMs = this.options.timeoutMs;
     const warnings: string[] = [];
     const infos: string[] = [];
     const deadline = AbortSignal.timeout(timeoutMs);
     const httpStatus: { value?: number } = {};
-    const answer: Answer = {};
+    const answer: Answer<T> = {};
     const driver = new PrometheusDriver({
       endpoint: this.options.endpoint,
       baseURL: "/api/v1/",
@@ -187,6 +242,7 @@ export class PrometheusClient implements PrometheusQueryClient {
         onFulfilled: (config) => {
           // axios' own timeout only covers an idle socket; the signal bounds the whole call.
           config.signal = deadline;
+          if (Object.keys(params).length > 0) config.params = { ...(config.params as object | undefined), ...params };
           // The body is parsed from its chunks (body.ts), not from one text of the whole answer.
           config.responseType = "stream";
           // Inflated here, in larger pieces than the driver's (parseBody); gzip is all Prometheus sends.
@@ -224,7 +280,7 @@ export class PrometheusClient implements PrometheusQueryClient {
             // and the driver is handed an empty vector: its own reading builds several objects per series.
             if ("status" in body && body.status !== null && body.status !== undefined) {
               // Not thrown here: the driver would report it as a network error.
-              answer.read = readOrError("data" in body ? body.data : undefined);
+              answer.read = readOrError(read, "data" in body ? body.data : undefined);
               response.data = { ...body, data: { resultType: "vector", result: [] } };
             }
           }
@@ -298,18 +354,49 @@ export class PrometheusClient implements PrometheusQueryClient {
  * Cost), so no series is copied or wrapped on the way. Anything but a vector is malformed.
  */
 export function readVector(data: unknown): VectorSample[] {
-  if (typeof data !== "object" || data === null) throw new PrometheusQueryError("query result is missing", "malformed");
-  const { resultType, result } = data as { resultType?: unknown; result?: unknown };
-  if (resultType !== "vector" || !Array.isArray(result))
-    throw new PrometheusQueryError(`expected a vector result, got ${String(resultType)}`, "malformed");
+  const result = resultOf(data, "vector");
   const samples = new Array<VectorSample>(result.length);
   for (let i = 0; i < result.length; i++) samples[i] = readSample(result[i]);
   return samples;
 }
 
-function readOrError(data: unknown): VectorSample[] | PrometheusQueryError {
+/**
+ * The series of a range query's answer, each with its points in time order. Anything but a matrix is
+ * malformed, and so is a series without labels or points, or a point that is not `[time, "value"]`.
+ */
+export function readMatrix(data: unknown): MatrixSeries[] {
+  const result = resultOf(data, "matrix");
+  const series = new Array<MatrixSeries>(result.length);
+  for (let i = 0; i < result.length; i++) {
+    const it = result[i] as { metric?: unknown; values?: unknown } | null;
+    const metric = it?.metric;
+    const values = it?.values;
+    if (typeof metric !== "object" || metric === null || !Array.isArray(values))
+      throw new PrometheusQueryError("matrix series without labels or values", "malformed");
+    const points = new Array<MatrixSeries["points"][number]>(values.length);
+    for (let j = 0; j < values.length; j++) {
+      const [time, value] = (Array.isArray(values[j]) ? values[j] : []) as unknown[];
+      if (typeof time !== "number" || typeof value !== "string")
+        throw new PrometheusQueryError(`matrix point ${JSON.stringify(values[j])} is not [time, "value"]`, "malformed");
+      points[j] = { timestampUnixSeconds: time, value: parseFloat(value) };
+    }
+    series[i] = { labels: labelsOf(metric as Record<string, unknown>), points };
+  }
+  return series;
+}
+
+/** The answer's series, where its `data` is a result of the type asked for; anything else is malformed. */
+function resultOf(data: unknown, type: "vector" | "matrix"): unknown[] {
+  if (typeof data !== "object" || data === null) throw new PrometheusQueryError("query result is missing", "malformed");
+  const { resultType, result } = data as { resultType?: unknown; result?: unknown };
+  if (resultType !== type || !Array.isArray(result))
+    throw new PrometheusQueryError(`expected a ${type} result, got ${String(resultType)}`, "malformed");
+  return result;
+}
+
+function readOrError<T>(read: (data: unknown) => T, data: unknown): T | PrometheusQueryError {
   try {
-    return readVector(data);
+    return read(data);
   } catch (err) {
     return err instanceof PrometheusQueryError
       ? err

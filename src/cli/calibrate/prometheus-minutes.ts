@@ -4,6 +4,9 @@
  * filtering, cache adjustment and version fallbacks), evaluated at the end of
  * every minute with both windows 60 s, so a minute's figures mean exactly
  * what the scaler reads, queue time included (it rides in the TTFT query).
+ * The passes' queries are answered from range queries over the minutes
+ * (`RangeAnswers`): each query text is sent once per stretch of
+ * `minutesPerRangeQuery` minutes, not once per minute.
  */
 import { tokenFieldsRead } from "../../core/algorithms/capacity.js";
 import { minuteOf, type CalibrationMinute, type RoleMinutes, type SkipReason } from "../../core/calibrate/minute.js";
@@ -11,13 +14,19 @@ import type { RoleKind } from "../../core/api/model-deployment.js";
 import { observeRole, staleAfterSeconds } from "../../core/signals/observe.js";
 import type { PrometheusClient } from "../../adapters/prometheus/client.js";
 import type { PrometheusSignalConfig } from "../../adapters/prometheus/config.js";
+import { RangeAnswers } from "../../adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../adapters/prometheus/source.js";
 
 export const minuteSeconds = 60;
 /**
- * Sampling passes in flight at once, so a long period does not flood Prometheus: each pass sends its
- * queries side by side (4 under the `unions` plan, 53 under `parts`), and Prometheus queues what is
- * beyond its `--query.max-concurrency` (default 20).
+ * Minutes one range query covers: 6 hours, so an answer holds at most 360 points per series (Prometheus
+ * refuses more than 11,000) and only one stretch's answers are held in memory at a time.
+ */
+export const minutesPerRangeQuery = 360;
+/**
+ * Sampling passes in flight at once. The first pass of a stretch sends its queries side by side as range
+ * queries (4 under the `unions` plan, 53 under `parts` and `roles`; Prometheus queues what is beyond its
+ * `--query.max-concurrency`, default 20); the others are answered from them.
  */
 const passesInFlight = 2;
 
@@ -36,18 +45,23 @@ export interface PrometheusMinutes {
   readonly roles: readonly RoleMinutes[];
   /** Prometheus warnings (partial answers) and failed passes, each with its minute. */
   readonly warnings: readonly string[];
+  /** Range queries sent to Prometheus for the period. */
+  readonly rangeQueries: number;
 }
 
-/** The ends of the whole minutes in (start, end]. */
+/**
+ * The ends of the whole minutes in (start, end], in whole seconds: a period from `--last` starts at a
+ * fraction of a second, and its minutes begin at the whole second before it (a range query's steps are
+ * whole seconds, `RangeAnswers`).
+ */
 export function minuteEnds(startUnixSeconds: number, endUnixSeconds: number): number[] {
   const ends: number[] = [];
-  for (let t = startUnixSeconds + minuteSeconds; t <= endUnixSeconds; t += minuteSeconds) ends.push(t);
+  for (let t = Math.floor(startUnixSeconds) + minuteSeconds; t <= endUnixSeconds; t += minuteSeconds) ends.push(t);
   return ends;
 }
 
 export async function minutesFromPrometheus(input: MinutesInput): Promise<PrometheusMinutes> {
   const ends = minuteEnds(input.startUnixSeconds, input.endUnixSeconds);
-  const source = new PrometheusSignalSource(input.client, input.config);
   const sampling: ScalerSamplingInput = {
     key: `${input.namespace}/${input.deployment}`,
     namespace: input.namespace,
@@ -59,18 +73,53 @@ export async function minutesFromPrometheus(input: MinutesInput): Promise<Promet
   };
   const staleAfter = staleAfterSeconds(input.samplingIntervalSeconds);
   const warnings: string[] = [];
-  const roles = input.roles.map((r) => ({
-    role: r.name,
-    kind: r.kind,
-    minutes: [] as CalibrationMinute[],
-    skipped: {} as Partial<Record<SkipReason, number>>,
-  }));
-  const passes = new Map<number, Awaited<ReturnType<PrometheusSignalSource["sample"]>>>();
+  const roles: MinutesRead[] = input.roles.map((r) => ({ role: r.name, kind: r.kind, minutes: [], skipped: {} }));
+  let rangeQueries = 0;
+  for (let from = 0; from < ends.length; from += minutesPerRangeQuery) {
+    const stretch = ends.slice(from, from + minutesPerRangeQuery);
+    const answers = new RangeAnswers(input.client, {
+      firstUnixSeconds: stretch[0] as number,
+      lastUnixSeconds: stretch[stretch.length - 1] as number,
+      stepSeconds: minuteSeconds,
+    });
+    const passes = await passesOf(new PrometheusSignalSource(answers, input.config), sampling, stretch);
+    rangeQueries += answers.rangeQueries;
+    readMinutes(stretch, passes, sampling, roles, staleAfter, warnings);
+  }
+  return { roles, warnings, rangeQueries };
+}
+
+type Pass = Awaited<ReturnType<PrometheusSignalSource["sample"]>>;
+
+/** A role's minutes as they are read, stretch after stretch. */
+interface MinutesRead extends RoleMinutes {
+  readonly minutes: CalibrationMinute[];
+  readonly skipped: Partial<Record<SkipReason, number>>;
+}
+
+async function passesOf(
+  source: PrometheusSignalSource,
+  sampling: ScalerSamplingInput,
+  ends: readonly number[],
+): Promise<Map<number, Pass>> {
+  const passes = new Map<number, Pass>();
   for (let i = 0; i < ends.length; i += passesInFlight) {
     const batch = ends.slice(i, i + passesInFlight);
     const results = await Promise.all(batch.map((t) => source.sample([sampling], t * 1000)));
-    batch.forEach((t, j) => passes.set(t, results[j] as Awaited<ReturnType<PrometheusSignalSource["sample"]>>));
+    batch.forEach((t, j) => passes.set(t, results[j] as Pass));
   }
+  return passes;
+}
+
+/** Each role's minute at every end, read from its pass as the scaler would read it; a failed pass is a warning. */
+function readMinutes(
+  ends: readonly number[],
+  passes: ReadonlyMap<number, Pass>,
+  sampling: ScalerSamplingInput,
+  roles: readonly MinutesRead[],
+  staleAfter: number,
+  warnings: string[],
+): void {
   for (const t of ends) {
     const pass = passes.get(t);
     const at = new Date(t * 1000).toISOString();
@@ -96,5 +145,4 @@ export async function minutesFromPrometheus(input: MinutesInput): Promise<Promet
       else role.skipped[reading.reason] = (role.skipped[reading.reason] ?? 0) + 1;
     }
   }
-  return { roles, warnings };
 }

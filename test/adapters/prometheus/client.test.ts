@@ -245,6 +245,75 @@ describe("PrometheusClient", () => {
   });
 });
 
+describe("PrometheusClient range queries", () => {
+  const client = new PrometheusClient({ endpoint, timeoutMs: 5_000 });
+  const start = at / 1000;
+  const matrix = (result: unknown[], extra: Record<string, unknown> = {}) => ({
+    status: "success",
+    data: { resultType: "matrix", result },
+    ...extra,
+  });
+
+  it("posts the query over its steps, asks VictoriaMetrics not to move them, and reads the matrix", async () => {
+    let body = "";
+    let path = "";
+    nock(endpoint)
+      .post(
+        (uri) => ((path = uri), uri.startsWith("/api/v1/query_range")),
+        (b: unknown) => {
+          body = new URLSearchParams(b as Record<string, string>).toString();
+          return true;
+        },
+      )
+      .reply(
+        200,
+        matrix(
+          [
+            {
+              metric: { __name__: "up", pod: "p-0" },
+              values: [
+                [start, "1"],
+                [start + 120, "NaN"],
+              ],
+            },
+          ],
+          { warnings: ["partial"] },
+        ),
+      );
+    const r = await client.rangeQuery('up{pod="p-0"}', start, start + 120, 60);
+    expect(r.series).toEqual([
+      {
+        labels: { pod: "p-0" },
+        points: [
+          { timestampUnixSeconds: start, value: 1 },
+          { timestampUnixSeconds: start + 120, value: NaN },
+        ],
+      },
+    ]);
+    expect(r.warnings).toEqual(["partial"]);
+    const params = new URLSearchParams(body);
+    expect(params.get("query")).toBe('up{pod="p-0"}');
+    expect([params.get("start"), params.get("end"), params.get("step")].map(Number)).toEqual([start, start + 120, 60]);
+    expect(new URL(path, endpoint).searchParams.get("nocache")).toBe("1");
+  });
+
+  it.each([
+    [{ resultType: "vector", result: [] }, /expected a matrix result, got vector/],
+    [{ resultType: "matrix", result: [{ metric: {} }] }, /matrix series without labels or values/],
+    [
+      { resultType: "matrix", result: [{ metric: {}, values: [[1, 2]] }] },
+      /matrix point \[1,2\] is not \[time, "value"\]/,
+    ],
+  ])("names a malformed matrix: %j", async (data, message) => {
+    nock(endpoint)
+      .post(/query_range/)
+      .reply(200, { status: "success", data });
+    const err = await failure(client.rangeQuery("x", start, start + 60, 60));
+    expect(err.kind).toBe("malformed");
+    expect(err.message).toMatch(message);
+  });
+});
+
 describe("PrometheusSignalSource over HTTP failures and partial answers", () => {
   const labels = { namespace: "ns", app_kubernetes_io_instance: "d", app_kubernetes_io_component: "decode" };
   const windowed = (signal: string, window: string, value: string) => ({

@@ -1,0 +1,89 @@
+/**
+ * RangeAnswers: instant answers at the steps of a period, cut from one range query per query text. That
+ * a real Prometheus and VictoriaMetrics answer a period's passes this way as their instant queries do is
+ * tested against them (test/integration/prometheus-source.test.ts, victoria-metrics.test.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { PrometheusQueryError } from "../../../src/adapters/prometheus/client.js";
+import { RangeAnswers } from "../../../src/adapters/prometheus/range-answers.js";
+import { FakeRangeClient } from "../../fakes/range-client.js";
+
+const first = 1_796_000_000;
+const grid = { firstUnixSeconds: first, lastUnixSeconds: first + 180, stepSeconds: 60 };
+const series = (pod: string, points: [number, number][]) => ({
+  labels: { pod },
+  points: points.map(([t, value]) => ({ timestampUnixSeconds: first + t, value })),
+});
+
+async function rejection(p: Promise<unknown>): Promise<PrometheusQueryError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PrometheusQueryError);
+  return err as PrometheusQueryError;
+}
+
+describe("RangeAnswers", () => {
+  it("asks each query text once over the whole period and answers each step with its own vector", async () => {
+    const client = new FakeRangeClient(() => ({
+      series: [
+        series("a", [
+          [0, 1],
+          [60, 2],
+          [180, 4],
+        ]),
+        series("b", [[60, 7]]),
+      ],
+    }));
+    const answers = new RangeAnswers(client, grid);
+    const steps = await Promise.all([0, 60, 120, 180].map((t) => answers.instantQuery("q", (first + t) * 1000)));
+    expect(steps.map((s) => s.samples.map((x) => [x.labels["pod"], x.value, x.timestampUnixSeconds - first]))).toEqual([
+      [["a", 1, 0]],
+      [
+        ["a", 2, 60],
+        ["b", 7, 60],
+      ],
+      [],
+      [["a", 4, 180]],
+    ]);
+    await answers.instantQuery("other", first * 1000);
+    expect(client.asked).toEqual([
+      { query: "q", startUnixSeconds: first, endUnixSeconds: first + 180, stepSeconds: 60 },
+      { query: "other", startUnixSeconds: first, endUnixSeconds: first + 180, stepSeconds: 60 },
+    ]);
+    expect(answers.rangeQueries).toBe(2);
+  });
+
+  it("fails the query at every step when its range query fails, and gives every step the answer's warnings", async () => {
+    const failed = new PrometheusQueryError("cannot reach prometheus x", "network");
+    const answers = new RangeAnswers(
+      new FakeRangeClient((q) => (q === "down" ? failed : { series: [], warnings: ["store 2 did not answer"] })),
+      grid,
+    );
+    for (const t of [0, 180]) {
+      expect(await rejection(answers.instantQuery("down", (first + t) * 1000))).toBe(failed);
+      expect((await answers.instantQuery("partial", (first + t) * 1000)).warnings).toEqual(["store 2 did not answer"]);
+    }
+  });
+
+  it("refuses a time that is not a step, and an answer with a point off the steps (a store that moved them)", async () => {
+    const answers = new RangeAnswers(new FakeRangeClient(() => ({ series: [series("a", [[30, 1]])] })), grid);
+    for (const t of [30, -60, 240, 0.5])
+      expect((await rejection(answers.instantQuery("q", (first + t) * 1000))).message).toMatch(
+        /is not a step of the period/,
+      );
+    const moved = await rejection(answers.instantQuery("q", first * 1000));
+    expect(moved.kind).toBe("malformed");
+    expect(moved.message).toMatch(new RegExp(`point at ${first + 30}, which is not a step asked`));
+  });
+
+  it("takes whole seconds only", () => {
+    expect(
+      () => new RangeAnswers(new FakeRangeClient(() => ({ series: [] })), { ...grid, firstUnixSeconds: first + 0.5 }),
+    ).toThrow(/needs whole seconds/);
+    expect(() => new RangeAnswers(new FakeRangeClient(() => ({ series: [] })), { ...grid, stepSeconds: 0 })).toThrow(
+      /step > 0/,
+    );
+  });
+});
