@@ -20,6 +20,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { observeRole } from "../../src/core/signals/observe.js";
 import type { RoleSamples } from "../../src/core/signals/types.js";
@@ -40,6 +41,8 @@ const hungTimeoutMs = 3_000;
 const scalers = backendScalers(namespace, stableWindowSeconds, panicWindowSeconds);
 
 let fleet: EngineFleet;
+/** When a full stable window of scrapes under steady load was in the replicas. */
+let loadedSinceMs = 0;
 let server: FleetServer;
 const replicas: PrometheusHarness[] = [];
 const sidecars: ThanosProcess[] = [];
@@ -55,8 +58,8 @@ async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-async function samplesOf(url: string, atMs: number): Promise<Map<string, RoleSamples>> {
-  const pass = await sourceFor(url).sample(scalers, atMs);
+async function samplesOf(from: string | PrometheusSignalSource, atMs: number): Promise<Map<string, RoleSamples>> {
+  const pass = await (typeof from === "string" ? sourceFor(from) : from).sample(scalers, atMs);
   const out = new Map<string, RoleSamples>();
   for (const [key, roles] of pass.scalers) for (const [role, samples] of roles) out.set(`${key}/${role}`, samples);
   return out;
@@ -123,6 +126,7 @@ beforeAll(async () => {
   for (const r of replicas) await r.waitForHealthyTargets(fleet.listPods().length);
   // A full stable window of scrapes under steady load.
   await sleep((stableWindowSeconds + 2) * 1000);
+  loadedSinceMs = Date.now();
 }, 120_000);
 
 afterAll(async () => {
@@ -182,6 +186,33 @@ status: { roles: [{ name: server, ready: 2 }] }
     expect(thanos.roles[0]?.pods.map((p) => p.pod).sort()).toEqual(direct.roles[0]?.pods.map((p) => p.pod).sort());
     expect(thanos.roles[0]?.pods).toHaveLength(2);
   });
+
+  it("answers a period's passes from range queries with each pod once, as the simulator served it, under every plan", async () => {
+    // calibrate reads a period this way (RangeAnswers). The steps start when the first test's pass could (a full
+    // stable window of scrapes under load) and end a few seconds ago, every scrape before them landed.
+    // Deduplication may read a step of a range query from another replica's scrapes than an instant query at
+    // that step (it picks the replica over the range's samples), so each pass is held to the simulator as the
+    // instant passes are, and to their pods.
+    const firstUnixSeconds = Math.ceil(loadedSinceMs / 1000);
+    while (Date.now() / 1000 - 3 < firstUnixSeconds + 3) await sleep(250);
+    const grid = { firstUnixSeconds, lastUnixSeconds: Math.floor(Date.now() / 1000) - 3, stepSeconds: 1 };
+    const client = new PrometheusClient({ endpoint: querier.httpUrl, timeoutMs: 10_000 });
+    const podsOf = (roles: Map<string, RoleSamples>) => [...roles].map(([key, r]) => [key, r.pods.map((p) => p.pod)]);
+    for (const queryPlan of ["unions", "parts", "roles"] as const) {
+      const config = { ...defaultPrometheusSignalConfig, queryPlan };
+      const answers = new RangeAnswers(client, grid);
+      for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t += grid.stepSeconds) {
+        const [instant, ranged] = await Promise.all(
+          [client, answers].map((c) => samplesOf(new PrometheusSignalSource(c, config), t * 1000)),
+        );
+        expectMatchesSimulator(ranged as Map<string, RoleSamples>, t * 1000);
+        expect(podsOf(ranged as Map<string, RoleSamples>), `${queryPlan} plan at ${t}`).toEqual(
+          podsOf(instant as Map<string, RoleSamples>),
+        );
+      }
+      expect(answers.rangeQueries, queryPlan).toBeLessThan(100);
+    }
+  }, 120_000);
 
   it("reads a store that hangs (SIGSTOP) as failed queries: every family unknown at the scaler's deadline", async () => {
     const sidecar = sidecars[1];

@@ -8,7 +8,9 @@
  * and VictoriaMetrics under every query plan: prometheus-source.test.ts,
  * victoria-metrics.test.ts), and calibrate reading a day sends a few hundred
  * queries instead of a pass of 53 for each of its 1,440 minutes
- * (docs/calibrate.md, "Reading Prometheus").
+ * (docs/calibrate.md, "Reading Prometheus"). Through a Thanos Querier that
+ * deduplicates replicas a step may read the other replica's scrapes of the
+ * same pods (thanos.test.ts).
  *
  * A range answer's failure fails the query at every step; its warnings (a
  * partial answer) are every step's, since the answer does not say which
