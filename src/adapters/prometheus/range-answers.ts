@@ -60,7 +60,7 @@ export class RangeAnswers implements PrometheusQueryClient {
     const at = atUnixMs / 1000;
     if (!isStep(this.grid, at))
       throw new PrometheusQueryError(
-        `instant query at ${new Date(atUnixMs).toISOString()} is not a step of the period read by range (${describe(this.grid)})`,
+        `instant query at ${new Date(atUnixMs).toISOString()} is not a step of the period read by range (${periodText(this.grid)})`,
         "malformed",
       );
     let answer = this.answers.get(query);
@@ -79,7 +79,7 @@ function isStep({ firstUnixSeconds: first, lastUnixSeconds: last, stepSeconds: s
   return Number.isInteger(at) && at >= first && at <= last && (at - first) % step === 0;
 }
 
-function describe({ firstUnixSeconds: first, lastUnixSeconds: last, stepSeconds: step }: StepGrid): string {
+function periodText({ firstUnixSeconds: first, lastUnixSeconds: last, stepSeconds: step }: StepGrid): string {
   return `${new Date(first * 1000).toISOString()} to ${new Date(last * 1000).toISOString()}, every ${step} s`;
 }
 
@@ -94,7 +94,7 @@ function byStep(result: RangeQueryResult, grid: StepGrid): SteppedAnswer {
     for (const { timestampUnixSeconds: at, value } of series.points) {
       if (!isStep(grid, at))
         throw new PrometheusQueryError(
-          `range answer has a point at ${at}, which is not a step asked (${describe(grid)})`,
+          `range answer has a point at ${at}, which is not a step asked (${periodText(grid)})`,
           "malformed",
         );
       const sample: VectorSample = { labels: series.labels, value, timestampUnixSeconds: at };

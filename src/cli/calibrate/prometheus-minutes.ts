@@ -22,7 +22,7 @@ export const minuteSeconds = 60;
  * Minutes one range query covers: 6 hours, so an answer holds at most 360 points per series (Prometheus
  * refuses more than 11,000) and only one stretch's answers are held in memory at a time.
  */
-export const minutesPerRangeQuery = 360;
+const minutesPerRangeQuery = 360;
 /**
  * Sampling passes in flight at once. The first pass of a stretch sends its queries side by side as range
  * queries (4 under the `unions` plan, 53 under `parts` and `roles`; Prometheus queues what is beyond its
