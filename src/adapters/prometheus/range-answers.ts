@@ -12,9 +12,12 @@
  * deduplicates replicas a step may read the other replica's scrapes of the
  * same pods (thanos.test.ts).
  *
- * A range answer's failure fails the query at every step; its warnings (a
- * partial answer) are every step's, since the answer does not say which
- * steps they concern: partial is unknown.
+ * A range query that runs out of time is asked again as two range queries
+ * over the halves of its steps, one after the other, at most `halvings`
+ * times: a large role or a busy Prometheus costs more queries, not the
+ * period. A failure fails the query at every step of the range that failed;
+ * an answer's warnings (a partial answer) are every step's of its range, since
+ * the answer does not say which steps they concern: partial is unknown.
  */
 import {
   PrometheusQueryError,
@@ -35,17 +38,33 @@ export interface StepGrid {
   readonly stepSeconds: number;
 }
 
-/** One range answer cut by step (in Unix seconds): the vector at each step, and the rest of the answer. */
+/**
+ * How often a range query that ran out of time is halved: pieces of 45 minutes of a stretch of six hours at
+ * the least, so a Prometheus that never answers costs each query text 15 deadlines in a row, not one per step.
+ */
+const halvings = 3;
+
+/** One range answer cut by step (in Unix seconds): the vector at each step of its grid, and the rest of the answer. */
 interface SteppedAnswer {
+  readonly grid: StepGrid;
   readonly byStep: ReadonlyMap<number, VectorSample[]>;
   readonly warnings: readonly string[];
   readonly infos: readonly string[];
 }
 
+/** The steps of a range whose query failed, with the failure. */
+interface FailedRange {
+  readonly grid: StepGrid;
+  readonly error: unknown;
+}
+
+type Piece = SteppedAnswer | FailedRange;
+
 export class RangeAnswers implements PrometheusQueryClient {
-  /** Range queries sent so far: one per distinct query text. */
+  /** Range queries sent so far: one per distinct query text, more where one ran out of time. */
   rangeQueries = 0;
-  private readonly answers = new Map<string, Promise<SteppedAnswer>>();
+  /** Per query text, its range answers: one, or the pieces of one that ran out of time, in time order. */
+  private readonly answers = new Map<string, Promise<Piece[]>>();
 
   constructor(
     private readonly client: PrometheusRangeClient,
@@ -65,13 +84,28 @@ export class RangeAnswers implements PrometheusQueryClient {
       );
     let answer = this.answers.get(query);
     if (answer === undefined) {
-      this.rangeQueries++;
-      const { firstUnixSeconds: first, lastUnixSeconds: last, stepSeconds: step } = this.grid;
-      answer = this.client.rangeQuery(query, first, last, step).then((result) => byStep(result, this.grid));
+      answer = this.ask(query, this.grid);
       this.answers.set(query, answer);
     }
-    const { byStep: steps, warnings, infos } = await answer;
-    return { samples: steps.get(at) ?? [], warnings, infos };
+    const piece = (await answer).find((a) => isStep(a.grid, at));
+    if (piece === undefined) throw new Error(`no range answer holds the step ${at}`);
+    if ("error" in piece) throw piece.error;
+    return { samples: piece.byStep.get(at) ?? [], warnings: piece.warnings, infos: piece.infos };
+  }
+
+  /** The query over the grid's steps, in pieces where it ran out of time (see the file's comment). */
+  private async ask(query: string, grid: StepGrid, halved = 0): Promise<Piece[]> {
+    const { firstUnixSeconds: first, lastUnixSeconds: last, stepSeconds: step } = grid;
+    this.rangeQueries++;
+    try {
+      return [byStep(await this.client.rangeQuery(query, first, last, step), grid)];
+    } catch (error) {
+      const timedOut = error instanceof PrometheusQueryError && error.kind === "timeout";
+      if (!timedOut || halved === halvings || first === last) return [{ grid, error }];
+      const middle = first + Math.floor((last - first) / step / 2) * step;
+      const early = await this.ask(query, { ...grid, lastUnixSeconds: middle }, halved + 1);
+      return [...early, ...(await this.ask(query, { ...grid, firstUnixSeconds: middle + step }, halved + 1))];
+    }
   }
 }
 
@@ -102,5 +136,5 @@ function byStep(result: RangeQueryResult, grid: StepGrid): SteppedAnswer {
       if (list) list.push(sample);
       else steps.set(at, [sample]);
     }
-  return { byStep: steps, warnings: result.warnings, infos: result.infos ?? [] };
+  return { grid, byStep: steps, warnings: result.warnings, infos: result.infos ?? [] };
 }

@@ -67,6 +67,66 @@ describe("RangeAnswers", () => {
     }
   });
 
+  it("asks the halves of a range that ran out of time, one after the other, and answers every step from its piece", async () => {
+    const nine = { ...grid, lastUnixSeconds: first + 8 * 60 };
+    const timeout = new PrometheusQueryError("query to x timed out after 10000ms", "timeout");
+    // More than three steps run out of time; each answer carries a point at every step it covers.
+    const client = new FakeRangeClient(() => timeout);
+    const answering = new FakeRangeClient(() => ({ series: [] }));
+    const answers = new RangeAnswers(
+      {
+        rangeQuery: async (query, start, end, step) => {
+          if ((end - start) / step + 1 > 3) return client.rangeQuery(query, start, end, step);
+          const points = Array.from({ length: (end - start) / step + 1 }, (_, i): [number, number] => [
+            start - first + i * step,
+            start - first + i * step,
+          ]);
+          await answering.rangeQuery(query, start, end, step);
+          return { series: [series("a", points)], warnings: start === first ? ["early"] : [] };
+        },
+      },
+      nine,
+    );
+    const steps = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => answers.instantQuery("q", (first + i * 60) * 1000)),
+    );
+    expect(steps.map((r) => r.samples.map((x) => x.value))).toEqual(Array.from({ length: 9 }, (_, i) => [i * 60]));
+    // The first piece's warning is its steps' alone.
+    expect(steps.map((r) => r.warnings.length)).toEqual([1, 1, 1, 0, 0, 0, 0, 0, 0]);
+    const minutes = (asks: { startUnixSeconds: number; endUnixSeconds: number }[]) =>
+      asks.map((a) => [(a.startUnixSeconds - first) / 60, (a.endUnixSeconds - first) / 60]);
+    expect(minutes(client.asked)).toEqual([
+      [0, 8],
+      [0, 4],
+      [5, 8],
+    ]);
+    expect(minutes(answering.asked)).toEqual([
+      [0, 2],
+      [3, 4],
+      [5, 6],
+      [7, 8],
+    ]);
+    expect(answers.rangeQueries).toBe(7);
+  });
+
+  it("halves at most three times, and fails only the steps of the piece that failed", async () => {
+    const timeout = new PrometheusQueryError("query to x timed out after 10000ms", "timeout");
+    const hung = new FakeRangeClient(() => timeout);
+    const day = { ...grid, lastUnixSeconds: first + 359 * 60 };
+    const never = new RangeAnswers(hung, day);
+    expect(await rejection(never.instantQuery("q", first * 1000))).toBe(timeout);
+    expect(await rejection(never.instantQuery("q", (first + 359 * 60) * 1000))).toBe(timeout);
+    // 1 + 2 + 4 + 8 deadlines for the text, pieces of 45 steps at the least.
+    expect(hung.asked).toHaveLength(15);
+    expect(Math.min(...hung.asked.map((a) => (a.endUnixSeconds - a.startUnixSeconds) / 60 + 1))).toBe(45);
+
+    const down = new PrometheusQueryError("cannot reach prometheus x", "network");
+    let calls = 0;
+    const half = new RangeAnswers(new FakeRangeClient(() => [timeout, { series: [] }, down][calls++] ?? down), grid);
+    expect((await half.instantQuery("q", first * 1000)).samples).toEqual([]);
+    expect(await rejection(half.instantQuery("q", (first + 180) * 1000))).toBe(down);
+  });
+
   it("refuses a time that is not a step, and an answer with a point off the steps (a store that moved them)", async () => {
     const answers = new RangeAnswers(new FakeRangeClient(() => ({ series: [series("a", [[30, 1]])] })), grid);
     for (const t of [30, -60, 240, 0.5])
