@@ -11,6 +11,8 @@
  * - a partial answer: a remote store that refuses connections makes Prometheus
  *   answer the counters query with a warning, as a federating layer's partial
  *   response does;
+ * - the never-answering store under a period read by range queries (calibrate):
+ *   each range query that reads it is asked again by halves, down to single steps;
  * - a pod recreated under the same name with a new `instance` while Prometheus
  *   was down: no staleness marker was written, so the old target's series stay
  *   in the lookback beside the new ones.
@@ -24,6 +26,7 @@ import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { queryPlans } from "../../src/adapters/prometheus/queries.js";
 import {
   PrometheusSignalSource,
@@ -170,6 +173,18 @@ async function instantValues(query: string): Promise<{ labels: Record<string, st
  * Waits until every target has a scrape in each second of the stable window. A restart of Prometheus leaves a gap in
  * it: a pod with fewer than two samples in the window is not established, and with none not seen at all.
  */
+/** The never-answering store behind every selector of vLLM's TTFT buckets: those queries run out of time. */
+async function hangTtftBuckets(): Promise<void> {
+  const address = silentStore.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  await prometheus.setRemoteRead([
+    {
+      url: `http://127.0.0.1:${port}/api/v1/read`,
+      requiredMatchers: { __name__: "vllm:time_to_first_token_seconds_bucket" },
+    },
+  ]);
+}
+
 async function waitForFullWindow(): Promise<void> {
   const query = `min(count_over_time(up[${stableWindowSeconds}s]))`;
   const deadline = Date.now() + (stableWindowSeconds + 20) * 1000;
@@ -235,14 +250,7 @@ describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)
   beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);
 
   it("a timed-out TTFT query (queue time with it) leaves gauges, rates and ITL known, coverage incomplete and growth possible", async () => {
-    const address = silentStore.address();
-    const port = typeof address === "object" && address ? address.port : 0;
-    await prometheus.setRemoteRead([
-      {
-        url: `http://127.0.0.1:${port}/api/v1/read`,
-        requiredMatchers: { __name__: "vllm:time_to_first_token_seconds_bucket" },
-      },
-    ]);
+    await hangTtftBuckets();
     try {
       const started = Date.now();
       const pass = await source().sample([scaler], Date.now());
@@ -401,6 +409,49 @@ describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)
       await prometheus.resume();
     }
     // Two restarts and the wait between them: more than the default 30 s on a loaded machine.
+  }, 90_000);
+});
+
+describe("a period read by range queries (calibrate) from a Prometheus whose TTFT store hangs", () => {
+  beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);
+
+  it("asks a hung query again by halves, down to single steps, and reads every step with TTFT unknown and the rest known", async () => {
+    await hangTtftBuckets();
+    try {
+      // Four steps a second apart, the last a few seconds old; a short deadline keeps the hung texts' asks short.
+      const last = Math.floor(Date.now() / 1000) - 3;
+      const grid = { firstUnixSeconds: last - 3, lastUnixSeconds: last, stepSeconds: 1 };
+      const client = new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 1_000 });
+      const sent: string[] = [];
+      const answers = new RangeAnswers(
+        { rangeQuery: (query, ...period) => (sent.push(query), client.rangeQuery(query, ...period)) },
+        grid,
+      );
+      const ranged = new PrometheusSignalSource(answers, { ...defaultPrometheusSignalConfig, queryTimeoutMs: 1_000 });
+      for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t++) {
+        const pass = await ranged.sample([scaler], t * 1000);
+        expect(Object.keys(pass.unknownFamilies), `step ${t}`).toEqual(["ttft"]);
+        expect(pass.unknownFamilies.ttft).toMatch(/ttft query failed: .*timed out/);
+        for (const role of scaler.roles) {
+          const samples = roleOf(pass, role);
+          expect(samples.pods, `${role} at ${t}`).toHaveLength(2);
+          for (const pod of samples.pods) {
+            expect(pod.windows.stable.ttftSeconds, `${pod.pod} TTFT is unknown`).toBeUndefined();
+            expect(pod.windows.stable.itlSeconds, `${pod.pod} ITL is known`).toBeDefined();
+          }
+        }
+      }
+      // Each text that reads the hung store (the roles' sums, then their pods' own buckets) was halved down to
+      // single steps, 1 + 2 + 4 asks over four steps; every other text was asked once.
+      const asks = new Map<string, number>();
+      for (const q of sent) asks.set(q, (asks.get(q) ?? 0) + 1);
+      const hung = [...asks].filter(([q]) => q.includes("vllm:time_to_first_token_seconds_bucket"));
+      expect(hung.length).toBeGreaterThan(0);
+      for (const [, n] of hung) expect(n).toBe(7);
+      for (const [q, n] of asks) if (!q.includes("vllm:time_to_first_token_seconds_bucket")) expect(n, q).toBe(1);
+    } finally {
+      await prometheus.setRemoteRead([]);
+    }
   }, 90_000);
 });
 

@@ -100,6 +100,8 @@ interface DriverError {
   readonly errorType?: string;
   readonly error?: unknown;
   readonly httpStatus?: number;
+  /** Prometheus' error body, on an `http_error`. */
+  readonly prometheus?: { readonly errorType?: unknown };
 }
 
 /** What the response interceptor read from a successful answer's body. */
@@ -321,7 +323,8 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
         case "http_error":
           return new PrometheusQueryError(
             `prometheus ${endpoint} answered ${err.httpStatus ?? "?"}: ${detail}`,
-            "http",
+            // Prometheus ran out of its own `timeout` (errorType "timeout", HTTP 503): a timeout as the client's is.
+            err.prometheus?.errorType === "timeout" ? "timeout" : "http",
             {
               cause: err,
               ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),

@@ -210,6 +210,16 @@ describe("PrometheusClient", () => {
     expect(err.cause).toBeDefined();
   });
 
+  it("reads Prometheus running out of its own timeout as a timeout, with its status", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(503, { status: "error", errorType: "timeout", error: "query timed out in expression evaluation" });
+    const err = await failure(client.instantQuery("x", at));
+    expect(err.kind).toBe("timeout");
+    expect(err.httpStatus).toBe(503);
+    expect(err.message).toMatch(/answered 503: query timed out in expression evaluation/);
+  });
+
   it("treats an error status without a Prometheus body as an http error", async () => {
     nock(endpoint).post("/api/v1/query").reply(502, "<html>bad gateway</html>");
     const err = await failure(client.instantQuery("x", at));
