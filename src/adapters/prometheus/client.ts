@@ -175,15 +175,10 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
   }
 
   async instantQuery(query: string, atUnixMs: number): Promise<InstantQueryResult> {
-    const call = this.call(readVector);
-    try {
-      await call.driver.instantQuery(query, atUnixMs, call.evalTimeout);
-    } catch (err) {
-      throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
-    }
-    const read = call.answer.read ?? new PrometheusQueryError("query result is missing", "malformed");
-    if (read instanceof PrometheusQueryError) throw read;
-    return { samples: read, warnings: call.warnings, infos: call.infos };
+    const { read, warnings, infos } = await this.send(readVector, {}, (driver, timeout) =>
+      driver.instantQuery(query, atUnixMs, timeout),
+    );
+    return { samples: read, warnings, infos };
   }
 
   async rangeQuery(
@@ -194,21 +189,27 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
   ): Promise<RangeQueryResult> {
     // VictoriaMetrics moves the steps of an answer of 50 points or more onto multiples of the step, for its
     // cache, unless told `nocache=1`; Prometheus and Thanos ignore the parameter.
-    const call = this.call(readMatrix, { nocache: "1" });
+    const { read, warnings, infos } = await this.send(readMatrix, { nocache: "1" }, (driver, timeout) =>
+      driver.rangeQuery(query, startUnixSeconds * 1000, endUnixSeconds * 1000, stepSeconds, timeout),
+    );
+    return { series: read, warnings, infos };
+  }
+
+  /** One call: `ask` sends it through the call's driver, `read` reads its answer; failures wrapped by kind. */
+  private async send<T>(
+    read: (data: unknown) => T,
+    params: Readonly<Record<string, string>>,
+    ask: (driver: PrometheusDriver, evalTimeout: string) => Promise<unknown>,
+  ): Promise<{ read: T; warnings: string[]; infos: string[] }> {
+    const call = this.call(read, params);
     try {
-      await call.driver.rangeQuery(
-        query,
-        startUnixSeconds * 1000,
-        endUnixSeconds * 1000,
-        stepSeconds,
-        call.evalTimeout,
-      );
+      await ask(call.driver, call.evalTimeout);
     } catch (err) {
       throw this.wrap(err, call.deadline.aborted, call.httpStatus.value);
     }
-    const read = call.answer.read ?? new PrometheusQueryError("query result is missing", "malformed");
-    if (read instanceof PrometheusQueryError) throw read;
-    return { series: read, warnings: call.warnings, infos: call.infos };
+    const answer = call.answer.read ?? new PrometheusQueryError("query result is missing", "malformed");
+    if (answer instanceof PrometheusQueryError) throw answer;
+    return { read: answer, warnings: call.warnings, infos: call.infos };
   }
 
   /**
@@ -217,7 +218,7 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
    */
   private call<T>(
     read: (data: unknown) => T,
-    params: Readonly<Record<string, string>> = {},
+    params: Readonly<Record<string, string>>,
   ): {
     driver: PrometheusDriver;
     deadline: AbortSignal;

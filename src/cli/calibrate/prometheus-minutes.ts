@@ -15,7 +15,11 @@ import { observeRole, staleAfterSeconds } from "../../core/signals/observe.js";
 import type { PrometheusClient } from "../../adapters/prometheus/client.js";
 import type { PrometheusSignalConfig } from "../../adapters/prometheus/config.js";
 import { RangeAnswers } from "../../adapters/prometheus/range-answers.js";
-import { PrometheusSignalSource, type ScalerSamplingInput } from "../../adapters/prometheus/source.js";
+import {
+  PrometheusSignalSource,
+  type SamplingPass,
+  type ScalerSamplingInput,
+} from "../../adapters/prometheus/source.js";
 
 export const minuteSeconds = 60;
 /**
@@ -45,8 +49,6 @@ export interface PrometheusMinutes {
   readonly roles: readonly RoleMinutes[];
   /** Prometheus warnings (partial answers) and failed passes, each with its minute. */
   readonly warnings: readonly string[];
-  /** Range queries sent to Prometheus for the period. */
-  readonly rangeQueries: number;
 }
 
 /**
@@ -74,7 +76,6 @@ export async function minutesFromPrometheus(input: MinutesInput): Promise<Promet
   const staleAfter = staleAfterSeconds(input.samplingIntervalSeconds);
   const warnings: string[] = [];
   const roles: MinutesRead[] = input.roles.map((r) => ({ role: r.name, kind: r.kind, minutes: [], skipped: {} }));
-  let rangeQueries = 0;
   for (let from = 0; from < ends.length; from += minutesPerRangeQuery) {
     const stretch = ends.slice(from, from + minutesPerRangeQuery);
     const answers = new RangeAnswers(input.client, {
@@ -83,13 +84,10 @@ export async function minutesFromPrometheus(input: MinutesInput): Promise<Promet
       stepSeconds: minuteSeconds,
     });
     const passes = await passesOf(new PrometheusSignalSource(answers, input.config), sampling, stretch);
-    rangeQueries += answers.rangeQueries;
     readMinutes(stretch, passes, sampling, roles, staleAfter, warnings);
   }
-  return { roles, warnings, rangeQueries };
+  return { roles, warnings };
 }
-
-type Pass = Awaited<ReturnType<PrometheusSignalSource["sample"]>>;
 
 /** A role's minutes as they are read, stretch after stretch. */
 interface MinutesRead extends RoleMinutes {
@@ -101,12 +99,12 @@ async function passesOf(
   source: PrometheusSignalSource,
   sampling: ScalerSamplingInput,
   ends: readonly number[],
-): Promise<Map<number, Pass>> {
-  const passes = new Map<number, Pass>();
+): Promise<Map<number, SamplingPass>> {
+  const passes = new Map<number, SamplingPass>();
   for (let i = 0; i < ends.length; i += passesInFlight) {
     const batch = ends.slice(i, i + passesInFlight);
     const results = await Promise.all(batch.map((t) => source.sample([sampling], t * 1000)));
-    batch.forEach((t, j) => passes.set(t, results[j] as Pass));
+    batch.forEach((t, j) => passes.set(t, results[j] as SamplingPass));
   }
   return passes;
 }
@@ -114,7 +112,7 @@ async function passesOf(
 /** Each role's minute at every end, read from its pass as the scaler would read it; a failed pass is a warning. */
 function readMinutes(
   ends: readonly number[],
-  passes: ReadonlyMap<number, Pass>,
+  passes: ReadonlyMap<number, SamplingPass>,
   sampling: ScalerSamplingInput,
   roles: readonly MinutesRead[],
   staleAfter: number,

@@ -5,24 +5,16 @@
 import { gzipSync } from "node:zlib";
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PrometheusClient, PrometheusQueryError, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
+import { PrometheusClient, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../../../src/adapters/prometheus/source.js";
+import { queryFailure } from "../../support/query-failure.js";
 
 const endpoint = "http://prometheus.test:9090";
 const at = Date.UTC(2026, 10, 29, 12, 0, 0);
 
 function vector(result: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { status: "success", data: { resultType: "vector", result }, ...extra };
-}
-
-async function failure(p: Promise<unknown>): Promise<PrometheusQueryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PrometheusQueryError);
-  return err as PrometheusQueryError;
 }
 
 beforeAll(() => {
@@ -203,7 +195,7 @@ describe("PrometheusClient", () => {
     [503, { status: "error", errorType: "unavailable", error: "too many queries" }, /answered 503/],
   ])("wraps HTTP %i as an http error with its cause", async (status, body, message) => {
     nock(endpoint).post("/api/v1/query").reply(status, body);
-    const err = await failure(client.instantQuery("x", at));
+    const err = await queryFailure(client.instantQuery("x", at));
     expect(err.kind).toBe("http");
     expect(err.httpStatus).toBe(status);
     expect(err.message).toMatch(message);
@@ -214,7 +206,7 @@ describe("PrometheusClient", () => {
     nock(endpoint)
       .post("/api/v1/query")
       .reply(503, { status: "error", errorType: "timeout", error: "query timed out in expression evaluation" });
-    const err = await failure(client.instantQuery("x", at));
+    const err = await queryFailure(client.instantQuery("x", at));
     expect(err.kind).toBe("timeout");
     expect(err.httpStatus).toBe(503);
     expect(err.message).toMatch(/answered 503: query timed out in expression evaluation/);
@@ -222,7 +214,7 @@ describe("PrometheusClient", () => {
 
   it("treats an error status without a Prometheus body as an http error", async () => {
     nock(endpoint).post("/api/v1/query").reply(502, "<html>bad gateway</html>");
-    const err = await failure(client.instantQuery("x", at));
+    const err = await queryFailure(client.instantQuery("x", at));
     expect(["http", "malformed"]).toContain(err.kind);
   });
 
@@ -234,13 +226,13 @@ describe("PrometheusClient", () => {
     ["a result that is not a list", { status: "success", data: { resultType: "vector", result: "nope" } }],
   ])("rejects %s as malformed", async (_what, body) => {
     nock(endpoint).post("/api/v1/query").reply(200, body);
-    const err = await failure(client.instantQuery("x", at));
+    const err = await queryFailure(client.instantQuery("x", at));
     expect(err.kind).toBe("malformed");
   });
 
   it("times out a slow answer within its deadline", async () => {
     nock(endpoint).post("/api/v1/query").delay(5_000).reply(200, vector([]));
-    const err = await failure(new PrometheusClient({ endpoint, timeoutMs: 200 }).instantQuery("x", at));
+    const err = await queryFailure(new PrometheusClient({ endpoint, timeoutMs: 200 }).instantQuery("x", at));
     expect(err.kind).toBe("timeout");
     expect(err.cause).toBeDefined();
   });
@@ -249,7 +241,7 @@ describe("PrometheusClient", () => {
     nock(endpoint)
       .post("/api/v1/query")
       .replyWithError(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9090"), { code: "ECONNREFUSED" }));
-    const err = await failure(client.instantQuery("x", at));
+    const err = await queryFailure(client.instantQuery("x", at));
     expect(err.kind).toBe("network");
     expect(err.message).toMatch(/cannot reach prometheus/);
   });
@@ -318,7 +310,7 @@ describe("PrometheusClient range queries", () => {
     nock(endpoint)
       .post(/query_range/)
       .reply(200, { status: "success", data });
-    const err = await failure(client.rangeQuery("x", start, start + 60, 60));
+    const err = await queryFailure(client.rangeQuery("x", start, start + 60, 60));
     expect(err.kind).toBe("malformed");
     expect(err.message).toMatch(message);
   });

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { PrometheusQueryError } from "../../../src/adapters/prometheus/client.js";
 import { RangeAnswers } from "../../../src/adapters/prometheus/range-answers.js";
 import { FakeRangeClient } from "../../fakes/range-client.js";
+import { queryFailure } from "../../support/query-failure.js";
 
 const first = 1_796_000_000;
 const grid = { firstUnixSeconds: first, lastUnixSeconds: first + 180, stepSeconds: 60 };
@@ -14,15 +15,6 @@ const series = (pod: string, points: [number, number][]) => ({
   labels: { pod },
   points: points.map(([t, value]) => ({ timestampUnixSeconds: first + t, value })),
 });
-
-async function rejection(p: Promise<unknown>): Promise<PrometheusQueryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PrometheusQueryError);
-  return err as PrometheusQueryError;
-}
 
 describe("RangeAnswers", () => {
   it("asks each query text once over the whole period and answers each step with its own vector", async () => {
@@ -62,7 +54,7 @@ describe("RangeAnswers", () => {
       grid,
     );
     for (const t of [0, 180]) {
-      expect(await rejection(answers.instantQuery("down", (first + t) * 1000))).toBe(failed);
+      expect(await queryFailure(answers.instantQuery("down", (first + t) * 1000))).toBe(failed);
       expect((await answers.instantQuery("partial", (first + t) * 1000)).warnings).toEqual(["store 2 did not answer"]);
     }
   });
@@ -114,8 +106,8 @@ describe("RangeAnswers", () => {
     const hung = new FakeRangeClient(() => timeout);
     const day = { ...grid, lastUnixSeconds: first + 359 * 60 };
     const never = new RangeAnswers(hung, day);
-    expect(await rejection(never.instantQuery("q", first * 1000))).toBe(timeout);
-    expect(await rejection(never.instantQuery("q", (first + 359 * 60) * 1000))).toBe(timeout);
+    expect(await queryFailure(never.instantQuery("q", first * 1000))).toBe(timeout);
+    expect(await queryFailure(never.instantQuery("q", (first + 359 * 60) * 1000))).toBe(timeout);
     // 1 + 2 + 4 + 8 deadlines for the text, pieces of 45 steps at the least.
     expect(hung.asked).toHaveLength(15);
     expect(Math.min(...hung.asked.map((a) => (a.endUnixSeconds - a.startUnixSeconds) / 60 + 1))).toBe(45);
@@ -124,16 +116,16 @@ describe("RangeAnswers", () => {
     let calls = 0;
     const half = new RangeAnswers(new FakeRangeClient(() => [timeout, { series: [] }, down][calls++] ?? down), grid);
     expect((await half.instantQuery("q", first * 1000)).samples).toEqual([]);
-    expect(await rejection(half.instantQuery("q", (first + 180) * 1000))).toBe(down);
+    expect(await queryFailure(half.instantQuery("q", (first + 180) * 1000))).toBe(down);
   });
 
   it("refuses a time that is not a step, and an answer with a point off the steps (a store that moved them)", async () => {
     const answers = new RangeAnswers(new FakeRangeClient(() => ({ series: [series("a", [[30, 1]])] })), grid);
     for (const t of [30, -60, 240, 0.5])
-      expect((await rejection(answers.instantQuery("q", (first + t) * 1000))).message).toMatch(
+      expect((await queryFailure(answers.instantQuery("q", (first + t) * 1000))).message).toMatch(
         /is not a step of the period/,
       );
-    const moved = await rejection(answers.instantQuery("q", first * 1000));
+    const moved = await queryFailure(answers.instantQuery("q", first * 1000));
     expect(moved.kind).toBe("malformed");
     expect(moved.message).toMatch(new RegExp(`point at ${first + 30}, which is not a step asked`));
   });
