@@ -13,6 +13,7 @@
  *   npm run bench:quality -- --latency-guard-reading both   # each token-algorithm row read literally and on queueing
  *   npm run bench:quality -- --queue-time-target none       # the calibrated rows again without the SLO's queue-time target
  *   npm run bench:quality -- --seed 2                       # another draw: ServeGen's arrivals, the copies' offsets, the fleet's randomness
+ *   npm run bench:quality -- --seed 1,2,3                   # each table at each seed, then the goal per seed
  */
 import { loadTrace, overlay, type TraceName } from "../src/sim/quality/traces.js";
 import {
@@ -24,6 +25,7 @@ import {
 import { runScenarios } from "../src/sim/quality/scenarios.js";
 import { formatMatrix, formatScenarios } from "../src/sim/quality/table.js";
 import { splitTraining, trainingSeconds } from "../src/sim/quality/user-figures.js";
+import { formatSeedSummary, type SeededTable } from "../src/sim/quality/seed-summary.js";
 import {
   defaultLatencyGuardReading,
   isLatencyGuardReading,
@@ -62,15 +64,23 @@ function fail(message: string): never {
   process.stderr.write(`bench:quality: ${message}\n`);
   process.exit(2);
 }
-/** Every table's seed (default 1, the documented tables'): another seed draws other arrivals and offsets. */
+/**
+ * The seeds every table is drawn with (default 1, the documented tables'): another seed draws other arrivals and
+ * offsets. Several (`--seed 1,2,3`) draw each table at each and end with the goal per seed (seed-summary.ts).
+ */
 const seedArg = args.includes("--seed") ? args[args.indexOf("--seed") + 1] : "1";
-const seed =
-  Number.isInteger(Number(seedArg)) && Number(seedArg) >= 1
-    ? Number(seedArg)
-    : fail(`--seed must be an integer of at least 1, got ${JSON.stringify(seedArg)}`);
+const seeds = (seedArg ?? "").split(",").map((text) => {
+  const n = Number(text);
+  return text.trim() !== "" && Number.isInteger(n) && n >= 1
+    ? n
+    : fail(`--seed must be integers of at least 1, comma-separated, got ${JSON.stringify(seedArg)}`);
+});
+const seeded: SeededTable[] = [];
 const traces = (Object.keys(scaleCopies) as TraceName[]).filter((t) => only === undefined || only.includes(t));
 const started = performance.now();
-for (const name of traces) {
+
+/** Every table of one trace drawn with `seed`, printed as it finishes. */
+function runTrace(name: TraceName, seed: number): void {
   const base = loadTrace(name, { seed });
   const scales = [
     ...(scaledOnly ? [] : [{ copies: 1, label: "native rate" }]),
@@ -86,7 +96,10 @@ for (const name of traces) {
       ...(comparedQueueTimeTarget === undefined ? {} : { comparedQueueTimeTarget }),
       onRow: (row) => process.stderr.write(`  ${name} x${copies}: ${row.policy} (${row.wallSeconds.toFixed(1)} s)\n`),
     });
-    process.stdout.write(`${formatMatrix(result, `${name}, ${label}, after the first ${trainingSeconds / 60} min`)}\n`);
+    const table = `${name}, ${label}`;
+    const title = `${table}, after the first ${trainingSeconds / 60} min${seeds.length > 1 ? `, seed ${seed}` : ""}`;
+    process.stdout.write(`${formatMatrix(result, title)}\n`);
+    seeded.push({ table, seed, result });
     // The oracle is the lower bound every ratio is taken against: a run that beats it voids the table.
     for (const row of rowsBeatingOracle(result)) {
       process.stderr.write(
@@ -96,9 +109,12 @@ for (const name of traces) {
     }
   }
 }
+for (const name of traces) for (const seed of seeds) runTrace(name, seed);
+if (seeds.length > 1) process.stdout.write(`${formatSeedSummary(seeded)}\n`);
 // The cluster rules the main tables leave out: a quota (the pending-cohort rollback in the loop)
-// and a disaggregated Prefill/Decode fleet, on the conversation trace at tens of replicas.
+// and a disaggregated Prefill/Decode fleet, on the conversation trace at tens of replicas (the first seed's).
 if (traces.includes("azure-conv") && !nativeOnly) {
+  const seed = seeds[0] as number;
   const copies = scaleCopies["azure-conv"] ?? 10;
   const trace = overlay(loadTrace("azure-conv", { seed }), copies, seed);
   const result = runScenarios(trace, {

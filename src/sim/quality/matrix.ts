@@ -379,6 +379,9 @@ export function queueTimeTargetVariants(
   ];
 }
 
+/** The variant of Predictive's best calibrated row (`predictiveBestOf`), as its label names it. */
+export const predictiveBestVariant = "measured noise; capacity where targets broke";
+
 /**
  * Predictive's best row since the eighth calibrated run: the demand noise calibrate measured and its capacity
  * where the targets broke; none unless calibrate measured both.
@@ -391,7 +394,7 @@ function predictiveBestOf(
   if (noise === undefined || brokeFrom === undefined) return undefined;
   return {
     options: { ...options, measurementNoise: noise, forecastCapacityPerReplica: brokeFrom },
-    variant: "measured noise; capacity where targets broke",
+    variant: predictiveBestVariant,
   };
 }
 

@@ -1,0 +1,77 @@
+/**
+ * `bench:quality --seed 1,2,3`: each table drawn at several seeds, and one line per table and seed with the rows
+ * docs/quality.md's summary judges (TokenThroughput as calibrated, Predictive's best calibrated row), so a verdict
+ * that holds at one draw and not at another shows in one run (the thirty-third run found such verdicts).
+ */
+import { goalVerdict } from "./goal.js";
+import {
+  attainmentGoal,
+  calibratedLabel,
+  cheapestAtGoal,
+  predictiveBestVariant,
+  type MatrixResult,
+  type Row,
+} from "./matrix.js";
+
+/** One table at one seed. */
+export interface SeededTable {
+  readonly table: string;
+  readonly seed: number;
+  readonly result: MatrixResult;
+}
+
+/** The summary's two rows, by label; a row is absent where the matrix ran none (no figure, or several guard readings, whose labels name the reading). */
+export function headlineRows(result: MatrixResult): { readonly tokenThroughput?: Row; readonly predictive?: Row } {
+  const predictiveLabel = calibratedLabel("Predictive").replace(/\)$/, `; ${predictiveBestVariant})`);
+  const tokenThroughput = result.rows.find((r) => r.policy === calibratedLabel("TokenThroughput"));
+  const predictive = result.rows.find((r) => r.policy === predictiveLabel);
+  return { ...(tokenThroughput ? { tokenThroughput } : {}), ...(predictive ? { predictive } : {}) };
+}
+
+function verdictCell(row: Row | undefined, result: MatrixResult): string {
+  if (row === undefined) return "no row";
+  const v = goalVerdict(row, result);
+  const cell = `${(100 * v.attainment).toFixed(2)} %, ${v.oracleRatio.toFixed(2)} ×`;
+  // Worth saying where the row keeps 99 % and spends less than the fleet yet misses the goal on the oracle's ratio.
+  const belowFleet =
+    !v.met &&
+    v.attainment >= attainmentGoal &&
+    v.staticMustBeBeaten &&
+    v.bestStatic !== undefined &&
+    row.gpuHours < v.bestStatic.gpuHours;
+  return `${v.met ? `**${cell}** met` : cell}${belowFleet ? " (below the fleet)" : ""}`;
+}
+
+/** A markdown table: per table and seed, calibrate's figure, the fixed fleet ÷ the oracle, and each headline row's goal. */
+export function formatSeedSummary(tables: readonly SeededTable[]): string {
+  const lines = [
+    "### The goal per seed",
+    "",
+    "| table | seed | calibrate's figure | smallest fixed fleet at 99 % ÷ oracle | TokenThroughput (calibrated) | Predictive (best calibrated) |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const { table, seed, result } of tables) {
+    const rows = headlineRows(result);
+    const figure = result.calibrated?.[0]?.tokensPerSecondPerReplica;
+    const best = cheapestAtGoal(result.rows.filter((r) => r.family === "static"));
+    const fleet =
+      best === undefined ? "none" : `${best.policy}: ${(best.gpuHours / result.oracle.gpuHours).toFixed(2)} ×`;
+    lines.push(
+      `| ${table} | ${seed} | ${figure ?? "none"} | ${fleet} | ${verdictCell(rows.tokenThroughput, result)} | ${verdictCell(rows.predictive, result)} |`,
+    );
+  }
+  const met = (pick: "tokenThroughput" | "predictive"): string => {
+    const bySeed = new Map<number, number>();
+    for (const { seed, result } of tables) {
+      const row = headlineRows(result)[pick];
+      bySeed.set(seed, (bySeed.get(seed) ?? 0) + (row !== undefined && goalVerdict(row, result).met ? 1 : 0));
+    }
+    return [...bySeed].map(([seed, n]) => `seed ${seed}: ${n}`).join(", ");
+  };
+  const perSeed = new Set(tables.map((t) => t.table)).size;
+  lines.push(
+    "",
+    `Tables meeting the goal, of ${perSeed}: TokenThroughput ${met("tokenThroughput")}; Predictive ${met("predictive")}.`,
+  );
+  return `${lines.join("\n")}\n`;
+}
