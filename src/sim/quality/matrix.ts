@@ -381,6 +381,8 @@ export function queueTimeTargetVariants(
 
 /** The variant of Predictive's best calibrated row (`predictiveBestOf`), as its label names it. */
 export const predictiveBestVariant = "measured noise; capacity where targets broke";
+/** That row's label with one guard reading (a run comparing readings names the reading too). */
+export const predictiveBestLabel = withVariant(calibratedLabel("Predictive"), predictiveBestVariant);
 
 /**
  * Predictive's best row since the eighth calibrated run: the demand noise calibrate measured and its capacity

@@ -8,7 +8,7 @@ import {
   attainmentGoal,
   calibratedLabel,
   cheapestAtGoal,
-  predictiveBestVariant,
+  predictiveBestLabel,
   type MatrixResult,
   type Row,
 } from "./matrix.js";
@@ -22,9 +22,8 @@ export interface SeededTable {
 
 /** The summary's two rows, by label; a row is absent where the matrix ran none (no figure, or several guard readings, whose labels name the reading). */
 export function headlineRows(result: MatrixResult): { readonly tokenThroughput?: Row; readonly predictive?: Row } {
-  const predictiveLabel = calibratedLabel("Predictive").replace(/\)$/, `; ${predictiveBestVariant})`);
   const tokenThroughput = result.rows.find((r) => r.policy === calibratedLabel("TokenThroughput"));
-  const predictive = result.rows.find((r) => r.policy === predictiveLabel);
+  const predictive = result.rows.find((r) => r.policy === predictiveBestLabel);
   return { ...(tokenThroughput ? { tokenThroughput } : {}), ...(predictive ? { predictive } : {}) };
 }
 
