@@ -22,6 +22,8 @@ export interface GoalVerdict {
   readonly bestStatic?: Row;
   /** Whether the row had to beat that fleet (it costs more than 1.05 × the oracle). */
   readonly staticMustBeBeaten: boolean;
+  /** Whether the row spent fewer GPU-hours than that fleet where it had to (true where it did not have to). */
+  readonly beatsStatic: boolean;
   readonly parts: readonly string[];
 }
 
@@ -50,6 +52,7 @@ export function goalVerdict(row: Row, result: MatrixResult): GoalVerdict {
     oracleRatio: ratio,
     ...(bestStatic === undefined ? {} : { bestStatic }),
     staticMustBeBeaten,
+    beatsStatic,
     parts,
   };
 }
