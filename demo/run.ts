@@ -275,7 +275,7 @@ export async function runDemo(
         log.count === 0
           ? ["  controller log      no warnings or errors"]
           : [
-              `  controller log      ${log.count} warnings or errors (a pass that fails is retried at the next tick); the last:`,
+              `  controller log      ${log.count} ${log.count === 1 ? "warning or error" : "warnings or errors"} (a pass that fails is retried at the next tick); the last:`,
               `    ${briefLog(log.lines.at(-1) ?? "")}`,
             ],
       ),

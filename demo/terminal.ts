@@ -102,7 +102,7 @@ export function formatSummary(s: Summary, notes: readonly string[] = []): string
     `  replica-seconds     ${Object.entries(s.replicaSecondsByRole)
       .map(([role, seconds]) => `${role} ${seconds.toFixed(0)}`)
       .join(", ")}`,
-    `  commits             ${s.commits.length} (${s.commitsUp} up, ${s.commitsDown} down)`,
+    `  commits             ${s.commits.length} (${s.commitsUp} scaling a role up, ${s.commitsDown} scaling a role down)`,
     ...s.commits.map(
       (c) =>
         `    ${lpad(`${c.atSeconds.toFixed(1)}s`, 7)}  ${c.changes.map((x) => `${x.role} ${x.from}→${x.to}`).join(", ") || "(no change)"}`,

@@ -480,6 +480,13 @@ async function applyCrd(
         const list = JSON.parse(response.body) as { resources?: Array<{ name: string }> };
         return list.resources?.some((resource) => resource.name === plural) ? true : undefined;
       });
+      // Listed in discovery precedes a ready watch cache: until the API server has built the
+      // resource's storage, a list or watch from the cache answers 429 "storage is (re)initializing",
+      // which a controller started now would log as a failing watch.
+      await waitFor(`CRD ${name} ${version.name} served from the watch cache`, { timeoutMs }, async () => {
+        const url = `${serverUrl}/apis/${crd.spec.group}/${version.name}/${plural}?limit=1&resourceVersion=0`;
+        return (await getUrl(url, 5_000, tls)).statusCode === 200 ? true : undefined;
+      });
     }
     // The API server holds every create for 2 s while a CRD was Established
     // less than 2 s ago (for HA peers to catch up); wait that out here so it

@@ -224,6 +224,7 @@ describe("late first tokens", () => {
       lateFirstTokensByRule: { "maxReplicas: prefill at its maxReplicas of 8": 10, "replica start-up: 3 s": 30 },
     };
     const text = formatSummary(summary, ["  controller log      no warnings or errors"]);
+    expect(text).toContain("\n  commits             0 (0 scaling a role up, 0 scaling a role down)\n");
     expect(text).toMatch(
       /controller log[^\n]*\n {2}SLO {17}missed: TTFT 60\.0 %, below 99 %\n {2}what kept it below {2}40 late first tokens, by the rule[^\n]*\n {5}75 % {2}replica start-up: 3 s\n {5}25 % {2}maxReplicas: prefill at its maxReplicas of 8\n$/,
     );
