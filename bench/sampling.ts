@@ -13,6 +13,7 @@
  * same pass as the first.
  *
  *   npm run bench:sampling [-- --sizes 10,100,1000 --passes 20 --plans unions,parts,roles --compression gzip,none --query-timeout 600]
+ *   npm run bench:sampling -- --tsdb mixed --plans roles,native    (the histograms stored as NHCB beside the classic series)
  *
  * `--live`: the end-to-end figure, a simulated fleet scraped by Debian's
  * Prometheus while the passes run (simulation and scraping share the cores).
@@ -28,7 +29,7 @@ import {
   type PrometheusQueryClient,
 } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
-import { queryNames, queryPlans, type QueryPlan } from "../src/adapters/prometheus/queries.js";
+import { queryNames, queryPlans, sumsByRole, type QueryPlan } from "../src/adapters/prometheus/queries.js";
 import {
   PrometheusSignalSource,
   type SamplingPass,
@@ -55,6 +56,7 @@ import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery, type QueryStats } from "./prometheus-query.js";
 import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
 import { positiveNumberFlag } from "./flags.js";
+import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
 const help = `npm run bench:sampling [-- options]
 
@@ -66,6 +68,11 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
                           pass, and to compare pass by pass (default unions,parts,roles;
                           roles is compared by every observation and the samples
                           but for buckets)
+  --tsdb <kind>           classic (default), or mixed: the prepared TSDB's twin with every
+                          histogram also stored as a native histogram with custom buckets
+                          (bench/nhcb-tsdb.ts, built from the Go module proxy on first use),
+                          what a Prometheus 3 with convert_classic_histograms_to_nhcb and
+                          always_scrape_classic_histograms stores; the native plan needs it
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
   --compression <list>    how answers travel, each a run beside the plans: gzip
@@ -304,6 +311,12 @@ function listFlag<T extends string>(name: string, allowed: readonly T[], fallbac
 }
 
 const plansFlag = (): QueryPlan[] => listFlag("plans", queryPlans, "unions,parts,roles");
+/** Which prepared TSDB a run serves (a function, so the entry above may call it before this line runs). */
+function tsdbFlag(): "classic" | "mixed" {
+  const [kind, ...rest] = listFlag("tsdb", ["classic", "mixed"] as const, "classic");
+  if (kind === undefined || rest.length > 0) throw new Error("--tsdb: one of classic, mixed");
+  return kind;
+}
 const compressionsFlag = (): PrometheusCompression[] => listFlag("compression", prometheusCompressions, "gzip");
 
 interface SizeResult {
@@ -377,7 +390,8 @@ async function measureSize(
   promtoolPath: string,
   signatures: Map<string, Set<string>>,
 ): Promise<SizeResult> {
-  const prepared = await prepareTsdb(promtoolPath, size);
+  const prepared =
+    tsdbFlag() === "mixed" ? await prepareNhcbTwin(promtoolPath, size, "mixed") : await prepareTsdb(promtoolPath, size);
   const loadBefore = loadavg()[0] ?? NaN;
   const { prometheus, storage } = await serveBlocks({
     blocksPath: prepared.blocksPath,
@@ -444,7 +458,7 @@ async function measureSize(
     for (const run of runs) {
       const pass = run.first;
       if (!pass) continue;
-      const summed = run.plan === "roles" || reference?.plan === "roles";
+      const summed = sumsByRole(run.plan) || (reference !== undefined && sumsByRole(reference.plan));
       const differs = reference?.first && difference(reference.first, pass, summed, scalers);
       if (differs) problems.push(`${size} deployments: the ${run.label} plan read a different pass: ${differs}`);
       problems.push(...pass.warnings, ...Object.values(pass.unknownFamilies));
@@ -526,7 +540,7 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
+    `\nPrometheus ${bins.prometheusVersion} over prepared blocks${tsdbFlag() === "mixed" ? " with every histogram also stored as NHCB" : ""} (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
   console.log(
     "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",

@@ -46,6 +46,11 @@ export interface PrometheusHarnessOptions {
   readonly remoteWrite?: readonly string[];
   /** Labels this Prometheus adds to what leaves it, e.g. `{ replica: "a" }` for a Thanos sidecar. */
   readonly externalLabels?: Readonly<Record<string, string>>;
+  /**
+   * More settings of the engines' scrape job, e.g. `{ convert_classic_histograms_to_nhcb: true }` on
+   * Prometheus 3 (whose native histograms also need `--enable-feature=native-histograms` in `extraArgs`).
+   */
+  readonly scrapeSettings?: Readonly<Record<string, unknown>>;
 }
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -117,6 +122,7 @@ export class PrometheusHarness {
           job_name: "engines",
           honor_labels: this.options.honorLabels ?? false,
           file_sd_configs: [{ files: [join(this.dir, "targets.json")], refresh_interval: "1s" }],
+          ...this.options.scrapeSettings,
         },
       ],
       // read_recent: ask the store for recent data too, which Prometheus otherwise serves from its TSDB alone.

@@ -16,7 +16,7 @@ export const commands: Readonly<Record<string, Command>> = {
   plan: planCommand,
   observe: observeCommand,
   controller: {
-    summary: "Runs the control loop (on the elected leader), the admission webhooks and /metrics.",
+    summary: "run the control loop (on the elected leader), the admission webhooks and /metrics",
     usage: `usage: mds-scaler controller [flags]\n\nEvery setting is a flag or an environment variable (flags win):\n${describeSettings(allSettings)}\n`,
     run: (args, io) => {
       if (args.includes("--help") || args.includes("-h")) {

@@ -10,6 +10,7 @@
 import { stringify } from "yaml";
 import { KubeResources } from "../adapters/kubernetes/resources.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
+import { sumsByRole } from "../adapters/prometheus/queries.js";
 import { clusterConfigFrom } from "../app/cluster.js";
 import { labelProblems, prometheusClientOf, prometheusSettingNames, prometheusSignalConfigOf } from "../app/config.js";
 import {
@@ -262,7 +263,7 @@ export async function observeOnce(
         why: explainSignalState({ samples, observation, nowMs, staleAfterSeconds: staleAfter }),
         readyReplicasFrom: from,
         observation,
-        pods: samples.pods.map((pod) => podView(pod, nowMs, staleAfter, args.prometheusQueries !== "roles")),
+        pods: samples.pods.map((pod) => podView(pod, nowMs, staleAfter, !sumsByRole(args.prometheusQueries))),
       };
     }),
   };

@@ -244,7 +244,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (silentStore ? silentStore.close(() => resolve()) : resolve()));
 });
 
-describe.each(queryPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {
+// Not the `native` plan: on this Prometheus (2.42, no native histograms) it asks every role's pods for their own
+// buckets after its first ask, which is the `roles` plan's fallback, under test here; its faults would be that path's.
+const faultPlans = queryPlans.filter((plan) => plan !== "native");
+
+describe.each(faultPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {
   const source = (): PrometheusSignalSource => bothPlans[plan];
   // The previous plan's last test restarted Prometheus: its rates need a full window of scrapes again.
   beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);

@@ -21,10 +21,13 @@ export class BothPlans {
   readonly unions: PrometheusSignalSource;
   readonly parts: PrometheusSignalSource;
   readonly roles: PrometheusSignalSource;
+  /** Without native histograms in the Prometheus (Debian's 2.42 stores none), every role falls back to its pods' buckets. */
+  readonly native: PrometheusSignalSource;
   constructor(client: PrometheusQueryClient, config: PrometheusSignalConfig) {
     this.unions = new PrometheusSignalSource(client, { ...config, queryPlan: "unions" });
     this.parts = new PrometheusSignalSource(client, { ...config, queryPlan: "parts" });
     this.roles = new PrometheusSignalSource(client, { ...config, queryPlan: "roles" });
+    this.native = new PrometheusSignalSource(client, { ...config, queryPlan: "native" });
   }
 
   /** The `unions` plan's pass, after checking that the `parts` plan read the same one. */
@@ -33,13 +36,15 @@ export class BothPlans {
     // ask: one plan would see it and the other not. Ask once every such scrape has landed.
     const settleMs = atUnixMs + ingestionSettleMs - Date.now();
     if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
-    const [unions, parts, roles] = await Promise.all([
+    const [unions, parts, roles, native] = await Promise.all([
       this.unions.sample(scalers, atUnixMs),
       this.parts.sample(scalers, atUnixMs),
       this.roles.sample(scalers, atUnixMs),
+      this.native.sample(scalers, atUnixMs),
     ]);
     expect({ ...parts, queries: unions.queries }, "the parts plan reads the same pass").toEqual(unions);
-    expectSameObservations(parts, roles, scalers);
+    expectSameObservations(parts, roles, scalers, "roles");
+    expectSameObservations(parts, native, scalers, "native");
     return unions;
   }
 
@@ -48,14 +53,17 @@ export class BothPlans {
   }
 }
 
-/** The `roles` plan's pass reads as the `parts` plan's: samples but for buckets, and every observation. */
+/** A plan summing by role (`roles`, `native`) reads as the `parts` plan: samples but for buckets, and every observation. */
 function expectSameObservations(
   parts: SamplingPass,
-  roles: SamplingPass,
+  summed: SamplingPass,
   scalers: readonly ScalerSamplingInput[],
+  plan: "roles" | "native",
 ): void {
-  expect(withoutBuckets(roles), "the roles plan reads the same samples but for buckets").toEqual(withoutBuckets(parts));
+  expect(withoutBuckets(summed), `the ${plan} plan reads the same samples but for buckets`).toEqual(
+    withoutBuckets(parts),
+  );
   const expected = observationsOf(parts, scalers);
-  for (const [key, observation] of observationsOf(roles, scalers))
-    expect(observation, `${key} under the roles plan`).toEqual(expected.get(key));
+  for (const [key, observation] of observationsOf(summed, scalers))
+    expect(observation, `${key} under the ${plan} plan`).toEqual(expected.get(key));
 }

@@ -32,9 +32,29 @@ export const vmPartialWarning = "isPartial: the answer misses at least one stora
 
 export interface VectorSample {
   readonly labels: Readonly<Record<string, string>>;
-  /** May be NaN or ±Inf; callers decide what a non-finite value means. */
+  /** May be NaN or ±Inf; callers decide what a non-finite value means. NaN for a native histogram. */
   readonly value: number;
   readonly timestampUnixSeconds: number;
+  /** Set where the series is a native histogram (the `native` plan's bucket sums); `value` is then NaN. */
+  readonly histogram?: NativeHistogram;
+}
+
+/**
+ * A native histogram as the HTTP API writes it: its count and sum, and its
+ * buckets, not cumulative, in order, the empty ones left out. A histogram with
+ * custom buckets (NHCB, a classic histogram stored as one series) has buckets
+ * `(lower, upper]`, the first from -Inf, the last to +Inf.
+ */
+export interface NativeHistogram {
+  readonly count: number;
+  readonly sum: number;
+  readonly buckets: readonly NativeBucket[];
+}
+
+export interface NativeBucket {
+  readonly lower: number;
+  readonly upper: number;
+  readonly count: number;
 }
 
 export interface InstantQueryResult {
@@ -58,7 +78,14 @@ export interface PrometheusQueryClient {
 /** One series of a range query's answer: its value at each step it has one, in time order. */
 export interface MatrixSeries {
   readonly labels: Readonly<Record<string, string>>;
-  readonly points: readonly { readonly timestampUnixSeconds: number; readonly value: number }[];
+  readonly points: readonly MatrixPoint[];
+}
+
+/** One step of a series: a float, or a native histogram (`value` NaN). */
+export interface MatrixPoint {
+  readonly timestampUnixSeconds: number;
+  readonly value: number;
+  readonly histogram?: NativeHistogram;
 }
 
 export interface RangeQueryResult {
@@ -372,21 +399,44 @@ export function readMatrix(data: unknown): MatrixSeries[] {
   const result = resultOf(data, "matrix");
   const series = new Array<MatrixSeries>(result.length);
   for (let i = 0; i < result.length; i++) {
-    const it = result[i] as { metric?: unknown; values?: unknown } | null;
+    const it = result[i] as { metric?: unknown; values?: unknown; histograms?: unknown } | null;
     const metric = it?.metric;
-    const values = it?.values;
-    if (typeof metric !== "object" || metric === null || !Array.isArray(values))
+    if (typeof metric !== "object" || metric === null || (it?.values === undefined && it?.histograms === undefined))
       throw new PrometheusQueryError("matrix series without labels or values", "malformed");
-    const points = new Array<MatrixSeries["points"][number]>(values.length);
-    for (let j = 0; j < values.length; j++) {
-      const [time, value] = (Array.isArray(values[j]) ? values[j] : []) as unknown[];
-      if (typeof time !== "number" || typeof value !== "string")
-        throw new PrometheusQueryError(`matrix point ${JSON.stringify(values[j])} is not [time, "value"]`, "malformed");
-      points[j] = { timestampUnixSeconds: time, value: parseFloat(value) };
+    const points = floatPoints(it.values ?? []);
+    const histograms = histogramPoints(it.histograms ?? []);
+    // A series that was a float at some steps and a histogram at others answers both lists: merged in time order.
+    if (histograms.length > 0) {
+      points.push(...histograms);
+      if (points.length > histograms.length) points.sort((a, b) => a.timestampUnixSeconds - b.timestampUnixSeconds);
     }
     series[i] = { labels: labelsOf(metric as Record<string, unknown>), points };
   }
   return series;
+}
+
+/** A matrix series' `values`: `[time, "value"]` each. */
+function floatPoints(values: unknown): MatrixPoint[] {
+  if (!Array.isArray(values)) throw new PrometheusQueryError("matrix series without labels or values", "malformed");
+  const points = new Array<MatrixPoint>(values.length);
+  for (let j = 0; j < values.length; j++) {
+    const [time, value] = (Array.isArray(values[j]) ? values[j] : []) as unknown[];
+    if (typeof time !== "number" || typeof value !== "string")
+      throw new PrometheusQueryError(`matrix point ${JSON.stringify(values[j])} is not [time, "value"]`, "malformed");
+    points[j] = { timestampUnixSeconds: time, value: parseFloat(value) };
+  }
+  return points;
+}
+
+/** A matrix series' `histograms`: `[time, {histogram}]` each (`readHistogram`). */
+function histogramPoints(histograms: unknown): MatrixPoint[] {
+  if (!Array.isArray(histograms)) throw new PrometheusQueryError("matrix series without labels or values", "malformed");
+  return histograms.map((h: unknown) => {
+    const [time, histogram] = (Array.isArray(h) ? h : []) as unknown[];
+    if (typeof time !== "number")
+      throw new PrometheusQueryError(`matrix point ${JSON.stringify(h)} is not [time, {histogram}]`, "malformed");
+    return { timestampUnixSeconds: time, value: NaN, histogram: readHistogram(histogram) };
+  });
 }
 
 /** The answer's series, where its `data` is a result of the type asked for; anything else is malformed. */
@@ -409,9 +459,23 @@ function readOrError<T>(read: (data: unknown) => T, data: unknown): T | Promethe
 }
 
 function readSample(item: unknown): VectorSample {
-  const it = item as { metric?: unknown; value?: unknown } | null;
+  const it = item as { metric?: unknown; value?: unknown; histogram?: unknown } | null;
   const metric = it?.metric;
   const pair = it?.value;
+  if (typeof metric === "object" && metric !== null && pair === undefined && Array.isArray(it?.histogram)) {
+    const [time, histogram] = it.histogram as unknown[];
+    if (typeof time !== "number")
+      throw new PrometheusQueryError(
+        `vector sample ${JSON.stringify(it.histogram)} is not [time, {histogram}]`,
+        "malformed",
+      );
+    return {
+      labels: labelsOf(metric as Record<string, unknown>),
+      value: NaN,
+      timestampUnixSeconds: time,
+      histogram: readHistogram(histogram),
+    };
+  }
   if (typeof metric !== "object" || metric === null || !Array.isArray(pair))
     throw new PrometheusQueryError("vector sample without labels or value", "malformed");
   const [time, value] = pair as unknown[];
@@ -423,6 +487,33 @@ function readSample(item: unknown): VectorSample {
     value: parseFloat(value),
     timestampUnixSeconds: time,
   };
+}
+
+/**
+ * A native histogram of the HTTP API: `{"count": "…", "sum": "…", "buckets": [[rule, "lower", "upper", "count"], …]}`,
+ * numbers as strings ("+Inf" and "-Inf" included), `buckets` absent when every bucket is empty. Anything else is malformed.
+ */
+export function readHistogram(value: unknown): NativeHistogram {
+  const h = value as { count?: unknown; sum?: unknown; buckets?: unknown } | null;
+  const bad = (): PrometheusQueryError =>
+    new PrometheusQueryError(`native histogram ${JSON.stringify(value)} is not {count, sum, buckets}`, "malformed");
+  if (typeof h !== "object" || h === null || typeof h.count !== "string" || typeof h.sum !== "string") throw bad();
+  const raw = h.buckets ?? [];
+  if (!Array.isArray(raw)) throw bad();
+  const buckets = new Array<NativeBucket>(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const [, lower, upper, count] = (Array.isArray(raw[i]) ? raw[i] : []) as unknown[];
+    if (typeof lower !== "string" || typeof upper !== "string" || typeof count !== "string") throw bad();
+    buckets[i] = { lower: promNumber(lower), upper: promNumber(upper), count: promNumber(count) };
+  }
+  return { count: promNumber(h.count), sum: promNumber(h.sum), buckets };
+}
+
+/** A number as Prometheus writes it: "+Inf", "-Inf" and "NaN" included (`parseFloat` reads the infinities as NaN). */
+function promNumber(text: string): number {
+  if (text === "+Inf" || text === "Inf") return Infinity;
+  if (text === "-Inf") return -Infinity;
+  return parseFloat(text);
 }
 
 /** The series' labels as parsed, unless the metric name or a value that is not a string has to go. */

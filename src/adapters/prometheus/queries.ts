@@ -77,11 +77,18 @@ export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "
 
 /**
  * How a pass asks for its parts: `unions` (four queries of tagged parts),
- * `parts` (one query per signal) or `roles` (as `parts`, the histogram buckets
- * summed by role; docs/prometheus-signals.md, "Cost").
+ * `parts` (one query per signal), `roles` (as `parts`, the histogram buckets
+ * summed by role) or `native` (as `roles`, the sums read from the native
+ * histograms with custom buckets a Prometheus 3 converts the classic ones
+ * into; docs/prometheus-signals.md, "Cost" and "The `native` plan").
  */
-export const queryPlans = ["unions", "parts", "roles"] as const;
+export const queryPlans = ["unions", "parts", "roles", "native"] as const;
 export type QueryPlan = (typeof queryPlans)[number];
+
+/** Whether a plan asks the latency buckets summed by role, with the per-pod fallback where a sum is not proven. */
+export function sumsByRole(plan: QueryPlan): boolean {
+  return plan === "roles" || plan === "native";
+}
 
 /** The plan a pass uses unless told otherwise: `roles`, kept by its rule (docs/prometheus-signals.md, "Cost"). */
 export const defaultQueryPlan: QueryPlan = "roles";
@@ -208,11 +215,12 @@ class Builder {
     sel: TargetSelection,
     wrap: (s: string) => string,
     by: readonly string[] = [],
+    collapse: "max" | "avg" = "max",
   ): string {
     const base = ['pp_rank=~"0|"', 'priority=""'];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
-    return `max by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
+    return `${collapse} by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
   }
 }
 
@@ -357,9 +365,11 @@ export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_
 /**
  * Where the bucket series are summed: per pod, or per role (`roles` plan),
  * where the role's pods each answer their count and sum and the core proves
- * the role's sum is the merge it would have made (core/signals/role-histogram.ts).
+ * the role's sum is the merge it would have made (core/signals/role-histogram.ts);
+ * `native` sums by role the histogram stored as one native series with custom
+ * buckets (NHCB) under the base name, in place of its `_bucket` series.
  */
-export type BucketsBy = "pod" | "role";
+export type BucketsBy = "pod" | "role" | "native";
 
 /**
  * Histogram deltas (buckets by `le`, count, sum) for every window, the buckets
@@ -382,7 +392,10 @@ export function histogramParts(
   const b = new Builder(ctx);
   const g = b.group;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
-  const perRole = bucketsBy === "role";
+  const perRole = bucketsBy !== "pod";
+  // A native histogram is one series per pod: no `le` to keep, and `_bucket` is the base name.
+  const bucketSuffix = bucketsBy === "native" ? "" : "_bucket";
+  const le = bucketsBy === "native" ? "" : ", le";
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const bucketSel = bucketWindows.find((bw) => bw.windowSeconds === w)?.selection;
@@ -401,13 +414,13 @@ export function histogramParts(
         const buckets = !perRole
           ? delta("_bucket", `${g}, le`, bucketSel)
           : names.length === 1
-            ? inc(histogram, "_bucket", `${b.roleGroup}, le`, bucketSel)
-            : `sum by (${b.roleGroup}, le) (${delta("_bucket", `${g}, le`, bucketSel)})`;
+            ? inc(histogram, bucketSuffix, `${b.roleGroup}${le}`, bucketSel)
+            : `sum by (${b.roleGroup}${le}) (${delta(bucketSuffix, `${g}${le}`, bucketSel)})`;
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
       parts.push(part(delta("_count", g), `${engine}/count`, w), part(delta("_sum", g), `${engine}/sum`, w));
     }
-    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, perRole, bucketSel));
+    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, bucketsBy, bucketSel));
   }
   return parts;
 }
@@ -422,20 +435,29 @@ function queueTimeParts(
   b: Builder,
   w: number,
   sel: TargetSelection,
-  perRole: boolean,
+  bucketsBy: BucketsBy,
   bucketSel: TargetSelection | undefined,
 ): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
+  const perRole = bucketsBy !== "pod";
+  const native = bucketsBy === "native";
   const vllm = (suffix: string, by: string, of = sel): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
-  // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
+  // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role. `max`
+  // ignores native histograms; the duplicates it collapses are copies, so `avg` keeps the same one.
   const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by)})`;
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by, suffix === "" ? "avg" : "max")})`;
   const bucketGroup = perRole ? b.roleGroup : g;
   const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
     part(
-      engine === "vllm" ? vllm("_bucket", `${bucketGroup}, le`, of) : sglang("_bucket", ["le"], bucketGroup, of),
+      native
+        ? engine === "vllm"
+          ? vllm("", bucketGroup, of)
+          : sglang("", [], bucketGroup, of)
+        : engine === "vllm"
+          ? vllm("_bucket", `${bucketGroup}, le`, of)
+          : sglang("_bucket", ["le"], bucketGroup, of),
       `${engine}/queue/bucket`,
       w,
       perRole,

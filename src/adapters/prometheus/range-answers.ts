@@ -125,13 +125,18 @@ function periodText({ firstUnixSeconds: first, lastUnixSeconds: last, stepSecond
 function byStep(result: RangeQueryResult, grid: StepGrid): SteppedAnswer {
   const steps = new Map<number, VectorSample[]>();
   for (const series of result.series)
-    for (const { timestampUnixSeconds: at, value } of series.points) {
+    for (const { timestampUnixSeconds: at, value, histogram } of series.points) {
       if (!isStep(grid, at))
         throw new PrometheusQueryError(
           `range answer has a point at ${at}, which is not a step asked (${periodText(grid)})`,
           "malformed",
         );
-      const sample: VectorSample = { labels: series.labels, value, timestampUnixSeconds: at };
+      const sample: VectorSample = {
+        labels: series.labels,
+        value,
+        timestampUnixSeconds: at,
+        ...(histogram === undefined ? {} : { histogram }),
+      };
       const list = steps.get(at);
       if (list) list.push(sample);
       else steps.set(at, [sample]);

@@ -27,8 +27,9 @@ import type {
   SignalFamily,
   WindowName,
 } from "../../core/signals/types.js";
-import type { InstantQueryResult, PrometheusQueryClient, VectorSample } from "./client.js";
+import type { InstantQueryResult, NativeHistogram, PrometheusQueryClient, VectorSample } from "./client.js";
 import { validatePrometheusSignalConfig, type PrometheusLabelNames, type PrometheusSignalConfig } from "./config.js";
+import { nativeCumulativeCounts } from "./native-histogram.js";
 import {
   bucketParts,
   buildPartQueries,
@@ -41,7 +42,9 @@ import {
   seriesLabel,
   signalLabel,
   startupCounters,
+  sumsByRole,
   windowLabel,
+  type BucketsBy,
   type Part,
   type PartQuery,
   type QueryContext,
@@ -190,6 +193,8 @@ export class PrometheusSignalSource {
   queriesIssued = 0;
 
   private readonly plan: QueryPlan;
+  /** Where the `roles` and `native` plans' sums come from: the `_bucket` series, or the native histograms. */
+  private readonly sums: BucketsBy;
 
   constructor(
     private readonly client: PrometheusQueryClient,
@@ -197,6 +202,7 @@ export class PrometheusSignalSource {
   ) {
     this.config = validatePrometheusSignalConfig(config);
     this.plan = this.config.queryPlan ?? defaultQueryPlan;
+    this.sums = this.plan === "native" ? "native" : "role";
   }
 
   /**
@@ -240,9 +246,9 @@ export class PrometheusSignalSource {
         pass: { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies },
       };
     }
-    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map() };
+    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map(), native: this.plan === "native" };
     this.accumulate(acc, answers.usable);
-    const perPod = this.plan === "roles" ? new Set<string>() : undefined;
+    const perPod = sumsByRole(this.plan) ? new Set<string>() : undefined;
     if (perPod !== undefined)
       for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
     const out = buildPass(scalers, acc, answers.unknownFamilies, perPod);
@@ -273,7 +279,7 @@ export class PrometheusSignalSource {
       quiet.length === 0
         ? []
         : buildPartQueries(
-            this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, "role")),
+            this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, this.sums)),
           );
     const again = [...podQueries, ...stableQueries];
     const issued = [...state.issued, ...again];
@@ -316,7 +322,7 @@ export class PrometheusSignalSource {
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
     const plan = this.plan;
-    if (plan === "roles") return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow));
+    if (sumsByRole(plan)) return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow(this.sums)));
     if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
     return queryNames.map((family) => ({ family, text: unions[family] }));
@@ -381,8 +387,8 @@ export class PrometheusSignalSource {
           )
         )
           continue;
-        // NaN and ±Inf are unknown, never a reading.
-        if (!Number.isFinite(s.value)) continue;
+        // NaN and ±Inf are unknown, never a reading; a native histogram is read by the sums alone.
+        if (!Number.isFinite(s.value) && (s.histogram === undefined || answer.query.perRole !== true)) continue;
         const tag = signal === undefined ? tags.of(s.labels[signalLabel]) : queryTag;
         if (tag !== undefined) readSample(acc, l, answer, s, tag);
       }
@@ -404,12 +410,15 @@ type PartsBuilder = (
 const everyPart: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gauges, windows);
 
 /**
- * The `roles` plan's first parts: the histogram buckets summed by role, of
- * the panic window alone (the stable window's are asked where they are read);
- * the counts and sums of every window.
+ * The `roles` and `native` plans' first parts: the histogram buckets summed by
+ * role (from the `_bucket` series, or from the native histograms), of the
+ * panic window alone (the stable window's are asked where they are read); the
+ * counts and sums of every window.
  */
-const summedByRoleInPanicWindow: PartsBuilder = (ctx, gauges, windows, panic) =>
-  samplingParts(ctx, gauges, windows, "role", panic);
+const summedByRoleInPanicWindow =
+  (sums: BucketsBy): PartsBuilder =>
+  (ctx, gauges, windows, panic) =>
+    samplingParts(ctx, gauges, windows, sums, panic);
 
 /** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
 interface PassAcc {
@@ -417,6 +426,8 @@ interface PassAcc {
   readonly roles: Map<string, RoleAcc>;
   /** Per role (`roleKey`), the windows (in seconds) whose summed buckets were asked. */
   readonly summed: Map<string, Set<number>>;
+  /** The sums are native histograms (`native` plan): a role they did not answer for has no sum, not an empty one. */
+  readonly native: boolean;
 }
 
 function markSummed(acc: PassAcc, s: ScalerSamplingInput, role: string, seconds: number): void {
@@ -460,7 +471,7 @@ function buildPass(
       const summed =
         perPodRoles === undefined || perPodRoles.has(key)
           ? undefined
-          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s);
+          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s, acc.native);
       roles.set(role, { pods: samples, ...partial, ...(summed === undefined ? {} : { roleHistograms: summed }) });
     }
     out.set(s.key, roles);
@@ -532,6 +543,7 @@ function roleHistograms(
   role: RoleAcc | undefined,
   asked: ReadonlySet<number> | undefined,
   scaler: ScalerSamplingInput,
+  native: boolean,
 ): RoleSamples["roleHistograms"] {
   const out: Partial<Record<WindowName, Partial<Record<LatencyField, RoleHistogram>>>> = {};
   const windows: [WindowName, number][] = [
@@ -548,6 +560,10 @@ function roleHistograms(
         .flatMap((pod) => (pod.windows.get(w)?.[histogram].counted ?? []).map((engine) => ({ pod: pod.pod, engine })))
         .sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
       const buckets = role?.get(w)?.[histogram] ?? new Map<number, number>();
+      // Classic bucket series absent are a role without buckets, as its pods' merge would read them; a native
+      // histogram absent (a Prometheus that does not convert, a pod scraped before it did) is a sum not known:
+      // its `+Inf` count is unknown, which no proof accepts, so the pods' own buckets are asked.
+      if (native && covered.length > 0 && buckets.size === 0) buckets.set(Infinity, NaN);
       if (covered.length > 0 || buckets.size > 0)
         byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
     }
@@ -622,14 +638,30 @@ function readRoleBuckets(
   const role = s.labels[l.role];
   const w = answer.query.windowSeconds ?? Number(s.labels[windowLabel]);
   const le = parseLe(s.labels["le"]);
-  if (!namespace || !deployment || !role || !Number.isFinite(w) || le === undefined) return;
+  if (!namespace || !deployment || !role || !Number.isFinite(w) || (le === undefined && s.histogram === undefined))
+    return;
   const key = roleKey(namespace, deployment, role);
   let acc = roles.get(key);
   if (!acc) roles.set(key, (acc = new Map()));
   let win = acc.get(w);
   if (!win) acc.set(w, (win = { ttft: new Map(), itl: new Map(), queue: new Map() }));
   const buckets = signal === "queue" ? win.queue : answer.query.family === "ttft" ? win.ttft : win.itl;
-  buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+  if (s.histogram !== undefined) return addNativeSum(buckets, s.histogram);
+  if (le !== undefined) buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+}
+
+/**
+ * A role's native histogram (`native` plan) as the cumulative counts at bounds a role's `_bucket` sums give
+ * (`nativeCumulativeCounts`). Only the bounds of the buckets the answer names are known, so a second histogram
+ * for the same role and window (both engines' parts of a mixed role) cannot be added bound by bound as
+ * `_bucket` series are: the sum is then not known, and its pods' own buckets are asked.
+ */
+function addNativeSum(buckets: Map<number, number>, histogram: NativeHistogram): void {
+  if (buckets.size > 0) {
+    buckets.set(Infinity, NaN);
+    return;
+  }
+  for (const [bound, count] of nativeCumulativeCounts(histogram)) buckets.set(bound, count);
 }
 
 function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {

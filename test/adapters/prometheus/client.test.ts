@@ -247,6 +247,86 @@ describe("PrometheusClient", () => {
   });
 });
 
+describe("PrometheusClient native histograms", () => {
+  const client = new PrometheusClient({ endpoint, timeoutMs: 5_000 });
+  // As Prometheus 3.5 writes an NHCB sum: buckets (lower, upper] not cumulative, the empty ones left out.
+  const histogram = {
+    count: "7",
+    sum: "1.25",
+    buckets: [
+      [0, "-Inf", "0.01", "2"],
+      [0, "0.05", "0.1", "4"],
+      [0, "1", "+Inf", "1"],
+    ],
+  };
+  const read = {
+    count: 7,
+    sum: 1.25,
+    buckets: [
+      { lower: -Infinity, upper: 0.01, count: 2 },
+      { lower: 0.05, upper: 0.1, count: 4 },
+      { lower: 1, upper: Infinity, count: 1 },
+    ],
+  };
+
+  it("reads a vector's histogram sample, its value NaN, the infinities as themselves", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([{ metric: { role: "prefill" }, histogram: [at / 1000, histogram] }]));
+    const r = await client.instantQuery("sum(increase(h[60s]))", at);
+    expect(r.samples).toEqual([
+      { labels: { role: "prefill" }, value: NaN, timestampUnixSeconds: at / 1000, histogram: read },
+    ]);
+  });
+
+  it("reads a histogram without buckets (every bucket empty) as one with none", async () => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([{ metric: {}, histogram: [at / 1000, { count: "0", sum: "0" }] }]));
+    const r = await client.instantQuery("x", at);
+    expect(r.samples[0]?.histogram).toEqual({ count: 0, sum: 0, buckets: [] });
+  });
+
+  it("reads a matrix series' histograms, and floats and histograms of one series in time order", async () => {
+    const start = at / 1000;
+    nock(endpoint)
+      .post(/query_range/)
+      .reply(200, {
+        status: "success",
+        data: {
+          resultType: "matrix",
+          result: [{ metric: { role: "decode" }, values: [[start + 60, "3"]], histograms: [[start, histogram]] }],
+        },
+      });
+    const r = await client.rangeQuery("x", start, start + 60, 60);
+    expect(r.series).toEqual([
+      {
+        labels: { role: "decode" },
+        points: [
+          { timestampUnixSeconds: start, value: NaN, histogram: read },
+          { timestampUnixSeconds: start + 60, value: 3 },
+        ],
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      { metric: {}, histogram: [at / 1000, { count: 7 }] },
+      /native histogram \{"count":7\} is not \{count, sum, buckets\}/,
+    ],
+    [{ metric: {}, histogram: [at / 1000, { count: "1", sum: "1", buckets: [[0, "0", "1"]] }] }, /native histogram/],
+    [{ metric: {}, histogram: ["now", { count: "1", sum: "1" }] }, /is not \[time, \{histogram\}\]/],
+  ])("names a malformed histogram sample: %j", async (sample, message) => {
+    nock(endpoint)
+      .post("/api/v1/query")
+      .reply(200, vector([sample]));
+    const err = await queryFailure(client.instantQuery("x", at));
+    expect(err.kind).toBe("malformed");
+    expect(err.message).toMatch(message);
+  });
+});
+
 describe("PrometheusClient range queries", () => {
   const client = new PrometheusClient({ endpoint, timeoutMs: 5_000 });
   const start = at / 1000;

@@ -186,10 +186,47 @@ describe("one pass, a fixed number of queries", () => {
     expect(summed.find((q) => q.signal === "sglang/queue/bucket")?.text).toContain('pp_rank=~"0|"');
   });
 
+  it("asks the roles plan's queries in the native plan, its six bucket queries reading the native histograms", () => {
+    const roles = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "roles" });
+    const native = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "native" });
+    const scalers = Array.from({ length: 3 }, (_, i) => scaler(i));
+    const r = roles.issuedFor(scalers);
+    const n = native.issuedFor(scalers);
+    expect(n.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`)).toEqual(
+      r.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`),
+    );
+    // Every query but the sums word for word: the per-pod counts and sums are the classic series'.
+    expect(n.filter((q) => q.perRole !== true).map((q) => q.text)).toEqual(
+      r.filter((q) => q.perRole !== true).map((q) => q.text),
+    );
+    const l = defaultPrometheusSignalConfig.labels;
+    for (const [i, q] of n.entries()) {
+      if (q.perRole !== true) continue;
+      const classic = r[i]?.text ?? "";
+      // The base name in place of `_bucket`, no `le`; the same selectors, windows and per-pod ITL fallback.
+      expect(q.text, q.signal).not.toMatch(/_bucket|\ble\b/);
+      expect(q.text, q.signal).toBe(
+        classic
+          .replaceAll("_bucket{", "{")
+          .replaceAll(", le)", ")")
+          .replace(/max by \(([^)]*)\) \(sglang:queue_time_seconds\{/g, "avg by ($1) (sglang:queue_time_seconds{")
+          .replace(
+            /max by \(([^)]*)\) \(increase\(sglang:queue_time_seconds\{/g,
+            "avg by ($1) (increase(sglang:queue_time_seconds{",
+          ),
+      );
+      expect(q.text, q.signal).toContain(`sum by (${l.namespace}, ${l.deployment}, ${l.role})`);
+    }
+    // SGLang's duplicate ranks collapse with `avg`: `max` ignores native histograms.
+    expect(n.find((q) => q.perRole === true && q.signal === "sglang/queue/bucket")?.text).toMatch(
+      /^sum by \([^)]*\) \(avg by/,
+    );
+  });
+
   it("refuses a query plan it does not know, naming it", () => {
     expect(() =>
       validatePrometheusSignalConfig({ ...defaultPrometheusSignalConfig, queryPlan: "joins" as "parts" }),
-    ).toThrow('queryPlan: "joins" is not one of unions, parts, roles');
+    ).toThrow('queryPlan: "joins" is not one of unions, parts, roles, native');
   });
 
   it("reads rank-zero SGLang scheduler series and sums data-parallel ranks", () => {

@@ -1,0 +1,114 @@
+/**
+ * The `native` query plan against Prometheus 3.5 (built by tools/prom-bin) scraping
+ * simulated vLLM and SGLang engines with `convert_classic_histograms_to_nhcb` and
+ * `always_scrape_classic_histograms`, the settings docs/prometheus-signals.md tells a
+ * user to turn on: each engine histogram is stored twice, as one native histogram with
+ * custom buckets (NHCB) and as its classic `_bucket`, `_count` and `_sum` series.
+ *
+ * - the plan reads every role's latency buckets from the native histograms, in the
+ *   first 53 queries (no role asked again for its pods' buckets), and reads the same
+ *   samples but for buckets and the same observations as the `parts` plan reading the
+ *   classic series, asked at the same evaluation time;
+ * - the SGLang deployment runs data-parallel attention with every scheduler writing
+ *   stats (TP rank 1 repeats rank 0): its queue time is collapsed per DP rank by `avg`
+ *   over native histograms where the classic plans take `max`;
+ * - without the conversion (Debian's Prometheus 2.42 in the other source tests, through
+ *   test/support/both-plans.ts) every role falls back to its pods' classic buckets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
+import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
+import { findPromBinaries } from "../../harness/prom-bin.js";
+import { backendDeployments, backendScalers } from "../support/backend-fleet.js";
+import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
+
+const namespace = "serving";
+const stableWindowSeconds = 10;
+const panicWindowSeconds = 3;
+const scalers = backendScalers(namespace, stableWindowSeconds, panicWindowSeconds);
+/** Longer than a 1 s scrape takes to land in the TSDB on a loaded machine. */
+const ingestionSettleMs = 2_000;
+
+let fleet: EngineFleet;
+let server: FleetServer;
+let prometheus: PrometheusHarness;
+
+const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
+  new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 }), {
+    ...defaultPrometheusSignalConfig,
+    queryPlan,
+  });
+
+beforeAll(async () => {
+  const startSeconds = Date.now() / 1000;
+  fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 120 });
+  for (const d of backendDeployments(namespace, startSeconds, 1)) fleet.addDeployment(d);
+  server = new FleetServer({ fleet });
+  await server.start();
+  prometheus = await PrometheusHarness.start({
+    binaryPath: findPromBinaries().prometheusPath,
+    scrapeIntervalSeconds: 1,
+    targets: server.fileSdGroups(),
+    extraArgs: ["--enable-feature=native-histograms"],
+    scrapeSettings: { convert_classic_histograms_to_nhcb: true, always_scrape_classic_histograms: true },
+  });
+  await prometheus.waitForHealthyTargets(fleet.listPods().length);
+  // A full stable window of scrapes under steady load, and every histogram's low buckets past their first observation.
+  await new Promise((r) => setTimeout(r, (stableWindowSeconds + 5) * 1000));
+}, 120_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await server?.stop();
+});
+
+describe("the native plan on Prometheus 3.5 storing the engines' histograms as NHCB and classic", () => {
+  it("stores both: one native series per histogram and pod beside the classic buckets", async () => {
+    const count = async (query: string): Promise<number> => {
+      const res = await fetch(`${prometheus.url}/api/v1/query`, {
+        method: "POST",
+        body: new URLSearchParams({ query }),
+      });
+      const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+      return Number(body.data.result[0]?.value[1] ?? 0);
+    };
+    const pods = fleet.listPods().filter((p) => p.deployment === "pd-vllm").length;
+    expect(await count(`count(vllm:time_to_first_token_seconds{namespace="${namespace}"})`)).toBe(pods);
+    expect(await count(`count(vllm:time_to_first_token_seconds_bucket{namespace="${namespace}"})`)).toBeGreaterThan(
+      pods * 5,
+    );
+  });
+
+  it("reads every role's buckets from the native sums, in the first ask, as the parts plan reads the classic ones", async () => {
+    const at = Date.now() - 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, at + ingestionSettleMs - Date.now())));
+    const [parts, native] = await Promise.all([
+      sourceOf("parts").sample(scalers, at),
+      sourceOf("native").sample(scalers, at),
+    ]);
+    expect(native.queries, "no role asked again for its pods' buckets").toBe(53);
+    expect(native.warnings).toEqual([]);
+    for (const s of scalers)
+      for (const role of s.roles) {
+        const samples = native.scalers.get(s.key)?.get(role);
+        const panic = samples?.roleHistograms?.panic ?? {};
+        expect(Object.keys(panic).length, `${s.key}/${role} sums`).toBeGreaterThan(0);
+        for (const [field, sum] of Object.entries(panic)) {
+          // A sum the proof accepts: its `+Inf` count is its pods' counts' total.
+          expect(sum.buckets.at(-1)?.upperBound, `${s.key}/${role} ${field}`).toBe(Infinity);
+          expect(Number.isFinite(sum.buckets.at(-1)?.count), `${s.key}/${role} ${field}`).toBe(true);
+        }
+      }
+    expect(withoutBuckets(native), "the same samples but for buckets").toEqual(withoutBuckets(parts));
+    const expected = observationsOf(parts, scalers);
+    const observations = observationsOf(native, scalers);
+    for (const [key, observation] of observations)
+      expect(observation, `${key} under the native plan`).toEqual(expected.get(key));
+    // Brackets placed inside buckets: the sums carried their bounds, not only their counts.
+    const brackets = [...observations.values()].flatMap((o) => [o.ttftBracket, o.itlBracket, o.queueTimeBracket]);
+    expect(brackets.filter((b) => b !== undefined && Number.isFinite(b.upperMilliseconds)).length).toBeGreaterThan(6);
+  }, 60_000);
+});
