@@ -12,12 +12,18 @@
  * - the SGLang deployment runs data-parallel attention with every scheduler writing
  *   stats (TP rank 1 repeats rank 0): its queue time is collapsed per DP rank by `avg`
  *   over native histograms where the classic plans take `max`;
+ * - a pod of a role whose histogram has other buckets (an engine version that changed
+ *   them, mid-rollout): Prometheus 3.5 cannot add the role's native histograms, leaves the
+ *   role out with a warning, and the plan asks that role's pods for their classic buckets
+ *   in the same pass; the family stays known, the warning is reported as an info;
  * - without the conversion (Debian's Prometheus 2.42 in the other source tests, through
  *   test/support/both-plans.ts) every role falls back to its pods' classic buckets.
  */
+import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
@@ -35,6 +41,8 @@ const ingestionSettleMs = 2_000;
 let fleet: EngineFleet;
 let server: FleetServer;
 let prometheus: PrometheusHarness;
+/** Serves one pod's TTFT histogram with two buckets where the engines have more. */
+let oddPod: Server;
 
 const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
   new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 }), {
@@ -63,6 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await prometheus?.stop();
   await server?.stop();
+  await new Promise<void>((resolve) => (oddPod ? oddPod.close(() => resolve()) : resolve()));
 });
 
 describe("the native plan on Prometheus 3.5 storing the engines' histograms as NHCB and classic", () => {
@@ -110,5 +119,74 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
     // Brackets placed inside buckets: the sums carried their bounds, not only their counts.
     const brackets = [...observations.values()].flatMap((o) => [o.ttftBracket, o.itlBracket, o.queueTimeBracket]);
     expect(brackets.filter((b) => b !== undefined && Number.isFinite(b.upperMilliseconds)).length).toBeGreaterThan(6);
+  }, 60_000);
+
+  it("answers a period's passes from range queries as from instant ones (calibrate's path), the native sums included", async () => {
+    const last = Math.floor(Date.now() / 1000) - 3;
+    const grid = { firstUnixSeconds: last - 4, lastUnixSeconds: last, stepSeconds: 1 };
+    const client = new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 });
+    const config = { ...defaultPrometheusSignalConfig, queryPlan: "native" as const };
+    const answers = new RangeAnswers(client, grid);
+    for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t += grid.stepSeconds) {
+      const [instant, ranged] = await Promise.all(
+        [client, answers].map((c) => new PrometheusSignalSource(c, config).sample(scalers, t * 1000)),
+      );
+      expect(ranged?.queries, `${t}: no role asked again`).toBe(53);
+      expect(
+        ranged?.scalers.get(`${namespace}/pd-vllm`)?.get("prefill")?.roleHistograms?.panic?.ttftSeconds,
+      ).toBeDefined();
+      expect(ranged, `step ${t}`).toEqual(instant);
+    }
+  }, 60_000);
+
+  it("asks a role its native histograms cannot be added for (other buckets on one pod) for its pods' buckets, the family known", async () => {
+    let scrapes = 0;
+    oddPod = createServer((_req, res) => {
+      scrapes++;
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+      res.end(
+        [
+          "# TYPE vllm:time_to_first_token_seconds histogram",
+          `vllm:time_to_first_token_seconds_bucket{le="0.5"} ${scrapes}`,
+          `vllm:time_to_first_token_seconds_bucket{le="+Inf"} ${2 * scrapes}`,
+          `vllm:time_to_first_token_seconds_sum ${1.5 * scrapes}`,
+          `vllm:time_to_first_token_seconds_count ${2 * scrapes}`,
+          "",
+        ].join("\n"),
+      );
+    });
+    await new Promise<void>((resolve) => oddPod.listen(0, "127.0.0.1", resolve));
+    const address = oddPod.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    const l = defaultPrometheusSignalConfig.labels;
+    await prometheus.setTargets([
+      ...server.fileSdGroups(),
+      {
+        targets: [`127.0.0.1:${port}`],
+        labels: { namespace, pod: "pd-vllm-prefill-odd", [l.deployment]: "pd-vllm", [l.role]: "prefill" },
+      },
+    ]);
+    // Scraped for longer than the panic window, so its increase is in the role's sum.
+    const deadline = Date.now() + 30_000;
+    while (scrapes < panicWindowSeconds + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect(scrapes, "the odd pod scraped").toBeGreaterThanOrEqual(panicWindowSeconds + 2);
+    const at = Date.now() - 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, at + ingestionSettleMs - Date.now())));
+    const [parts, native] = await Promise.all([
+      sourceOf("parts").sample(scalers, at),
+      sourceOf("native").sample(scalers, at),
+    ]);
+    expect(native.unknownFamilies).toEqual({});
+    expect(native.warnings).toEqual([]);
+    expect(native.infos.join("\n")).toMatch(/ttft: .*incompatible custom buckets/);
+    expect(native.queries, "the role asked again for its pods' buckets").toBeGreaterThan(53);
+    const prefill = native.scalers.get(`${namespace}/pd-vllm`)?.get("prefill");
+    expect(prefill?.roleHistograms, "the prefill role read from its pods' own buckets").toBeUndefined();
+    expect(prefill?.pods.some((p) => (p.windows.panic.ttftSeconds?.buckets.length ?? 0) > 0)).toBe(true);
+    // The same pass but for buckets and the info the warning became.
+    expect(withoutBuckets({ ...native, infos: [] })).toEqual(withoutBuckets(parts));
+    const expected = observationsOf(parts, scalers);
+    for (const [key, observation] of observationsOf(native, scalers))
+      expect(observation, `${key} under the native plan`).toEqual(expected.get(key));
   }, 60_000);
 });

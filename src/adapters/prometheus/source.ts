@@ -775,6 +775,12 @@ function parseLe(le: string | undefined): number | undefined {
 }
 
 /**
+ * Prometheus 3's warnings where native histograms of one group, or of one series over its window, have bucket
+ * layouts it cannot add (`util/annotations`): the group or series is left out of the answer.
+ */
+const histogramLayoutWarning = /incompatible custom buckets|mix of histograms with exponential and custom buckets/;
+
+/**
  * Reads the answers of a pass: what may be used, and what each family's failed or partial
  * queries cost. A family is as good as its worst query: one failed query fails the family
  * (the first failure in issue order is its reason), one partial answer makes it partial.
@@ -796,11 +802,17 @@ function readAnswers(
       return;
     }
     answered.push({ query, result: s.value });
-    for (const info of s.value.infos ?? []) if (!infos.includes(`${name}: ${info}`)) infos.push(`${name}: ${info}`);
-    if (s.value.warnings.length === 0) return;
+    const note = (info: string): void => void (infos.includes(`${name}: ${info}`) || infos.push(`${name}: ${info}`));
+    for (const info of s.value.infos ?? []) note(info);
+    // A native sum Prometheus could not add (pods of a role with other bucket layouts) is left out of the
+    // answer, with this warning; a role without its sum, or whose sum misses a pod, is asked for its pods'
+    // own buckets, so nothing is read from what is missing: the family stays known, the warning is reported.
+    const warnings = s.value.warnings.filter((w) => !(query.perRole === true && histogramLayoutWarning.test(w)));
+    for (const w of s.value.warnings) if (!warnings.includes(w)) note(w);
+    if (warnings.length === 0) return;
     // The queries of one family read the same stores: each warning once.
     const seen = partial.get(name) ?? [];
-    for (const warning of s.value.warnings) if (!seen.includes(warning)) seen.push(warning);
+    for (const warning of warnings) if (!seen.includes(warning)) seen.push(warning);
     partial.set(name, seen);
   });
   const warnings: string[] = [];
