@@ -387,6 +387,12 @@ describe("helm template with defaults", () => {
     expect(spec.podMetricsEndpoints).toEqual([expect.objectContaining({ portNumber: 8000, path: "/metrics" })]);
     // The classic bucket series the controller reads survive a Prometheus that converts histograms to NHCB.
     expect(spec.scrapeClassicHistograms).toBe(true);
+    // Converting them is the user's choice (the native query plan reads the native ones), off by default.
+    expect(spec).not.toHaveProperty("convertClassicHistogramsToNHCB");
+    const converted = one(render({ set: { "podMonitor.convertClassicHistogramsToNHCB": "true" } }), "PodMonitor")[
+      "spec"
+    ] as { convertClassicHistogramsToNHCB?: boolean; scrapeClassicHistograms?: boolean };
+    expect(converted).toMatchObject({ convertClassicHistogramsToNHCB: true, scrapeClassicHistograms: true });
   });
 
   it("scrapes the controller's own /metrics through a named Service port", () => {
