@@ -119,7 +119,7 @@ function readOne(path: string, io: CliIo, what: string): unknown {
 
 /**
  * A histogram delta as printed: its count, sum, the bucket boundaries it has and this pod's own p95.
- * Under the `roles` plan a pod's buckets are not asked (they are summed by role, or not read where
+ * Under the `roles` and `native` plans a pod's buckets are not asked (they are summed by role, or not read where
  * the role's latency does not need them): a p95 from no buckets would be the mean, which is not what
  * the role reads, so it is left out.
  */
