@@ -193,7 +193,7 @@ describe("npm start (the demo)", () => {
     console.log(out.stdout);
     // npm itself dies of the SIGINT (no exit code); the demo's summary and "stopped." below are what it printed.
     expect(demo.signalCode ?? demo.exitCode, out.stderr).toBe("SIGINT");
-    const commits = /commits +(\d+) \((\d+) up, (\d+) down\)/.exec(out.stdout);
+    const commits = /commits +(\d+) \((\d+) scaling a role up, (\d+) scaling a role down\)/.exec(out.stdout);
     expect(commits, out.stdout).not.toBeNull();
     expect(Number(commits?.[2])).toBeGreaterThanOrEqual(1);
     expect(Number(commits?.[3])).toBeGreaterThanOrEqual(1);
@@ -216,7 +216,7 @@ describe("npm start (the demo)", () => {
     expect(processesMarked(ended).length).toBeGreaterThanOrEqual(7);
     const code = await exited;
     expect(code, `${out.stdout}\n${out.stderr}`).toBe(0);
-    expect(out.stdout).toMatch(/commits +\d+ \(\d+ up, \d+ down\)/);
+    expect(out.stdout).toMatch(/commits +\d+ \(\d+ scaling a role up, \d+ scaling a role down\)/);
     expect(out.stdout, out.stderr).toContain("stopped.");
     expect(await leftBehind(ended)).toEqual([]);
   }, 300_000);
