@@ -122,7 +122,9 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
   }, 60_000);
 
   it("answers a period's passes from range queries as from instant ones (calibrate's path), the native sums included", async () => {
-    const last = Math.floor(Date.now() / 1000) - 3;
+    // Steps whose scrapes have all landed (a scrape stamped before a step but stored after the range query would
+    // be in the instant pass only), as the first test's pass waits for them.
+    const last = Math.floor((Date.now() - ingestionSettleMs) / 1000) - 2;
     const grid = { firstUnixSeconds: last - 4, lastUnixSeconds: last, stepSeconds: 1 };
     const client = new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 });
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "native" as const };

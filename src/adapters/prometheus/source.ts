@@ -559,11 +559,11 @@ function roleHistograms(
       const covered = pods
         .flatMap((pod) => (pod.windows.get(w)?.[histogram].counted ?? []).map((engine) => ({ pod: pod.pod, engine })))
         .sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
-      const buckets = role?.get(w)?.[histogram] ?? new Map<number, number>();
+      const answered = role?.get(w)?.[histogram] ?? new Map<number, number>();
       // Classic bucket series absent are a role without buckets, as its pods' merge would read them; a native
       // histogram absent (a Prometheus that does not convert, a pod scraped before it did) is a sum not known:
       // its `+Inf` count is unknown, which no proof accepts, so the pods' own buckets are asked.
-      if (native && covered.length > 0 && buckets.size === 0) buckets.set(Infinity, NaN);
+      const buckets = native && covered.length > 0 && answered.size === 0 ? new Map([[Infinity, NaN]]) : answered;
       if (covered.length > 0 || buckets.size > 0)
         byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
     }
