@@ -11,7 +11,10 @@
  * Configuration used: operator-generated (stated again in the log and the
  * first test's name). The one change on the way: every alert's `for` is cut
  * to 5 s so firing and resolving fit in a test; everything else is the chart
- * as rendered, with 2 s scrape intervals.
+ * as rendered, with 2 s scrape intervals and the engines' histograms also
+ * stored as native ones (`podMonitor.convertClassicHistogramsToNHCB`, and the
+ * Prometheus object's `native-histograms` feature), which the `native` query
+ * plan reads; the controller runs the default plan.
  *
  * The scaler lives in `team-a`, the controller in `mds-system`: a series that
  * kept the target's namespace instead of the scaler's would fail below.
@@ -31,6 +34,9 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
+import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
+import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
+import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { EngineFleet } from "../../src/sim/engines/engine-fleet.js";
 import { FleetServer, metricsPath } from "../../src/sim/engines/server.js";
 import { SyntheticWorkload } from "../../src/sim/engines/workload.js";
@@ -47,6 +53,7 @@ import {
   type GeneratedPrometheus,
 } from "../../harness/prometheus-operator.js";
 import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
+import { observationsOf } from "../support/plan-observations.js";
 import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
 import { runHelm } from "../../harness/helm.js";
 import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
@@ -74,7 +81,7 @@ interface Series {
   metric: Record<string, string>;
 }
 
-/** The chart as a user installs it, with 2 s scrape intervals. */
+/** The chart as a user installs it, with 2 s scrape intervals and the engines' histograms converted to native ones too. */
 function renderChart(): KubernetesObject[] {
   const result = runHelm([
     "template",
@@ -86,6 +93,8 @@ function renderChart(): KubernetesObject[] {
     `serviceMonitor.interval=${scrapeIntervalSeconds}s`,
     "--set",
     `podMonitor.endpoint.interval=${scrapeIntervalSeconds}s`,
+    "--set",
+    "podMonitor.convertClassicHistogramsToNHCB=true",
   ]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   return parseAllDocuments(result.stdout)
@@ -203,6 +212,8 @@ describe("beside a Prometheus Operator stack", () => {
           podMonitorNamespaceSelector: {},
           ruleSelector: {},
           ruleNamespaceSelector: {},
+          // Prometheus 3.5 stores converted histograms only with this feature (install.md, native histograms).
+          enableFeatures: ["native-histograms"],
         },
       },
     });
@@ -409,6 +420,8 @@ describe("beside a Prometheus Operator stack", () => {
         `--storage.tsdb.path=${join(work, "tsdb")}`,
         `--web.listen-address=127.0.0.1:${prometheusInsidePort}`,
         "--log.level=info",
+        // As the operator's StatefulSet passes the Prometheus object's spec.enableFeatures.
+        "--enable-feature=native-histograms",
       ],
       logPath: join(work, "prometheus.log"),
     });
@@ -504,13 +517,21 @@ describe("beside a Prometheus Operator stack", () => {
     expect(generated.configYaml).toMatch(/honor_labels: true/);
     // The engines' job keeps the classic histogram series even where Prometheus converts histograms to NHCB.
     const config = parseAllDocuments(generated.configYaml)[0]?.toJS() as {
-      scrape_configs: { job_name: string; always_scrape_classic_histograms?: boolean }[];
+      scrape_configs: {
+        job_name: string;
+        always_scrape_classic_histograms?: boolean;
+        convert_classic_histograms_to_nhcb?: boolean;
+      }[];
     };
     const engines = config.scrape_configs.filter((job) =>
       job.job_name.startsWith(`podMonitor/${controllerNamespace}/`),
     );
     expect(engines.length).toBeGreaterThan(0);
-    for (const job of engines) expect(job.always_scrape_classic_histograms, job.job_name).toBe(true);
+    for (const job of engines) {
+      expect(job.always_scrape_classic_histograms, job.job_name).toBe(true);
+      // And stores them as native histograms too, from the chart's podMonitor.convertClassicHistogramsToNHCB.
+      expect(job.convert_classic_histograms_to_nhcb, job.job_name).toBe(true);
+    }
   });
 
   it("scrapes the controller and the engines at their pod addresses, keeping the scaler's namespace", async () => {
@@ -551,6 +572,45 @@ describe("beside a Prometheus Operator stack", () => {
         pod: expect.stringMatching(/^chat-server-\d+$/) as string,
       });
   }, 240_000);
+
+  it("stores the engines' histograms as native ones too, from which the native plan reads the scaler's latency sums", async () => {
+    const scaler = {
+      key: `${workloadNamespace}/${scalerName}`,
+      namespace: workloadNamespace,
+      deployment: scalerName,
+      roles: ["server"],
+      stableWindowSeconds: 30,
+      panicWindowSeconds: 10,
+      intervalSeconds: 5,
+    };
+    const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
+      new PrometheusSignalSource(new PrometheusClient({ endpoint: promUrl(), timeoutMs: 10_000 }), {
+        ...defaultPrometheusSignalConfig,
+        queryPlan,
+      });
+    // Until a pass reads the role's TTFT from its native sum in the first 53 queries, and reads as the classic
+    // buckets do: a pod started inside the window reads otherwise (prometheus-signals.md, "The native plan").
+    const passes = await eventually(
+      "a native pass reading the server role's latency sums as the parts plan reads its pods' buckets",
+      async () => {
+        const at = Date.now() - 2 * scrapeIntervalSeconds * 1000;
+        const [parts, native] = await Promise.all(
+          [sourceOf("parts"), sourceOf("native")].map((s) => s.sample([scaler], at)),
+        );
+        if (parts === undefined || native === undefined) return undefined;
+        const sum = native.scalers.get(scaler.key)?.get("server")?.roleHistograms?.panic?.ttftSeconds;
+        const total = sum?.buckets.at(-1)?.count ?? NaN;
+        const same =
+          JSON.stringify([...observationsOf(parts, [scaler])]) ===
+          JSON.stringify([...observationsOf(native, [scaler])]);
+        return native.queries === 53 && total > 0 && same ? { parts, native } : undefined;
+      },
+      90_000,
+      2_000,
+    );
+    expect(passes.native.unknownFamilies).toEqual({});
+    expect(passes.native.warnings).toEqual([]);
+  }, 120_000);
 
   it("answers every dashboard panel query with data for the workload namespace", async () => {
     // The load step has grown the target, so commits exist too.
