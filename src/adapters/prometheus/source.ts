@@ -802,13 +802,13 @@ function readAnswers(
       return;
     }
     answered.push({ query, result: s.value });
-    const note = (info: string): void => void (infos.includes(`${name}: ${info}`) || infos.push(`${name}: ${info}`));
-    for (const info of s.value.infos ?? []) note(info);
     // A native sum Prometheus could not add (pods of a role with other bucket layouts) is left out of the
     // answer, with this warning; a role without its sum, or whose sum misses a pod, is asked for its pods'
     // own buckets, so nothing is read from what is missing: the family stays known, the warning is reported.
-    const warnings = s.value.warnings.filter((w) => !(query.perRole === true && histogramLayoutWarning.test(w)));
-    for (const w of s.value.warnings) if (!warnings.includes(w)) note(w);
+    const layout = (w: string): boolean => query.perRole === true && histogramLayoutWarning.test(w);
+    const warnings = s.value.warnings.filter((w) => !layout(w));
+    for (const info of [...(s.value.infos ?? []), ...s.value.warnings.filter(layout)])
+      if (!infos.includes(`${name}: ${info}`)) infos.push(`${name}: ${info}`);
     if (warnings.length === 0) return;
     // The queries of one family read the same stores: each warning once.
     const seen = partial.get(name) ?? [];
