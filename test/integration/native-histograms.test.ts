@@ -25,10 +25,10 @@ import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
-import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
+import type { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { findPromBinaries } from "../../harness/prom-bin.js";
-import { backendDeployments, backendScalers } from "../support/backend-fleet.js";
+import { backendScalers, startBackendFleet } from "../support/backend-fleet.js";
 import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
 
 const namespace = "serving";
@@ -51,11 +51,7 @@ const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
   });
 
 beforeAll(async () => {
-  const startSeconds = Date.now() / 1000;
-  fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 120 });
-  for (const d of backendDeployments(namespace, startSeconds, 1)) fleet.addDeployment(d);
-  server = new FleetServer({ fleet });
-  await server.start();
+  ({ fleet, server } = await startBackendFleet(namespace));
   prometheus = await PrometheusHarness.start({
     binaryPath: findPromBinaries().prometheusPath,
     scrapeIntervalSeconds: 1,

@@ -24,11 +24,11 @@ import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import { observeRole } from "../../src/core/signals/observe.js";
 import type { RoleSamples } from "../../src/core/signals/types.js";
-import { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
+import type { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { startQuerier, startSidecar, waitForStores, type ThanosProcess } from "../../harness/thanos.js";
 import { runCli } from "../../src/cli/commands.js";
-import { backendDeployments, backendScalers } from "../support/backend-fleet.js";
+import { backendScalers, startBackendFleet } from "../support/backend-fleet.js";
 import { memoryIo } from "../support/memory-io.js";
 
 const namespace = "serving";
@@ -109,11 +109,7 @@ function expectMatchesSimulator(roles: Map<string, RoleSamples>, atMs: number): 
 }
 
 beforeAll(async () => {
-  const startSeconds = Date.now() / 1000;
-  fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 120 });
-  for (const d of backendDeployments(namespace, startSeconds, 1)) fleet.addDeployment(d);
-  server = new FleetServer({ fleet });
-  await server.start();
+  ({ fleet, server } = await startBackendFleet(namespace));
   for (const replica of ["a", "b"]) {
     const prometheus = await PrometheusHarness.start({
       scrapeIntervalSeconds: 1,

@@ -5,7 +5,7 @@
  * the scalers that sample them.
  */
 import type { ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
-import type { SimDeploymentSpec } from "../../src/sim/engines/index.js";
+import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { steadyLoad } from "./steady-load.js";
 
 /** The two deployments in `namespace`; `load` multiplies the arrivals and the capacity. */
@@ -41,6 +41,16 @@ export function backendDeployments(namespace: string, startSeconds: number, load
       workload: steadyLoad(namespace.length + 1, startSeconds, 12 * load),
     },
   ];
+}
+
+/** `backendDeployments` at load 1, started now, recorded for the truth the tests compare with, and served. */
+export async function startBackendFleet(namespace: string): Promise<{ fleet: EngineFleet; server: FleetServer }> {
+  const startSeconds = Date.now() / 1000;
+  const fleet = new EngineFleet({ startSeconds, recordEverySeconds: 0.25, recordHistorySeconds: 120 });
+  for (const d of backendDeployments(namespace, startSeconds, 1)) fleet.addDeployment(d);
+  const server = new FleetServer({ fleet });
+  await server.start();
+  return { fleet, server };
 }
 
 /** One scaler per deployment of `backendDeployments`, sampled every second. */

@@ -431,12 +431,18 @@ function floatPoints(values: unknown): MatrixPoint[] {
 /** A matrix series' `histograms`: `[time, {histogram}]` each (`readHistogram`). */
 function histogramPoints(histograms: unknown): MatrixPoint[] {
   if (!Array.isArray(histograms)) throw new PrometheusQueryError("matrix series without labels or values", "malformed");
-  return histograms.map((h: unknown) => {
-    const [time, histogram] = (Array.isArray(h) ? h : []) as unknown[];
-    if (typeof time !== "number")
-      throw new PrometheusQueryError(`matrix point ${JSON.stringify(h)} is not [time, {histogram}]`, "malformed");
-    return { timestampUnixSeconds: time, value: NaN, histogram: readHistogram(histogram) };
-  });
+  return histograms.map((h: unknown) => histogramAt(h, "matrix point"));
+}
+
+/** `[time, {histogram}]`, as a vector sample's `histogram` and a matrix series' `histograms` hold it. */
+function histogramAt(
+  pair: unknown,
+  what: string,
+): { timestampUnixSeconds: number; value: number; histogram: NativeHistogram } {
+  const [time, histogram] = (Array.isArray(pair) ? pair : []) as unknown[];
+  if (typeof time !== "number")
+    throw new PrometheusQueryError(`${what} ${JSON.stringify(pair)} is not [time, {histogram}]`, "malformed");
+  return { timestampUnixSeconds: time, value: NaN, histogram: readHistogram(histogram) };
 }
 
 /** The answer's series, where its `data` is a result of the type asked for; anything else is malformed. */
@@ -462,20 +468,8 @@ function readSample(item: unknown): VectorSample {
   const it = item as { metric?: unknown; value?: unknown; histogram?: unknown } | null;
   const metric = it?.metric;
   const pair = it?.value;
-  if (typeof metric === "object" && metric !== null && pair === undefined && Array.isArray(it?.histogram)) {
-    const [time, histogram] = it.histogram as unknown[];
-    if (typeof time !== "number")
-      throw new PrometheusQueryError(
-        `vector sample ${JSON.stringify(it.histogram)} is not [time, {histogram}]`,
-        "malformed",
-      );
-    return {
-      labels: labelsOf(metric as Record<string, unknown>),
-      value: NaN,
-      timestampUnixSeconds: time,
-      histogram: readHistogram(histogram),
-    };
-  }
+  if (typeof metric === "object" && metric !== null && pair === undefined && Array.isArray(it?.histogram))
+    return { labels: labelsOf(metric as Record<string, unknown>), ...histogramAt(it.histogram, "vector sample") };
   if (typeof metric !== "object" || metric === null || !Array.isArray(pair))
     throw new PrometheusQueryError("vector sample without labels or value", "malformed");
   const [time, value] = pair as unknown[];

@@ -372,6 +372,21 @@ export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_
 export type BucketsBy = "pod" | "role" | "native";
 
 /**
+ * What a bucket part reads: the `_bucket` series by `le`, or (`native`) the one histogram series under the
+ * base name, with no `le` to keep; SGLang's duplicate ranks then collapse with `avg`, since `max` ignores
+ * native histograms (the duplicates are copies, so both keep the same one).
+ */
+function bucketSeries(bucketsBy: BucketsBy): {
+  readonly suffix: string;
+  readonly le: readonly string[];
+  readonly ranks: "max" | "avg";
+} {
+  return bucketsBy === "native"
+    ? { suffix: "", le: [], ranks: "avg" }
+    : { suffix: "_bucket", le: ["le"], ranks: "max" };
+}
+
+/**
  * Histogram deltas (buckets by `le`, count, sum) for every window, the buckets
  * only for the windows of `bucketWindows` (by default every window). ITL reads
  * `inter_token_latency_seconds`, and per pod falls back to the older
@@ -393,9 +408,7 @@ export function histogramParts(
   const g = b.group;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
   const perRole = bucketsBy !== "pod";
-  // A native histogram is one series per pod: no `le` to keep, and `_bucket` is the base name.
-  const bucketSuffix = bucketsBy === "native" ? "" : "_bucket";
-  const le = bucketsBy === "native" ? "" : ", le";
+  const { suffix, le } = bucketSeries(bucketsBy);
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const bucketSel = bucketWindows.find((bw) => bw.windowSeconds === w)?.selection;
@@ -414,8 +427,8 @@ export function histogramParts(
         const buckets = !perRole
           ? delta("_bucket", `${g}, le`, bucketSel)
           : names.length === 1
-            ? inc(histogram, bucketSuffix, `${b.roleGroup}${le}`, bucketSel)
-            : `sum by (${b.roleGroup}${le}) (${delta(bucketSuffix, `${g}${le}`, bucketSel)})`;
+            ? inc(histogram, suffix, [b.roleGroup, ...le].join(", "), bucketSel)
+            : `sum by (${[b.roleGroup, ...le].join(", ")}) (${delta(suffix, [g, ...le].join(", "), bucketSel)})`;
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
       parts.push(part(delta("_count", g), `${engine}/count`, w), part(delta("_sum", g), `${engine}/sum`, w));
@@ -441,23 +454,18 @@ function queueTimeParts(
   const g = b.group;
   const range = `[${w}s]`;
   const perRole = bucketsBy !== "pod";
-  const native = bucketsBy === "native";
+  const read = bucketSeries(bucketsBy);
   const vllm = (suffix: string, by: string, of = sel): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
-  // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role. `max`
-  // ignores native histograms; the duplicates it collapses are copies, so `avg` keeps the same one.
-  const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by, suffix === "" ? "avg" : "max")})`;
+  // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
+  const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel, ranks: "max" | "avg" = "max"): string =>
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by, ranks)})`;
   const bucketGroup = perRole ? b.roleGroup : g;
   const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
     part(
-      native
-        ? engine === "vllm"
-          ? vllm("", bucketGroup, of)
-          : sglang("", [], bucketGroup, of)
-        : engine === "vllm"
-          ? vllm("_bucket", `${bucketGroup}, le`, of)
-          : sglang("_bucket", ["le"], bucketGroup, of),
+      engine === "vllm"
+        ? vllm(read.suffix, [bucketGroup, ...read.le].join(", "), of)
+        : sglang(read.suffix, read.le, bucketGroup, of, read.ranks),
       `${engine}/queue/bucket`,
       w,
       perRole,

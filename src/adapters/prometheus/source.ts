@@ -246,7 +246,7 @@ export class PrometheusSignalSource {
         pass: { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies },
       };
     }
-    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map(), native: this.plan === "native" };
+    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map(), native: this.sums === "native" };
     this.accumulate(acc, answers.usable);
     const perPod = sumsByRole(this.plan) ? new Set<string>() : undefined;
     if (perPod !== undefined)

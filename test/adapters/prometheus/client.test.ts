@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient, vmPartialWarning } from "../../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../../src/adapters/prometheus/config.js";
 import { PrometheusSignalSource } from "../../../src/adapters/prometheus/source.js";
+import { nativeHistogramAnswer, nativeHistogramRead } from "../../support/native-histogram.js";
 import { queryFailure } from "../../support/query-failure.js";
 
 const endpoint = "http://prometheus.test:9090";
@@ -249,25 +250,8 @@ describe("PrometheusClient", () => {
 
 describe("PrometheusClient native histograms", () => {
   const client = new PrometheusClient({ endpoint, timeoutMs: 5_000 });
-  // As Prometheus 3.5 writes an NHCB sum: buckets (lower, upper] not cumulative, the empty ones left out.
-  const histogram = {
-    count: "7",
-    sum: "1.25",
-    buckets: [
-      [0, "-Inf", "0.01", "2"],
-      [0, "0.05", "0.1", "4"],
-      [0, "1", "+Inf", "1"],
-    ],
-  };
-  const read = {
-    count: 7,
-    sum: 1.25,
-    buckets: [
-      { lower: -Infinity, upper: 0.01, count: 2 },
-      { lower: 0.05, upper: 0.1, count: 4 },
-      { lower: 1, upper: Infinity, count: 1 },
-    ],
-  };
+  const histogram = nativeHistogramAnswer;
+  const read = nativeHistogramRead;
 
   it("reads a vector's histogram sample, its value NaN, the infinities as themselves", async () => {
     nock(endpoint)

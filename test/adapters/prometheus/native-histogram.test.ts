@@ -1,18 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { nativeCumulativeCounts } from "../../../src/adapters/prometheus/native-histogram.js";
 import { p95Bracket } from "../../../src/core/signals/histogram.js";
+import { nativeHistogramRead } from "../../support/native-histogram.js";
 
 describe("a native histogram with custom buckets, as cumulative counts at bounds", () => {
   // Classic buckets 0.01, 0.05, 0.1, 0.5, 1, +Inf with 2, 0, 4, 0, 0, 1 observations: the answer names three.
-  const histogram = {
-    count: 7,
-    sum: 1.25,
-    buckets: [
-      { lower: -Infinity, upper: 0.01, count: 2 },
-      { lower: 0.05, upper: 0.1, count: 4 },
-      { lower: 1, upper: Infinity, count: 1 },
-    ],
-  };
+  const histogram = nativeHistogramRead;
 
   it("writes each named bucket's upper bound, its lower bound where the bucket below was empty, and +Inf at the count", () => {
     expect(nativeCumulativeCounts(histogram)).toEqual([
