@@ -29,6 +29,7 @@ import { PrometheusHarness } from "../../harness/prometheus.js";
 import { startQuerier, startSidecar, waitForStores, type ThanosProcess } from "../../harness/thanos.js";
 import { runCli } from "../../src/cli/commands.js";
 import { backendScalers, startBackendFleet } from "../support/backend-fleet.js";
+import { toDigits } from "../support/digits.js";
 import { memoryIo } from "../support/memory-io.js";
 
 const namespace = "serving";
@@ -63,13 +64,6 @@ async function samplesOf(from: string | PrometheusSignalSource, atMs: number): P
   const out = new Map<string, RoleSamples>();
   for (const [key, roles] of pass.scalers) for (const [role, samples] of roles) out.set(`${key}/${role}`, samples);
   return out;
-}
-
-/** The samples as plain data, every number to 12 significant digits. */
-function toDigits(roles: Map<string, RoleSamples>): unknown {
-  return JSON.parse(
-    JSON.stringify([...roles], (_key, v: unknown) => (typeof v === "number" ? Number(v.toPrecision(12)) : v)),
-  );
 }
 
 /** Each pod once, its gauges as the simulator served them, its rates within tolerance of the truth. */
