@@ -315,7 +315,8 @@ describe.each(faultPlans)("Prometheus faults cost only what they touch (%s plan)
     } finally {
       await prometheus.setRemoteRead([]);
     }
-  });
+    // 12.5 s in CI; a loaded machine takes more than twice that.
+  }, 90_000);
 
   it("a counters query answered with a warning (a store that failed) holds scale-down instead of reading half the demand", async () => {
     const large = tokenThroughputSpec("1000000", "1000000");
@@ -493,8 +494,8 @@ describe("a recreated pod under both query plans", () => {
       const pod = roleOf(pass, "decode").pods.find((p) => p.pod === recreatedPod);
       if (!pod) throw new Error(`${recreatedPod} did not answer`);
       // Gauges come from the newest target only: what the simulator served in that scrape.
-      const served = server.servedNear(namespace, recreatedPod, pod.lastSampleUnixSeconds * 1000);
-      expect(served && Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000)).toBeLessThan(200);
+      const served = server.scrapeOfSample(namespace, recreatedPod, pod.lastSampleUnixSeconds * 1000);
+      expect(served, `${recreatedPod}: a scrape answered within 0.6 s of its sample time`).toBeDefined();
       expect(pod.runningRequests, "running, counted once").toBe(served?.gauges.running);
       expect(pod.waitingRequests, "waiting, counted once").toBe(served?.gauges.waiting);
       if (!sawUnestablished) {
@@ -527,5 +528,7 @@ describe("a recreated pod under both query plans", () => {
     }
     expect(sawUnestablished, "unestablished while both targets were in the window").toBe(true);
     expect(baseline, "a new baseline forms").toBe(true);
-  });
+    // Up to 20 s for the new target, then up to a stable window and 25 s for its baseline: more than the
+    // default 30 s on a loaded machine.
+  }, 120_000);
 });

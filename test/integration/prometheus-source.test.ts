@@ -242,11 +242,8 @@ function checkRole(roleSamples: RoleSamples, atUnixMs: number, expectedPods: num
 }
 
 function checkGauges(pod: PodSample): void {
-  const served = server.servedNear(namespace, pod.pod, pod.lastSampleUnixSeconds * 1000);
-  if (!served) throw new Error(`${pod.pod} was never scraped`);
-  expect(Math.abs(served.unixMs - pod.lastSampleUnixSeconds * 1000), `${pod.pod} scrape matched by time`).toBeLessThan(
-    200,
-  );
+  const served = server.scrapeOfSample(namespace, pod.pod, pod.lastSampleUnixSeconds * 1000);
+  if (!served) throw new Error(`${pod.pod}: no scrape answered within 0.6 s of its sample time`);
   expect(pod.runningRequests, `${pod.pod} running`).toBe(served.gauges.running);
   expect(pod.waitingRequests, `${pod.pod} waiting`).toBe(served.gauges.waiting);
   expect(pod.kvCacheUsage ?? NaN, `${pod.pod} kv usage`).toBeCloseTo(served.gauges.kvUsage, 9);
@@ -467,7 +464,8 @@ describe("PromQL source against a real Prometheus", () => {
       expect(sent.length * 5, `${queryPlan} plan`).toBeLessThan(instantQueries);
       expect(podsRead, `${queryPlan} plan`).toBeGreaterThan(0);
     }
-  });
+    // Three plans over every second since the fleet started: 5–17 s in CI, 30 s and more on a loaded machine.
+  }, 120_000);
 
   it("turns every role into queryFailed while Prometheus is down, and recovers", async () => {
     await prometheus.pause();
