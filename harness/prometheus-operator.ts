@@ -104,18 +104,22 @@ interface ScrapeConfig {
   [key: string]: unknown;
 }
 
+/** The directory the operator mounts an emptyDir at for the Prometheus object's `queryLogFile` given as a bare name. */
+const podLogDirectory = "/var/log/prometheus/";
+
 /**
  * The generated configuration as the Prometheus pod would load it, but on
  * this machine: rule files written to `dir`, `$(POD_NAME)` and `$(SHARD)`
- * substituted as the config-reloader does (shard 0 of 1), and every Kubernetes discovery block given
- * `kubeconfigPath`. Returns the path of the written file.
+ * substituted as the config-reloader does (shard 0 of 1), every Kubernetes discovery block given
+ * `kubeconfigPath`, and a query log in the pod's log directory written under `dir` instead. Returns
+ * the path of the written file, and of the query log where the configuration asks for one.
  */
 export async function writeLocalConfig(
   generated: GeneratedPrometheus,
   dir: string,
   kubeconfigPath: string,
   podName: string,
-): Promise<string> {
+): Promise<{ configPath: string; queryLogPath?: string }> {
   const rulesDir = join(dir, "rules");
   await mkdir(rulesDir, { recursive: true });
   for (const [file, text] of generated.ruleFiles) await writeFile(join(rulesDir, file), text);
@@ -127,10 +131,16 @@ export async function writeLocalConfig(
     return value;
   });
   const config = parse(expanded) as {
+    global?: { query_log_file?: string };
     rule_files?: string[];
     scrape_configs?: ScrapeConfig[];
   };
   config.rule_files = [join(rulesDir, "*.yaml")];
+  const queryLog = config.global?.query_log_file;
+  if (config.global !== undefined && queryLog?.startsWith(podLogDirectory) === true) {
+    await mkdir(join(dir, "log"), { recursive: true });
+    config.global.query_log_file = join(dir, "log", queryLog.slice(podLogDirectory.length));
+  }
   for (const job of config.scrape_configs ?? []) {
     for (const sd of job.kubernetes_sd_configs ?? []) {
       if ("api_server" in sd)
@@ -138,7 +148,8 @@ export async function writeLocalConfig(
       sd["kubeconfig_file"] = kubeconfigPath;
     }
   }
-  const path = join(dir, "prometheus.yaml");
-  await writeFile(path, stringify(config));
-  return path;
+  const configPath = join(dir, "prometheus.yaml");
+  await writeFile(configPath, stringify(config));
+  const queryLogPath = config.global?.query_log_file;
+  return { configPath, ...(queryLogPath !== undefined ? { queryLogPath } : {}) };
 }

@@ -13,15 +13,18 @@
  * to 5 s so firing and resolving fit in a test; everything else is the chart
  * as rendered, with 2 s scrape intervals and the engines' histograms also
  * stored as native ones (`podMonitor.convertClassicHistogramsToNHCB`, and the
- * Prometheus object's `native-histograms` feature), which the `native` query
- * plan reads; the controller runs the default plan.
+ * Prometheus object's `native-histograms` feature), which the controller reads
+ * with the `native` query plan (`prometheus.queries: native`, the flag taken
+ * from the chart's Deployment). Prometheus logs its queries to a file
+ * (the Prometheus object's `queryLogFile`), so the test sees what the
+ * controller asked.
  *
  * The scaler lives in `team-a`, the controller in `mds-system`: a series that
  * kept the target's namespace instead of the scaler's would fail below.
  */
 import { execFile } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, get as httpGet } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -81,7 +84,10 @@ interface Series {
   metric: Record<string, string>;
 }
 
-/** The chart as a user installs it, with 2 s scrape intervals and the engines' histograms converted to native ones too. */
+/**
+ * The chart as a user installs it, with 2 s scrape intervals, the engines' histograms converted to native ones too,
+ * and the controller reading them (install.md, "Half the Prometheus CPU with native histograms").
+ */
 function renderChart(): KubernetesObject[] {
   const result = runHelm([
     "template",
@@ -95,6 +101,8 @@ function renderChart(): KubernetesObject[] {
     `podMonitor.endpoint.interval=${scrapeIntervalSeconds}s`,
     "--set",
     "podMonitor.convertClassicHistogramsToNHCB=true",
+    "--set",
+    "prometheus.queries=native",
   ]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   return parseAllDocuments(result.stdout)
@@ -129,6 +137,7 @@ describe("beside a Prometheus Operator stack", () => {
   let generated: GeneratedPrometheus;
   let rawConfigPath = "";
   let localConfigPath = "";
+  let queryLogPath = "";
   const load = new LoadDial();
 
   const promUrl = (): string => `http://127.0.0.1:${prometheusBridge.port}`;
@@ -214,6 +223,8 @@ describe("beside a Prometheus Operator stack", () => {
           ruleNamespaceSelector: {},
           // Prometheus 3.5 stores converted histograms only with this feature (install.md, native histograms).
           enableFeatures: ["native-histograms"],
+          // In the pod's log directory (an emptyDir the operator mounts), here a directory of the test's.
+          queryLogFile: "query.log",
         },
       },
     });
@@ -244,7 +255,10 @@ describe("beside a Prometheus Operator stack", () => {
     const exported = JSON.parse(kc.exportConfig()) as { clusters: { cluster: { server: string } }[] };
     for (const c of exported.clusters) c.cluster.server = `https://127.0.0.1:${apiInside.port}`;
     await writeFile(insideKubeconfig, stringify(exported), { mode: 0o600 });
-    localConfigPath = await writeLocalConfig(generated, join(work, "prometheus"), insideKubeconfig, "prometheus-k8s-0");
+    const local = await writeLocalConfig(generated, join(work, "prometheus"), insideKubeconfig, "prometheus-k8s-0");
+    localConfigPath = local.configPath;
+    if (local.queryLogPath === undefined) throw new Error("the generated configuration logs no queries (queryLogFile)");
+    queryLogPath = local.queryLogPath;
 
     // Simulated engines, started and retired by the simulated ModelDeployment reconciler.
     const fleet = new EngineFleet({ startSeconds: Date.now() / 1000, stepSeconds: 0.05 });
@@ -345,8 +359,16 @@ describe("beside a Prometheus Operator stack", () => {
     // chart's Service, and the real binary listening at the pod address.
     ns.addAddress(controllerAddress);
     const deployment = only(chart, "Deployment") as {
-      spec?: { template: { metadata: { labels: Record<string, string> } } };
+      spec?: {
+        template: { metadata: { labels: Record<string, string> }; spec: { containers: { args?: string[] }[] } };
+      };
     };
+    // The query plan as the chart's Deployment passes it.
+    const queriesFlag = deployment.spec?.template.spec.containers[0]?.args?.find((a) =>
+      a.startsWith("--prometheus-queries="),
+    );
+    if (queriesFlag !== "--prometheus-queries=native")
+      throw new Error(`the chart's Deployment passes ${String(queriesFlag)}, not --prometheus-queries=native`);
     const service = only(chart, "Service");
     const servicePorts = (service["spec"] as { ports: { name: string; port: number }[] }).ports;
     const controllerPod = `${release}-mds-scaler-0`;
@@ -403,6 +425,7 @@ describe("beside a Prometheus Operator stack", () => {
         "controller",
         `--kubeconfig=${insideKubeconfig}`,
         `--prometheus-url=http://127.0.0.1:${prometheusInsidePort}`,
+        queriesFlag,
         `--metrics-address=${controllerAddress}:8080`,
         `--pod-namespace=${controllerNamespace}`,
         `--pod-name=${controllerPod}`,
@@ -573,7 +596,20 @@ describe("beside a Prometheus Operator stack", () => {
       });
   }, 240_000);
 
-  it("stores the engines' histograms as native ones too, from which the native plan reads the scaler's latency sums", async () => {
+  it("stores the engines' histograms as native ones too, from which the controller's native plan reads the scaler's latency sums", async () => {
+    // The controller's own passes ask for the role's TTFT sum from the native histogram (the name without
+    // `_bucket`); nothing else has asked this Prometheus for it yet (the test's own passes come after).
+    const controllerAsked = await eventually(
+      "the controller to ask Prometheus for the scaler's native TTFT sum (its query log)",
+      async () => {
+        const lines = (await readFile(queryLogPath, "utf8").catch(() => "")).split("\n").filter((l) => l !== "");
+        const queries = lines.map((l) => (JSON.parse(l) as { params?: { query?: string } }).params?.query ?? "");
+        return queries.find((q) => q.includes("increase(vllm:time_to_first_token_seconds{") && q.includes(scalerName));
+      },
+      60_000,
+      1_000,
+    );
+    expect(controllerAsked).toMatch(/^sum by \(namespace, app_kubernetes_io_instance, app_kubernetes_io_component\)/);
     const scaler = {
       key: `${workloadNamespace}/${scalerName}`,
       namespace: workloadNamespace,
