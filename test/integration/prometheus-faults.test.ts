@@ -254,10 +254,15 @@ describe.each(faultPlans)("Prometheus faults cost only what they touch (%s plan)
   beforeAll(waitForFullWindow, (stableWindowSeconds + 30) * 1000);
 
   it("a timed-out TTFT query (queue time with it) leaves gauges, rates and ITL known, coverage incomplete and growth possible", async () => {
+    // Read 5 s in the past, where every scrape has landed even on a loaded machine (read at the current time,
+    // a pass once saw half a prefill pod's prompt rate: the window's newest scrapes were not in the TSDB yet),
+    // and no earlier than where the beforeAll found a full window of scrapes.
+    await sleep(5_000);
+    const atMs = Date.now() - 5_000;
     await hangTtftBuckets();
     try {
       const started = Date.now();
-      const pass = await source().sample([scaler], Date.now());
+      const pass = await source().sample([scaler], atMs);
       expect(Date.now() - started, "the pass waits for the slow query's deadline only").toBeLessThan(
         queryTimeoutMs * 3,
       );
