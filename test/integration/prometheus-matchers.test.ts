@@ -21,7 +21,7 @@ const scalers: ScalerSamplingInput[] = backendScalers(namespace, stableWindowSec
 const servers: FleetServer[] = [];
 let prometheus: PrometheusHarness;
 let fleetStartMs = 0;
-/** Past the ramp-up: decode pods at their steady rate and every counter series older than the window. */
+/** Past the fleets' ramp-up: decode pods at their steady rate. */
 const warmUpMs = 10_000;
 
 function sourceWith(matchers: string): PrometheusSignalSource {
@@ -77,11 +77,12 @@ afterAll(async () => {
 
 describe("two clusters' series with the same names in one store", () => {
   it("pinned by --prometheus-matchers, each scaler reads its own cluster's series only", async () => {
-    // A stable window that starts after the warm-up (one read inside the ramp-up saw cluster b's decode
-    // at 2.9 times cluster a's: Prometheus extrapolates a counter that starts inside the window towards
-    // zero, and the two fleets' first scrapes differ), with enough scrapes for every pod of both
-    // clusters, read 5 s in the past so every scrape up to it has landed even on a loaded machine, and
-    // every query below sees the same samples.
+    // A stable window that starts after the warm-up (one read inside the ramp-up saw cluster b's decode at
+    // 2.9 times cluster a's, where the steady ratio is 5), with enough scrapes for every pod of both clusters,
+    // read 5 s in the past so every scrape up to it has landed even on a loaded machine, and every query
+    // below sees the same samples.
+    const firstReadMs = fleetStartMs + warmUpMs + stableWindowSeconds * 1000 + 5_000;
+    await new Promise((r) => setTimeout(r, Math.max(0, firstReadMs - Date.now())));
     const decode = `${namespace}/pd-vllm/decode`;
     const flowing = (samples: Map<string, RoleSamples>): boolean =>
       (samples.get(decode)?.pods ?? []).filter((p) => (p.windows.stable.generationTokensPerSecond ?? 0) > 0).length ===
@@ -92,10 +93,6 @@ describe("two clusters' series with the same names in one store", () => {
     let other = new Map<string, RoleSamples>();
     for (;;) {
       atMs = Date.now() - 5_000;
-      if (atMs - stableWindowSeconds * 1000 < fleetStartMs + warmUpMs) {
-        await new Promise((r) => setTimeout(r, 500));
-        continue;
-      }
       pinned = await samplesOf(sourceWith('cluster="a"'), atMs);
       other = await samplesOf(sourceWith('cluster="b"'), atMs);
       if (flowing(pinned) && flowing(other)) break;

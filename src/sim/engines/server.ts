@@ -92,13 +92,13 @@ export class FleetServer {
 
   /**
    * The scrape a sample stamped `sampleUnixMs` came from: the first answered from 50 ms before that time
-   * (Prometheus may move a scrape's time onto its schedule by a few milliseconds) to `withinMs` after it. A
+   * (Prometheus may move a scrape's time onto its schedule by a few milliseconds) to 0.6 s after it. A
    * sample carries the time its scrape started and this server notes when it answered, later on a loaded
    * machine (0.2–0.3 s seen with two CPU burners beside a test).
    */
-  scrapeOfSample(namespace: string, pod: string, sampleUnixMs: number, withinMs = 600): ServedScrape | undefined {
+  scrapeOfSample(namespace: string, pod: string, sampleUnixMs: number): ServedScrape | undefined {
     return this.servedScrapes(namespace, pod).find(
-      (s) => s.unixMs - sampleUnixMs > -50 && s.unixMs - sampleUnixMs < withinMs,
+      (s) => s.unixMs - sampleUnixMs > -50 && s.unixMs - sampleUnixMs < 600,
     );
   }
 
