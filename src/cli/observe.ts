@@ -162,6 +162,11 @@ export interface ObserveReport {
   readonly panicWindowSeconds: number;
   readonly staleAfterSeconds: number;
   readonly warnings: readonly string[];
+  /**
+   * What the pass notes that is not a warning: under `native`, each role whose native histogram sum
+   * Prometheus did not answer (its pods' classic buckets read instead), and Prometheus' info annotations.
+   */
+  readonly notes: readonly string[];
   readonly roles: readonly {
     readonly role: string;
     readonly kind: string;
@@ -245,6 +250,10 @@ export async function observeOnce(
     ...windows,
     staleAfterSeconds: staleAfter,
     warnings: [...warnings, ...pass.warnings],
+    notes: [
+      ...pass.nativeSumsMissing.map((r) => `no native histogram sum, the pods' classic buckets read instead: ${r}`),
+      ...pass.infos.map((i) => `Prometheus info: ${i}`),
+    ],
     roles: target.spec.roles.map((role) => {
       const samples = sampled?.get(role.name) ?? { pods: [], queryFailed: { reason: "not sampled" } };
       const { ready, from } = readyOf(target, role.name);
@@ -303,6 +312,7 @@ function table(report: ObserveReport): string {
     `scaler ${report.scaler} → target ${report.target}`,
     `Prometheus ${report.prometheusUrl} at ${report.evaluatedAt}; windows stable ${report.stableWindowSeconds} s, panic ${report.panicWindowSeconds} s; stale after ${report.staleAfterSeconds} s`,
     ...report.warnings.map((w) => `warning: ${w}`),
+    ...report.notes.map((n) => `note: ${n}`),
   ];
   for (const role of report.roles) {
     const o = role.observation;

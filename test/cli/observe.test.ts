@@ -168,6 +168,28 @@ describe("mds-scaler observe", () => {
     expect(summed).not.toHaveProperty("p95Ms");
   }, 60_000);
 
+  it("notes, under the native plan on a Prometheus that stores no native histograms, each role read from its pods' classic buckets", async () => {
+    const json = memoryIo();
+    expect(
+      await runCli([...base(prometheus.url), "--prometheus-queries", "native", "-o", "json"], json),
+      json.err,
+    ).toBe(0);
+    const report = JSON.parse(json.out) as { notes: string[]; roles: { signalState: string }[] };
+    // Debian's 2.42 converts nothing: both roles' TTFT sums are missing, and their pods' own buckets were read.
+    expect(report.notes.filter((n) => n.startsWith("no native histogram sum"))).toEqual([
+      "no native histogram sum, the pods' classic buckets read instead: ml/chat prefill (ttftSeconds, itlSeconds)",
+      "no native histogram sum, the pods' classic buckets read instead: ml/chat decode (ttftSeconds, itlSeconds)",
+    ]);
+    expect(report.roles.map((r) => r.signalState)).toEqual(["Fresh", "Fresh"]);
+    const table = memoryIo();
+    expect(await runCli([...base(prometheus.url), "--prometheus-queries", "native"], table), table.err).toBe(0);
+    expect(table.out).toMatch(/^note: no native histogram sum, .*: ml\/chat prefill \(ttftSeconds/m);
+    // The default plan reads no native sums, so it notes none.
+    const roles = memoryIo();
+    expect(await runCli([...base(prometheus.url), "-o", "json"], roles), roles.err).toBe(0);
+    expect((JSON.parse(roles.out) as { notes: string[] }).notes).toEqual([]);
+  }, 60_000);
+
   it("prints a table and yaml with the same content", async () => {
     const table = memoryIo();
     expect(await runCli(base(prometheus.url), table), table.err).toBe(0);

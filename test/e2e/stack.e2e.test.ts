@@ -646,6 +646,11 @@ describe("beside a Prometheus Operator stack", () => {
     );
     expect(passes.native.unknownFamilies).toEqual({});
     expect(passes.native.warnings).toEqual([]);
+    expect(passes.native.nativeSumsMissing).toEqual([]);
+    // Nor did the controller's own passes meet a role without native sums: it would have logged it (pass-notes.ts).
+    const controllerLog = await readFile(join(ns.dir, "work", "controller.log"), "utf8");
+    expect(controllerLog, "the controller's log is read").toContain("serving /metrics, /healthz and /readyz");
+    expect(controllerLog).not.toContain("answered no native histogram sum");
   }, 120_000);
 
   it("answers every dashboard panel query with data for the workload namespace", async () => {

@@ -96,6 +96,7 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       sourceOf("native").sample(scalers, at),
     ]);
     expect(native.queries, "no role asked again for its pods' buckets").toBe(53);
+    expect(native.nativeSumsMissing, "every role's native sums answered").toEqual([]);
     expect(native.warnings).toEqual([]);
     for (const s of scalers)
       for (const role of s.roles) {
@@ -180,6 +181,8 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
     expect(native.warnings).toEqual([]);
     expect(native.infos.join("\n")).toMatch(/ttft: .*incompatible custom buckets/);
     expect(native.queries, "the role asked again for its pods' buckets").toBeGreaterThan(53);
+    // The role Prometheus could not add is named, with the histogram it could not add; no other role.
+    expect(native.nativeSumsMissing).toEqual([`${namespace}/pd-vllm prefill (ttftSeconds)`]);
     const prefill = native.scalers.get(`${namespace}/pd-vllm`)?.get("prefill");
     expect(prefill?.roleHistograms, "the prefill role read from its pods' own buckets").toBeUndefined();
     expect(prefill?.pods.some((p) => (p.windows.panic.ttftSeconds?.buckets.length ?? 0) > 0)).toBe(true);

@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "../../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/config.js";
 import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
+import { PromqlSignals } from "../../src/adapters/prometheus/signal-port.js";
+import { createLogger } from "../../src/adapters/telemetry/logger.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/signals/types.js";
 import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
@@ -302,6 +304,26 @@ describe("PromQL source against a real Prometheus", () => {
     const panic = role(pass, "chat-vllm", "server").pods[0]?.windows.panic;
     expect(panic?.established).toBe(true);
     expect(panic?.generationTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("has the controller's port warn once, under the native plan, that this Prometheus answers no native sums", async () => {
+    // Debian's 2.42 stores no native histograms: every role with latency observations is read from its pods'
+    // buckets, which the port logs once, naming them, and not again on the next pass.
+    const lines: { level: string; msg: string; roles?: string[]; rolesMissing?: number }[] = [];
+    const logger = createLogger({ level: "info", write: (line) => lines.push(JSON.parse(line) as never) });
+    const native = new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }), {
+      ...defaultPrometheusSignalConfig,
+      queryPlan: "native",
+    });
+    const port = new PromqlSignals(native, () => Date.now() - 1000, logger);
+    await port.sample(mainScalers);
+    await port.sample(mainScalers);
+    const warnings = lines.filter((l) => l.level === "warn");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.msg).toMatch(/^native plan: Prometheus answered no native histogram sum for some roles/);
+    // Six roles, each with TTFT observations in the panic window.
+    expect(warnings[0]?.rolesMissing).toBe(6);
+    expect(warnings[0]?.roles).toContain(`${namespace}/pd-vllm prefill (ttftSeconds, itlSeconds, queueTimeSeconds)`);
   });
 
   it("reads a role whose panic window holds no observation from its stable window, asking those buckets for it alone", async () => {

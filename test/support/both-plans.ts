@@ -45,6 +45,8 @@ export class BothPlans {
     expect({ ...parts, queries: unions.queries }, "the parts plan reads the same pass").toEqual(unions);
     expectSameObservations(parts, roles, scalers, "roles");
     expectSameObservations(parts, native, scalers, "native");
+    for (const pass of [unions, parts, roles]) expect(pass.nativeSumsMissing).toEqual([]);
+    expectNativeSumsMissing(native, scalers);
     return unions;
   }
 
@@ -66,4 +68,23 @@ function expectSameObservations(
   const expected = observationsOf(parts, scalers);
   for (const [key, observation] of observationsOf(summed, scalers))
     expect(observation, `${key} under the ${plan} plan`).toEqual(expected.get(key));
+}
+
+/**
+ * Where Prometheus stores no native histograms (Debian's 2.42, the classic prepared TSDB), the `native` pass
+ * names every role whose pods hold a latency histogram in the panic window (its sum was asked, and missing),
+ * and nothing but the scalers' roles.
+ */
+function expectNativeSumsMissing(native: SamplingPass, scalers: readonly ScalerSamplingInput[]): void {
+  const listed = new Set(native.nativeSumsMissing.map((entry) => entry.slice(0, entry.indexOf(" ("))));
+  const asked = new Set(scalers.flatMap((s) => s.roles.map((r) => `${s.key} ${r}`)));
+  for (const role of listed) expect(asked, `${role} is a scaler's role`).toContain(role);
+  for (const s of scalers)
+    for (const role of s.roles) {
+      const pods = native.scalers.get(s.key)?.get(role)?.pods ?? [];
+      const latency = pods.some(({ windows: { panic } }) =>
+        [panic.ttftSeconds, panic.itlSeconds, panic.queueTimeSeconds].some((h) => h !== undefined),
+      );
+      if (latency) expect(listed, `${s.key} ${role}: no native sum stored`).toContain(`${s.key} ${role}`);
+    }
 }

@@ -80,6 +80,12 @@ export interface SamplingPass {
   readonly infos: readonly string[];
   /** The families this pass could not read in full, with the reason (also on every role's `unknownFamilies`). */
   readonly unknownFamilies: Readonly<Partial<Record<SignalFamily, string>>>;
+  /**
+   * `native` plan: the roles, as `<scaler key> <role> (<fields>)`, whose native sum Prometheus did not answer
+   * though their pods counted observations, so their pods' classic buckets were asked (`nativeSumMissing`).
+   * Empty under every other plan.
+   */
+  readonly nativeSumsMissing: readonly string[];
 }
 
 interface WindowAcc {
@@ -211,7 +217,15 @@ export class PrometheusSignalSource {
    */
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
     if (scalers.length === 0)
-      return { atUnixMs, queries: 0, scalers: new Map(), warnings: [], infos: [], unknownFamilies: {} };
+      return {
+        atUnixMs,
+        queries: 0,
+        scalers: new Map(),
+        warnings: [],
+        infos: [],
+        unknownFamilies: {},
+        nativeSumsMissing: [],
+      };
     const first = await this.firstAsk(scalers, atUnixMs);
     if (first.kind === "no pods") return first.pass;
     let state = first.state;
@@ -221,7 +235,15 @@ export class PrometheusSignalSource {
       state = next;
     }
     const { warnings, infos, unknownFamilies } = state.answers;
-    return { atUnixMs, queries: state.issued.length, scalers: state.scalers, warnings, infos, unknownFamilies };
+    return {
+      atUnixMs,
+      queries: state.issued.length,
+      scalers: state.scalers,
+      warnings,
+      infos,
+      unknownFamilies,
+      nativeSumsMissing: rolesWithoutNativeSums(scalers, state.acc),
+    };
   }
 
   /** Every part of the plan, asked and read; without the gauges no pod is known, and the pass ends there. */
@@ -243,7 +265,15 @@ export class PrometheusSignalSource {
       const { warnings, infos, unknownFamilies } = answers;
       return {
         kind: "no pods",
-        pass: { atUnixMs, queries: issued.length, scalers: out, warnings, infos, unknownFamilies },
+        pass: {
+          atUnixMs,
+          queries: issued.length,
+          scalers: out,
+          warnings,
+          infos,
+          unknownFamilies,
+          nativeSumsMissing: [],
+        },
       };
     }
     const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map(), native: this.sums === "native" };
@@ -448,14 +478,7 @@ function buildPass(
   perPodRoles: ReadonlySet<string> | undefined,
 ): Map<string, Map<string, RoleSamples>> {
   const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
-  // Indexed once per pass: a scan of every pod for every scaler and role grows with the square of the fleet.
-  const byRole = new Map<string, PodAcc[]>();
-  for (const pod of acc.pods.values()) {
-    const key = roleKey(pod.namespace, pod.deployment, pod.role);
-    const list = byRole.get(key);
-    if (list) list.push(pod);
-    else byRole.set(key, [pod]);
-  }
+  const byRole = podsByRole(acc);
   const out = new Map<string, Map<string, RoleSamples>>();
   for (const s of scalers) {
     const roles = new Map<string, RoleSamples>();
@@ -477,6 +500,18 @@ function buildPass(
     out.set(s.key, roles);
   }
   return out;
+}
+
+/** The pass's pods by role (`roleKey`), indexed once: a scan of every pod for every scaler and role grows with the square of the fleet. */
+function podsByRole(acc: PassAcc): Map<string, PodAcc[]> {
+  const byRole = new Map<string, PodAcc[]>();
+  for (const pod of acc.pods.values()) {
+    const key = roleKey(pod.namespace, pod.deployment, pod.role);
+    const list = byRole.get(key);
+    if (list) list.push(pod);
+    else byRole.set(key, [pod]);
+  }
+  return byRole;
 }
 
 /**
@@ -556,20 +591,62 @@ function roleHistograms(
     if (asked?.has(w) !== true) continue;
     const byField: Partial<Record<LatencyField, RoleHistogram>> = {};
     for (const histogram of histogramNames) {
-      const covered = pods
-        .flatMap((pod) => (pod.windows.get(w)?.[histogram].counted ?? []).map((engine) => ({ pod: pod.pod, engine })))
-        .sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+      const covered = coveredPods(pods, w, histogram);
       const answered = role?.get(w)?.[histogram] ?? new Map<number, number>();
-      // Classic bucket series absent are a role without buckets, as its pods' merge would read them; a native
-      // histogram absent (a Prometheus that does not convert, a pod scraped before it did) is a sum not known:
-      // its `+Inf` count is unknown, which no proof accepts, so the pods' own buckets are asked.
-      const buckets = native && covered.length > 0 && answered.size === 0 ? new Map([[Infinity, NaN]]) : answered;
+      // Classic bucket series absent are a role without buckets, as its pods' merge would read them.
+      const buckets = native && nativeSumMissing(covered.length > 0, answered) ? new Map([[Infinity, NaN]]) : answered;
       if (covered.length > 0 || buckets.size > 0)
         byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
     }
     if (Object.keys(byField).length > 0) out[name] = byField;
   }
   return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The pods whose count part answered for this window and histogram (the pods a role's sum covers), by name. */
+function coveredPods(
+  pods: readonly PodAcc[],
+  w: number,
+  histogram: HistogramName,
+): { readonly pod: string; readonly engine: EngineKind }[] {
+  return pods
+    .flatMap((pod) => (pod.windows.get(w)?.[histogram].counted ?? []).map((engine) => ({ pod: pod.pod, engine })))
+    .sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+}
+
+/**
+ * A role's native histogram absent though its pods counted observations (a Prometheus that does not convert,
+ * a store without native histograms, a pod scraped before the conversion, pods whose buckets Prometheus could
+ * not add) is a sum not known: its `+Inf` count is unknown, which no proof accepts, so the pods' own buckets
+ * are asked.
+ */
+function nativeSumMissing(podsCounted: boolean, answered: ReadonlyMap<number, number>): boolean {
+  return podsCounted && answered.size === 0;
+}
+
+/**
+ * `native` plan: each role with a window and histogram whose sum was asked and is missing
+ * (`nativeSumMissing`), as `<scaler key> <role> (<fields>)`. What a user who chose the plan needs to
+ * see: such roles cost the `parts` plan's queries.
+ */
+function rolesWithoutNativeSums(scalers: readonly ScalerSamplingInput[], acc: PassAcc): string[] {
+  if (!acc.native) return [];
+  const byRole = podsByRole(acc);
+  const out: string[] = [];
+  for (const s of scalers)
+    for (const role of s.roles) {
+      const key = roleKey(s.namespace, s.deployment, role);
+      const pods = byRole.get(key) ?? [];
+      const fields = new Set<LatencyField>();
+      for (const w of acc.summed.get(key) ?? [])
+        for (const histogram of histogramNames) {
+          const answered = acc.roles.get(key)?.get(w)?.[histogram] ?? new Map<number, number>();
+          const counted = pods.some((pod) => (pod.windows.get(w)?.[histogram].counted.length ?? 0) > 0);
+          if (nativeSumMissing(counted, answered)) fields.add(fieldOfHistogram[histogram]);
+        }
+      if (fields.size > 0) out.push(`${s.key} ${role} (${[...fields].join(", ")})`);
+    }
+  return out;
 }
 
 /** Drops what the pass read of a family that turned unknown: its fields are absent, never partial. */
