@@ -164,7 +164,7 @@ export interface ObserveReport {
   readonly warnings: readonly string[];
   /**
    * What the pass notes that is not a warning: under `native`, each role whose native histogram sum
-   * Prometheus did not answer (its pods' classic buckets read instead), and Prometheus' info annotations.
+   * Prometheus did not answer (its classic buckets read instead), and Prometheus' info annotations.
    */
   readonly notes: readonly string[];
   readonly roles: readonly {
@@ -251,7 +251,7 @@ export async function observeOnce(
     staleAfterSeconds: staleAfter,
     warnings: [...warnings, ...pass.warnings],
     notes: [
-      ...pass.nativeSumsMissing.map((r) => `no native histogram sum, the pods' classic buckets read instead: ${r}`),
+      ...pass.nativeSumsMissing.map((r) => `no native histogram sum, the classic buckets read instead: ${r}`),
       ...pass.infos.map((i) => `Prometheus info: ${i}`),
     ],
     roles: target.spec.roles.map((role) => {

@@ -168,17 +168,17 @@ describe("mds-scaler observe", () => {
     expect(summed).not.toHaveProperty("p95Ms");
   }, 60_000);
 
-  it("notes, under the native plan on a Prometheus that stores no native histograms, each role read from its pods' classic buckets", async () => {
+  it("notes, under the native plan on a Prometheus that stores no native histograms, each role read from its classic buckets", async () => {
     const json = memoryIo();
     expect(
       await runCli([...base(prometheus.url), "--prometheus-queries", "native", "-o", "json"], json),
       json.err,
     ).toBe(0);
     const report = JSON.parse(json.out) as { notes: string[]; roles: { signalState: string }[] };
-    // Debian's 2.42 converts nothing: both roles' TTFT sums are missing, and their pods' own buckets were read.
+    // Debian's 2.42 converts nothing: both roles' TTFT and ITL sums are missing, and their classic buckets were read.
     expect(report.notes.filter((n) => n.startsWith("no native histogram sum"))).toEqual([
-      "no native histogram sum, the pods' classic buckets read instead: ml/chat prefill (ttftSeconds, itlSeconds)",
-      "no native histogram sum, the pods' classic buckets read instead: ml/chat decode (ttftSeconds, itlSeconds)",
+      "no native histogram sum, the classic buckets read instead: ml/chat prefill (ttftSeconds, itlSeconds)",
+      "no native histogram sum, the classic buckets read instead: ml/chat decode (ttftSeconds, itlSeconds)",
     ]);
     expect(report.roles.map((r) => r.signalState)).toEqual(["Fresh", "Fresh"]);
     const table = memoryIo();

@@ -244,8 +244,8 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (silentStore ? silentStore.close(() => resolve()) : resolve()));
 });
 
-// Not the `native` plan: on this Prometheus (2.42, no native histograms) it asks every role's pods for their own
-// buckets after its first ask, which is the `roles` plan's fallback, under test here; its faults would be that path's.
+// Not the `native` plan: on this Prometheus (2.42, no native histograms) it reads every role's classic sums after
+// its first ask, which is the `roles` plan's path, under test here; its faults would be that path's.
 const faultPlans = queryPlans.filter((plan) => plan !== "native");
 
 describe.each(faultPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {

@@ -307,8 +307,8 @@ describe("PromQL source against a real Prometheus", () => {
   });
 
   it("has the controller's port warn once, under the native plan, that this Prometheus answers no native sums", async () => {
-    // Debian's 2.42 stores no native histograms: every role with latency observations is read from its pods'
-    // buckets, which the port logs once, naming them, and not again on the next pass.
+    // Debian's 2.42 stores no native histograms: every role with latency observations is read from its classic
+    // buckets instead, which the port logs once, naming them, and not again on the next pass.
     const lines: { level: string; msg: string; roles?: string[]; rolesMissing?: number }[] = [];
     const logger = createLogger({ level: "info", write: (line) => lines.push(JSON.parse(line) as never) });
     const native = new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 }), {
@@ -324,6 +324,11 @@ describe("PromQL source against a real Prometheus", () => {
     // Six roles, each with TTFT observations in the panic window.
     expect(warnings[0]?.rolesMissing).toBe(6);
     expect(warnings[0]?.roles).toContain(`${namespace}/pd-vllm prefill (ttftSeconds, itlSeconds, queueTimeSeconds)`);
+    // Those roles are read from their classic buckets summed by role, as the roles plan reads them, not per pod.
+    const pass = await native.sample(mainScalers, Date.now() - 1000);
+    for (const s of mainScalers)
+      for (const r of s.roles)
+        expect(pass.scalers.get(s.key)?.get(r)?.roleHistograms?.panic, `${s.key} ${r}: sums, not pods`).toBeDefined();
   });
 
   it("reads a role whose panic window holds no observation from its stable window, asking those buckets for it alone", async () => {
@@ -353,6 +358,14 @@ describe("PromQL source against a real Prometheus", () => {
     const busy = role(roles, "chat-vllm", "server");
     expect(busy.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(busy.roleHistograms?.stable, "chat-vllm had traffic in its panic window: no stable sums").toBeUndefined();
+
+    // The native plan on this Prometheus (no native sums): the panic window's classic sums (6), then, the role
+    // being quiet, its stable window's classic sums at once (6), never a native stable sum that would be missing too.
+    const native = await source.native.sample(scalers, at);
+    expect(native.queries).toBe(53 + 6 + 6);
+    const classic = role(native, "quiet-vllm", "server");
+    expect(classic.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
+    expect(classic.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
   });
 
   it("asks a quiet role's pods for their own buckets where its stable window's sum cannot stand for them", async () => {

@@ -21,7 +21,7 @@ export class BothPlans {
   readonly unions: PrometheusSignalSource;
   readonly parts: PrometheusSignalSource;
   readonly roles: PrometheusSignalSource;
-  /** Without native histograms in the Prometheus (Debian's 2.42 stores none), every role falls back to its pods' buckets. */
+  /** Without native histograms in the Prometheus (Debian's 2.42 stores none), every role falls back to its classic sums. */
   readonly native: PrometheusSignalSource;
   constructor(client: PrometheusQueryClient, config: PrometheusSignalConfig) {
     this.unions = new PrometheusSignalSource(client, { ...config, queryPlan: "unions" });

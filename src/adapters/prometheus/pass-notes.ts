@@ -1,7 +1,8 @@
 /**
  * What a pass tells the person running the controller that is not a failure: under the `native` plan,
- * roles whose native histogram sums Prometheus did not answer (each costs its pods' classic buckets, the
- * `parts` plan's queries), and Prometheus' info annotations. Logged once per change, not per pass.
+ * roles whose native histogram sums Prometheus did not answer (read from their classic buckets instead, at
+ * more queries a pass than the `roles` plan), and Prometheus' info annotations. Logged once per change, not
+ * per pass.
  */
 import type { Logger } from "../telemetry/logger.js";
 import type { SamplingPass } from "./source.js";
@@ -25,8 +26,8 @@ export class PassNotes {
     if (missing.length > 0) {
       if (this.missingPasses === 0)
         this.logger.warn(
-          "native plan: Prometheus answered no native histogram sum for some roles, so their pods' classic buckets " +
-            "were asked (the parts plan's cost); have it convert the engines' histograms " +
+          "native plan: Prometheus answered no native histogram sum for some roles, so their classic buckets " +
+            "were read instead (more queries a pass than the roles plan); have it convert the engines' histograms " +
             "(convert_classic_histograms_to_nhcb, the chart's podMonitor.convertClassicHistogramsToNHCB) or run " +
             "--prometheus-queries=roles; logged again when every role has its sums",
           { roles: missing.slice(0, rolesNamed), rolesMissing: missing.length },

@@ -11,7 +11,9 @@
  * stable window's buckets are read only where the panic window holds no
  * observation, so they are asked for those roles alone; a role whose sum the
  * core would not use (core/signals/role-histogram.ts) is asked again for its
- * pods' own buckets. Each of these asks is the same six queries whatever the
+ * pods' own buckets. The `native` plan reads those sums from native histograms,
+ * and a window whose native sums are missing from the classic series summed by
+ * role, as `roles` does. Each of these asks is the same six queries whatever the
  * number of roles in it.
  */
 import { holdsObservation, sampledPods, staleAfterSeconds } from "../../core/signals/observe.js";
@@ -213,7 +215,7 @@ export class PrometheusSignalSource {
 
   /**
    * One pass over exactly these scalers, evaluated at `atUnixMs`, in phases: the first ask (every part of
-   * the plan), under the `roles` plan at most two follow-up asks (`followUp`), then the pass as read.
+   * the plan), under the `roles` and `native` plans follow-up asks (`followUp`), then the pass as read.
    */
   async sample(scalers: readonly ScalerSamplingInput[], atUnixMs: number): Promise<SamplingPass> {
     if (scalers.length === 0)
@@ -276,20 +278,35 @@ export class PrometheusSignalSource {
         },
       };
     }
-    const acc: PassAcc = { pods: new Map(), roles: new Map(), summed: new Map(), native: this.sums === "native" };
+    const acc: PassAcc = {
+      pods: new Map(),
+      roles: new Map(),
+      summed: new Map(),
+      native: this.sums === "native",
+      classic: new Map(),
+    };
     this.accumulate(acc, answers.usable);
     const perPod = sumsByRole(this.plan) ? new Set<string>() : undefined;
     if (perPod !== undefined)
       for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
-    const out = buildPass(scalers, acc, answers.unknownFamilies, perPod);
+    // Roles whose native sums are missing are read again by the follow-up, which builds the whole pass; built
+    // now are only the others, whose proofs decide what else that follow-up asks.
+    const missing = perPod === undefined ? undefined : missingNativeSums(scalers, acc, perPod);
+    const built =
+      missing === undefined || missing.cells.size === 0
+        ? scalers
+        : filterRoles(scalers, (key) => !missing.roles.has(key));
+    const out = buildPass(built, acc, answers.unknownFamilies, perPod);
     return { kind: "read", state: { issued, settled, answers, acc, perPod, scalers: out } };
   }
 
   /**
-   * Under the `roles` plan, one more ask when the pass so far leaves roles unread: the pods' own buckets
-   * of roles whose sums failed their proof, and the stable window's sums of roles whose panic window is
-   * empty. Each ask is six queries whatever its roles; there are at most two (the second for roles whose
-   * stable sum is unproven). Undefined when nothing is left to ask.
+   * Under the `roles` and `native` plans, one more ask when the pass so far leaves roles unread: the pods' own
+   * buckets of roles whose sums failed their proof, the stable window's sums of roles whose panic window is
+   * empty, and under `native` the classic sums of windows whose native sums are missing. Each kind is six
+   * queries whatever its roles; under `roles` there are at most two asks (the second for roles whose stable sum
+   * is unproven), under `native` one or two more where native sums are missing (the classic sums, then the pods
+   * of roles whose classic sums fail the proof). Undefined when nothing is left to ask.
    */
   private async followUp(
     scalers: readonly ScalerSamplingInput[],
@@ -298,20 +315,28 @@ export class PrometheusSignalSource {
   ): Promise<PassState | undefined> {
     const { acc, perPod } = state;
     if (perPod === undefined) return undefined;
-    const unproven = unprovenRoles(scalers, state.scalers, atUnixMs);
-    const quiet = quietRoles(scalers, state.scalers, atUnixMs, acc, perPod, unproven, state.answers.unknownFamilies);
-    if (unproven.length === 0 && quiet.length === 0) return undefined;
-    const podQueries =
-      unproven.length === 0
-        ? []
-        : buildPartQueries(this.partsFor(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod")));
-    const stableQueries =
-      quiet.length === 0
-        ? []
-        : buildPartQueries(
-            this.partsFor(quiet, (ctx, _gauges, _windows, _panic, stable) => bucketParts(ctx, stable, this.sums)),
-          );
-    const again = [...podQueries, ...stableQueries];
+    // Under `native`, a window whose native sums are missing is read first from the classic series summed by
+    // role, as the `roles` plan reads it, with the same proof; its pods are asked only if that proof fails.
+    const missing = missingNativeSums(scalers, acc, perPod);
+    const unproven = filterRoles(unprovenRoles(scalers, state.scalers, atUnixMs), (key) => !missing.roles.has(key));
+    const quietAll = filterRoles(
+      quietRoles(scalers, state.scalers, atUnixMs, acc, perPod, unproven, state.answers.unknownFamilies),
+      (key) => !missing.roles.has(key),
+    );
+    const classic = classicReads(missing, quietAll, acc);
+    const { quiet, quietClassic } = classic;
+    if (unproven.length === 0 && quietAll.length === 0 && classic.cells.size === 0) return undefined;
+    const classicQueries = [
+      ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) => bucketParts(ctx, panic, "role")),
+      ...this.bucketQueries(classic.stable, (ctx, _gauges, _windows, _panic, stable) =>
+        bucketParts(ctx, stable, "role"),
+      ),
+    ];
+    const podQueries = this.bucketQueries(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod"));
+    const stableQueries = this.bucketQueries(quiet, (ctx, _gauges, _windows, _panic, stable) =>
+      bucketParts(ctx, stable, this.sums),
+    );
+    const again = [...classicQueries, ...podQueries, ...stableQueries];
     const issued = [...state.issued, ...again];
     const settled = [...state.settled, ...(await this.ask(again, atUnixMs))];
     const all = readAnswers(issued, settled);
@@ -321,14 +346,21 @@ export class PrometheusSignalSource {
     for (const s of quiet)
       for (const r of s.roles) {
         markSummed(acc, s, r, s.stableWindowSeconds);
-        stableOf.add(`${roleKey(s.namespace, s.deployment, r)}\u0000${windowSeconds(s.stableWindowSeconds)}`);
+        stableOf.add(cellOf(roleKey(s.namespace, s.deployment, r), windowSeconds(s.stableWindowSeconds)));
       }
+    for (const s of quietClassic) for (const r of s.roles) markSummed(acc, s, r, s.stableWindowSeconds);
     const asked = (list: readonly IssuedQuery[]): UsableAnswer[] => {
       const set = new Set<IssuedQuery>(list);
       return all.usable.filter((a) => set.has(a.query));
     };
+    // The windows read from the classic series start afresh: none of their native sums is mixed with them.
+    for (const [cell, histograms] of classic.cells) {
+      acc.roles.get(roleOfCell(cell))?.delete(windowOfCell(cell));
+      acc.classic.set(cell, histograms);
+    }
+    this.accumulate(acc, asked(classicQueries), (key, w) => classic.cells.has(cellOf(key, w)));
     this.accumulate(acc, asked(podQueries), (key) => newPerPod.has(key));
-    this.accumulate(acc, asked(stableQueries), (key, w) => stableOf.has(`${key}\u0000${w}`));
+    this.accumulate(acc, asked(stableQueries), (key, w) => stableOf.has(cellOf(key, w)));
     // A family one of these queries failed or answered partially is unknown for the pass, as for any of its queries.
     for (const family of ["ttft", "itl"] as const)
       if (all.unknownFamilies[family] !== undefined && state.answers.unknownFamilies[family] === undefined)
@@ -341,6 +373,11 @@ export class PrometheusSignalSource {
       perPod,
       scalers: buildPass(scalers, acc, all.unknownFamilies, perPod),
     };
+  }
+
+  /** A follow-up's bucket queries for these scalers (six, whatever their number), none for no scaler. */
+  private bucketQueries(scalers: readonly ScalerSamplingInput[], build: PartsBuilder): IssuedQuery[] {
+    return scalers.length === 0 ? [] : buildPartQueries(this.partsFor(scalers, build));
   }
 
   /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
@@ -458,6 +495,40 @@ interface PassAcc {
   readonly summed: Map<string, Set<number>>;
   /** The sums are native histograms (`native` plan): a role they did not answer for has no sum, not an empty one. */
   readonly native: boolean;
+  /**
+   * `native` plan: by `<roleKey>\0<window seconds>`, the windows whose native sums were missing (`nativeSumMissing`),
+   * with the histograms missing: those windows' sums are read from the classic `_bucket` series instead.
+   */
+  readonly classic: Map<string, ReadonlySet<HistogramName>>;
+}
+
+function cellOf(key: string, w: number): string {
+  return `${key}\u0000${w}`;
+}
+
+function roleOfCell(cell: string): string {
+  return cell.slice(0, cell.lastIndexOf("\u0000"));
+}
+
+function windowOfCell(cell: string): number {
+  return Number(cell.slice(cell.lastIndexOf("\u0000") + 1));
+}
+
+/** The roles (`roleKey`) with a window read from the classic series, with the histograms whose native sums were missing. */
+function classicHistogramsByRole(acc: PassAcc): Map<string, ReadonlySet<HistogramName>> {
+  const out = new Map<string, Set<HistogramName>>();
+  for (const [cell, histograms] of acc.classic) {
+    const key = roleOfCell(cell);
+    const set = out.get(key) ?? new Set<HistogramName>();
+    for (const h of histograms) set.add(h);
+    out.set(key, set);
+  }
+  return out;
+}
+
+/** Whether a role's sums of this window are native histograms: under `native`, unless they were missing there. */
+function nativeSumsAt(acc: PassAcc, key: string, w: number): boolean {
+  return acc.native && !acc.classic.has(cellOf(key, w));
 }
 
 function markSummed(acc: PassAcc, s: ScalerSamplingInput, role: string, seconds: number): void {
@@ -494,7 +565,7 @@ function buildPass(
       const summed =
         perPodRoles === undefined || perPodRoles.has(key)
           ? undefined
-          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s, acc.native);
+          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s, (w) => nativeSumsAt(acc, key, w));
       roles.set(role, { pods: samples, ...partial, ...(summed === undefined ? {} : { roleHistograms: summed }) });
     }
     out.set(s.key, roles);
@@ -554,6 +625,16 @@ function quietRoles(
   return quiet;
 }
 
+/** The scalers with the roles (`roleKey`) `keep` accepts, and without those left with none. */
+function filterRoles(
+  scalers: readonly ScalerSamplingInput[],
+  keep: (roleKey: string) => boolean,
+): ScalerSamplingInput[] {
+  return scalers
+    .map((s) => ({ ...s, roles: s.roles.filter((r) => keep(roleKey(s.namespace, s.deployment, r))) }))
+    .filter((s) => s.roles.length > 0);
+}
+
 /** The scalers, each with the roles whose summed buckets the core would not use (`roleSumsHold`). */
 function unprovenRoles(
   scalers: readonly ScalerSamplingInput[],
@@ -578,7 +659,7 @@ function roleHistograms(
   role: RoleAcc | undefined,
   asked: ReadonlySet<number> | undefined,
   scaler: ScalerSamplingInput,
-  native: boolean,
+  nativeAt: (windowSeconds: number) => boolean,
 ): RoleSamples["roleHistograms"] {
   const out: Partial<Record<WindowName, Partial<Record<LatencyField, RoleHistogram>>>> = {};
   const windows: [WindowName, number][] = [
@@ -594,7 +675,8 @@ function roleHistograms(
       const covered = coveredPods(pods, w, histogram);
       const answered = role?.get(w)?.[histogram] ?? new Map<number, number>();
       // Classic bucket series absent are a role without buckets, as its pods' merge would read them.
-      const buckets = native && nativeSumMissing(covered.length > 0, answered) ? new Map([[Infinity, NaN]]) : answered;
+      const buckets =
+        nativeAt(w) && nativeSumMissing(covered.length > 0, answered) ? new Map([[Infinity, NaN]]) : answered;
       if (covered.length > 0 || buckets.size > 0)
         byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
     }
@@ -624,10 +706,20 @@ function nativeSumMissing(podsCounted: boolean, answered: ReadonlyMap<number, nu
   return podsCounted && answered.size === 0;
 }
 
+/** The histograms of one role and window whose native sums are missing (`nativeSumMissing`); none where they are not native. */
+function missingHistograms(acc: PassAcc, key: string, pods: readonly PodAcc[], w: number): HistogramName[] {
+  if (!nativeSumsAt(acc, key, w)) return [];
+  return histogramNames.filter((histogram) => {
+    const answered = acc.roles.get(key)?.get(w)?.[histogram] ?? new Map<number, number>();
+    const counted = pods.some((pod) => (pod.windows.get(w)?.[histogram].counted.length ?? 0) > 0);
+    return nativeSumMissing(counted, answered);
+  });
+}
+
 /**
- * `native` plan: each role with a window and histogram whose sum was asked and is missing
- * (`nativeSumMissing`), as `<scaler key> <role> (<fields>)`. What a user who chose the plan needs to
- * see: such roles cost the `parts` plan's queries.
+ * `native` plan, after a pass's asks: each role with a window whose native sums were missing (read since from
+ * the classic series, or still missing), as `<scaler key> <role> (<fields>)`. What a user who chose the plan
+ * needs to see: Prometheus is not converting the histograms these roles' pods expose.
  */
 function rolesWithoutNativeSums(scalers: readonly ScalerSamplingInput[], acc: PassAcc): string[] {
   if (!acc.native) return [];
@@ -637,15 +729,80 @@ function rolesWithoutNativeSums(scalers: readonly ScalerSamplingInput[], acc: Pa
     for (const role of s.roles) {
       const key = roleKey(s.namespace, s.deployment, role);
       const pods = byRole.get(key) ?? [];
-      const fields = new Set<LatencyField>();
+      const missing = new Set<HistogramName>();
       for (const w of acc.summed.get(key) ?? [])
-        for (const histogram of histogramNames) {
-          const answered = acc.roles.get(key)?.get(w)?.[histogram] ?? new Map<number, number>();
-          const counted = pods.some((pod) => (pod.windows.get(w)?.[histogram].counted.length ?? 0) > 0);
-          if (nativeSumMissing(counted, answered)) fields.add(fieldOfHistogram[histogram]);
-        }
-      if (fields.size > 0) out.push(`${s.key} ${role} (${[...fields].join(", ")})`);
+        for (const histogram of [...(acc.classic.get(cellOf(key, w)) ?? []), ...missingHistograms(acc, key, pods, w)])
+          missing.add(histogram);
+      const fields = histogramNames.filter((h) => missing.has(h)).map((h) => fieldOfHistogram[h]);
+      if (fields.length > 0) out.push(`${s.key} ${role} (${fields.join(", ")})`);
     }
+  return out;
+}
+
+/**
+ * What a follow-up reads from the classic series summed by role (`native` plan): the windows whose native sums
+ * are missing, and the stable window of a quiet role whose native sums were missing in its panic window (its
+ * pods' histograms are not converted either), read from the classic series at once; the other quiet roles.
+ */
+function classicReads(
+  missing: MissingNativeSums,
+  quietAll: readonly ScalerSamplingInput[],
+  acc: PassAcc,
+): {
+  readonly cells: Map<string, ReadonlySet<HistogramName>>;
+  readonly stable: ScalerSamplingInput[];
+  readonly quiet: ScalerSamplingInput[];
+  readonly quietClassic: ScalerSamplingInput[];
+} {
+  const classicOf = classicHistogramsByRole(acc);
+  const quiet = filterRoles(quietAll, (key) => !classicOf.has(key));
+  const quietClassic = filterRoles(quietAll, (key) => classicOf.has(key));
+  const cells = new Map(missing.cells);
+  for (const s of quietClassic)
+    for (const r of s.roles) {
+      const key = roleKey(s.namespace, s.deployment, r);
+      cells.set(cellOf(key, windowSeconds(s.stableWindowSeconds)), classicOf.get(key) ?? new Set());
+    }
+  return { cells, stable: [...missing.stable, ...quietClassic], quiet, quietClassic };
+}
+
+/** The windows of roles (not read per pod) whose native sums are missing, not yet read from the classic series. */
+interface MissingNativeSums {
+  /** The scalers with the roles missing them in their panic window, and in their (other) stable window. */
+  readonly panic: ScalerSamplingInput[];
+  readonly stable: ScalerSamplingInput[];
+  /** By `cellOf(roleKey, window)`, the histograms missing. */
+  readonly cells: Map<string, ReadonlySet<HistogramName>>;
+  /** The roles (`roleKey`) of those cells. */
+  readonly roles: Set<string>;
+}
+
+function missingNativeSums(
+  scalers: readonly ScalerSamplingInput[],
+  acc: PassAcc,
+  perPod: ReadonlySet<string>,
+): MissingNativeSums {
+  const out: MissingNativeSums = { panic: [], stable: [], cells: new Map(), roles: new Set() };
+  if (!acc.native) return out;
+  const byRole = podsByRole(acc);
+  for (const s of scalers) {
+    const panic = windowSeconds(s.panicWindowSeconds);
+    const inPanic: string[] = [];
+    const inStable: string[] = [];
+    for (const role of s.roles) {
+      const key = roleKey(s.namespace, s.deployment, role);
+      if (perPod.has(key)) continue;
+      for (const w of acc.summed.get(key) ?? []) {
+        const missing = missingHistograms(acc, key, byRole.get(key) ?? [], w);
+        if (missing.length === 0) continue;
+        out.cells.set(cellOf(key, w), new Set(missing));
+        out.roles.add(key);
+        (w === panic ? inPanic : inStable).push(role);
+      }
+    }
+    if (inPanic.length > 0) out.panic.push({ ...s, roles: inPanic });
+    if (inStable.length > 0) out.stable.push({ ...s, roles: inStable });
+  }
   return out;
 }
 
