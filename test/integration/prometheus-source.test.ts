@@ -321,7 +321,7 @@ describe("PromQL source against a real Prometheus", () => {
     const warnings = lines.filter((l) => l.level === "warn");
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.msg).toMatch(/^native plan: Prometheus answered no native histogram sum for some roles/);
-    // Six roles, each with TTFT observations in the panic window.
+    // The four scalers' six roles, each with a latency histogram counted in its panic window.
     expect(warnings[0]?.rolesMissing).toBe(6);
     expect(warnings[0]?.roles).toContain(`${namespace}/pd-vllm prefill (ttftSeconds, itlSeconds, queueTimeSeconds)`);
     // Those roles are read from their classic buckets summed by role, as the roles plan reads them, not per pod.

@@ -1,9 +1,10 @@
 /**
  * The PromQL source as the controller's `SignalSource` port: a failed or partial
  * query is logged with what it cost, once when families turn unknown and once
- * when they are known again; what else a pass notes (`PassNotes`), once per change. The controller alone decides which scalers are due:
- * the port samples every one it is asked for, so a scaler the controller plans
- * is never left without samples by a second, later clock read.
+ * when they are known again; what else a pass notes (`PassNotes`), once per
+ * change. The controller alone decides which scalers are due: the port samples
+ * every one it is asked for, so a scaler the controller plans is never left
+ * without samples by a second, later clock read.
  */
 import type { RoleSamples } from "../../core/signals/types.js";
 import type { SampleRequest, SignalSource } from "../../app/ports.js";

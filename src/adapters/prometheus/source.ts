@@ -84,7 +84,7 @@ export interface SamplingPass {
   readonly unknownFamilies: Readonly<Partial<Record<SignalFamily, string>>>;
   /**
    * `native` plan: the roles, as `<scaler key> <role> (<fields>)`, whose native sum Prometheus did not answer
-   * though their pods counted observations, so their pods' classic buckets were asked (`nativeSumMissing`).
+   * though their pods counted observations (`nativeSumMissing`), so their classic buckets were read instead.
    * Empty under every other plan.
    */
   readonly nativeSumsMissing: readonly string[];
