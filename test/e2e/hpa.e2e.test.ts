@@ -4,7 +4,8 @@
  * EndpointSlice controllers only) reads `mds_role_constrained_replicas`
  * through the API server's aggregator from the mds-scaler controller process
  * itself, and scales a plain Deployment as the simulated engines' load rises
- * and falls. No kubelet runs, so no pod is ever Ready: the HPA uses an
+ * and falls; the process runs the `native` query plan on a Prometheus that
+ * stores no native histograms, which reads as the default plan. No kubelet runs, so no pod is ever Ready: the HPA uses an
  * `AverageValue` target, which does not need ready pods.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -85,6 +86,9 @@ async function startControllerProcess(bed: Testbed, certDirPath: string): Promis
       "--pod-name=replica-0",
       "--tick-ms=250",
       "--log-level=warn",
+      // The testbed's Prometheus (Debian's 2.42) stores no native histograms: on this plan every role is read from
+      // its classic sums by role, as the default plan reads them, and the process says so once (pass-notes.ts).
+      "--prometheus-queries=native",
     ],
     { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -330,6 +334,9 @@ describe("HorizontalPodAutoscaler on mds-scaler's external metrics", () => {
     expect(agreed.read).toEqual([String(agreed.gauge)]);
     expect(agreed.plainValues).toEqual(agreed.read);
     expect(agreed.gauge).toBe(3);
+    // The process warned that this Prometheus answers no native sums, naming the role.
+    expect(controller.output).toContain("native plan: Prometheus answered no native histogram sum for some roles");
+    expect(controller.output).toContain('"roles":["hpa/chat server (ttftSeconds');
 
     // Load ends: the recommendation drains one replica a pass, and the HPA follows it down.
     bed.load.set(ns, "chat", 0);
