@@ -466,7 +466,8 @@ describe("PromQL source against a real Prometheus", () => {
     ];
     const client = new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 5_000 });
     await sleep(2_000);
-    for (const queryPlan of ["unions", "parts", "roles"] as const) {
+    // `native` too: this Prometheus stores no native histograms, so its range path reads the classic sums by role.
+    for (const queryPlan of ["unions", "parts", "roles", "native"] as const) {
       const config = { ...defaultPrometheusSignalConfig, queryPlan };
       const instant = new PrometheusSignalSource(client, config);
       const sent: string[] = [];
@@ -480,7 +481,7 @@ describe("PromQL source against a real Prometheus", () => {
       for (let t = grid.firstUnixSeconds; t <= grid.lastUnixSeconds; t += grid.stepSeconds) {
         const [want, got] = await Promise.all([instant.sample(scalers, t * 1000), ranged.sample(scalers, t * 1000)]);
         const at = `${queryPlan} plan at ${t - grid.firstUnixSeconds} s`;
-        if (queryPlan !== "roles") expect(got, at).toEqual(want);
+        if (queryPlan !== "roles" && queryPlan !== "native") expect(got, at).toEqual(want);
         else {
           // Prometheus adds a role's buckets in another order in a range query: the same sums but for the
           // last bits, which the observation's rounding to the nanosecond absorbs (plan-observations.ts).
@@ -499,7 +500,7 @@ describe("PromQL source against a real Prometheus", () => {
       expect(sent.length * 5, `${queryPlan} plan`).toBeLessThan(instantQueries);
       expect(podsRead, `${queryPlan} plan`).toBeGreaterThan(0);
     }
-    // Three plans over every second since the fleet started: 5–17 s in CI, 30 s and more on a loaded machine.
+    // Four plans over every second since the fleet started: 5–17 s in CI for three, 30 s and more on a loaded machine.
   }, 120_000);
 
   it("turns every role into queryFailed while Prometheus is down, and recovers", async () => {
