@@ -62,6 +62,7 @@ interface ControllerProcess {
   child: ChildProcess;
   metricsPort: number;
   externalMetricsPort: number;
+  /** What the process wrote, its last 500 kB: at --log-level=warn the whole run's lines. */
   output: string;
 }
 
@@ -94,7 +95,7 @@ async function startControllerProcess(bed: Testbed, certDirPath: string): Promis
   );
   const running: ControllerProcess = { child, metricsPort, externalMetricsPort, output: "" };
   const keep = (chunk: Buffer): void => {
-    running.output = (running.output + chunk.toString()).slice(-20_000);
+    running.output = (running.output + chunk.toString()).slice(-500_000);
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
