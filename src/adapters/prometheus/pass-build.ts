@@ -1,0 +1,235 @@
+/**
+ * What a pass has read (`PassAcc`) as the core takes it: one `RoleSamples` per scaler and role, one
+ * `PodSample` per pod, the role's summed buckets where they were asked.
+ */
+import type {
+  EngineKind,
+  HistogramWindow,
+  LatencyField,
+  PodSample,
+  PodWindowRates,
+  RoleHistogram,
+  RoleSamples,
+  SignalFamily,
+  WindowName,
+} from "../../core/signals/types.js";
+import {
+  coveredPods,
+  fieldOfHistogram,
+  histogramNames,
+  nativeSumMissing,
+  nativeSumsAt,
+  newestTarget,
+  podsByRole,
+  roleKey,
+  windowSeconds,
+  type HistogramAcc,
+  type PassAcc,
+  type PodAcc,
+  type RoleAcc,
+  type WindowAcc,
+} from "./pass-acc.js";
+import { firstUseCounters, startupCounters } from "./queries.js";
+import type { ScalerSamplingInput } from "./source.js";
+
+/**
+ * One `RoleSamples` per scaler and role. `perPodRoles` is set in the `roles`
+ * plan: every role not in it (by `roleKey`) carries its summed buckets (`roleHistograms`).
+ */
+export function buildPass(
+  scalers: readonly ScalerSamplingInput[],
+  acc: PassAcc,
+  unknownFamilies: Partial<Record<SignalFamily, string>>,
+  perPodRoles: ReadonlySet<string> | undefined,
+): Map<string, Map<string, RoleSamples>> {
+  const partial = Object.keys(unknownFamilies).length > 0 ? { unknownFamilies } : {};
+  const byRole = podsByRole(acc);
+  const out = new Map<string, Map<string, RoleSamples>>();
+  for (const s of scalers) {
+    const roles = new Map<string, RoleSamples>();
+    for (const role of s.roles) {
+      const key = roleKey(s.namespace, s.deployment, role);
+      const pods = byRole.get(key) ?? [];
+      const samples: PodSample[] = [];
+      for (const pod of pods) {
+        const sample = toPodSample(pod, s);
+        if (sample) samples.push(sample);
+      }
+      samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+      const summed =
+        perPodRoles === undefined || perPodRoles.has(key)
+          ? undefined
+          : roleHistograms(pods, acc.roles.get(key), acc.summed.get(key), s, (w) => nativeSumsAt(acc, key, w));
+      roles.set(role, { pods: samples, ...partial, ...(summed === undefined ? {} : { roleHistograms: summed }) });
+    }
+    out.set(s.key, roles);
+  }
+  return out;
+}
+
+/** A role's summed buckets by window name and histogram, with the pods each sum covers. */
+export function roleHistograms(
+  pods: readonly PodAcc[],
+  role: RoleAcc | undefined,
+  asked: ReadonlySet<number> | undefined,
+  scaler: ScalerSamplingInput,
+  nativeAt: (windowSeconds: number) => boolean,
+): RoleSamples["roleHistograms"] {
+  const out: Partial<Record<WindowName, Partial<Record<LatencyField, RoleHistogram>>>> = {};
+  const windows: [WindowName, number][] = [
+    ["stable", scaler.stableWindowSeconds],
+    ["panic", scaler.panicWindowSeconds],
+  ];
+  for (const [name, seconds] of windows) {
+    const w = windowSeconds(seconds);
+    // A window whose sums were not asked (the stable one, where the panic window held observations) is not read.
+    if (asked?.has(w) !== true) continue;
+    const byField: Partial<Record<LatencyField, RoleHistogram>> = {};
+    for (const histogram of histogramNames) {
+      const covered = coveredPods(pods, w, histogram);
+      const answered = role?.get(w)?.[histogram] ?? new Map<number, number>();
+      // Classic bucket series absent are a role without buckets, as its pods' merge would read them.
+      const buckets =
+        nativeAt(w) && nativeSumMissing(covered.length > 0, answered) ? new Map([[Infinity, NaN]]) : answered;
+      if (covered.length > 0 || buckets.size > 0)
+        byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
+    }
+    if (Object.keys(byField).length > 0) out[name] = byField;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | undefined {
+  // A pod without a current gauge sample did not answer.
+  const target = newestTarget(acc);
+  const engine = target?.engine;
+  if (target === undefined || engine === undefined || target.timestamp === undefined) return undefined;
+  const g = (name: string): number | undefined => target.gauges.get(`${engine}/${name}`);
+  const running = g("running");
+  const waiting = g("waiting");
+  const kv = g("kv");
+  const transfer = g("transfer");
+  const prealloc = g("prealloc");
+  const bootstrap = g("bootstrap");
+  const kvSeries = target.gaugeSeries.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
+  const bootstrapSeries = target.gaugeSeries.get(`${engine}/bootstrap`);
+  const gaugeSeries = {
+    ...(kv !== undefined && kvSeries !== undefined ? { kvCacheUsage: kvSeries } : {}),
+    ...(bootstrap !== undefined && bootstrapSeries !== undefined
+      ? { prefillBootstrapQueueRequests: bootstrapSeries }
+      : {}),
+  };
+  return {
+    pod: acc.pod,
+    engine,
+    lastSampleUnixSeconds: target.timestamp,
+    ...(running !== undefined ? { runningRequests: running } : {}),
+    ...(waiting !== undefined ? { waitingRequests: waiting } : {}),
+    ...(transfer !== undefined ? { decodeTransferQueueRequests: transfer } : {}),
+    ...(prealloc !== undefined ? { decodePreallocQueueRequests: prealloc } : {}),
+    ...(bootstrap !== undefined ? { prefillBootstrapQueueRequests: bootstrap } : {}),
+    ...(kv !== undefined ? { kvCacheUsage: kv } : {}),
+    ...(Object.keys(gaugeSeries).length > 0 ? { gaugeSeries } : {}),
+    windows: {
+      stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine),
+      panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine),
+    },
+  };
+}
+
+export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindowRates {
+  if (!win) return { established: false };
+  // Two samples, no counter reset, and one scrape target: a pod recreated inside the window
+  // (a new `instance`) has two series whose rates and histograms would add up, and whose
+  // `resets()` each read zero; it is established again once the window holds only the new one.
+  const established =
+    win.samples !== undefined &&
+    win.samples >= 2 &&
+    win.resets !== undefined &&
+    win.resets === 0 &&
+    win.instances !== undefined &&
+    win.instances <= 1;
+  const r = (name: string): number | undefined => win.rates.get(`${engine}/${name}`);
+  const entries: [keyof PodWindowRates, number | undefined][] =
+    engine === "vllm"
+      ? [
+          ["promptTokensPerSecond", r("prompt")],
+          ["generationTokensPerSecond", r("generation")],
+          ["prefixCacheHitTokensPerSecond", r("prefix_hits")],
+        ]
+      : [
+          ["promptTokensPerSecond", r("prompt")],
+          ["generationTokensPerSecond", r("generation")],
+          ["effectivePrefillTokensPerSecond", r("effective/input")],
+          ...sglangHits(win),
+        ];
+  const rates: Record<string, number> = {};
+  for (const [k, v] of entries) if (v !== undefined) rates[k] = v;
+  const ttft = toHistogram(win.ttft);
+  const itl = toHistogram(win.itl);
+  const queueTime = toHistogram(win.queue);
+  const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
+  const present = [...win.present].filter((c) => c.startsWith(`${engine}/`)).map((c) => c.slice(engine.length + 1));
+  return {
+    established,
+    ...rates,
+    ...(cacheSeries !== undefined ? { cacheSeries } : {}),
+    ...(ttft ? { ttftSeconds: ttft } : {}),
+    ...(itl ? { itlSeconds: itl, ...(win.itlSeries !== undefined ? { itlSeries: win.itlSeries } : {}) } : {}),
+    ...(queueTime ? { queueTimeSeconds: queueTime } : {}),
+    ...(engine === "sglang"
+      ? {
+          counterPresence: {
+            firstUseFamily: present.some((c) => firstUseCounters.has(c)),
+            startupCounter: present.some((c) => startupCounters.has(c)),
+          },
+        }
+      : {}),
+  };
+}
+
+/** Whether this SGLang window's hit tiers come from `prefill_effective_tokens_total` (2026) or `cached_tokens_total`. */
+export function usesEffectiveCounter(win: WindowAcc): boolean {
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/effective/"));
+}
+
+/** SGLang hit rates per tier, from the effective-prefill counter when the pod has it, else from cached tokens. */
+export function sglangHits(win: WindowAcc): [keyof PodWindowRates, number | undefined][] {
+  const r = (name: string): number | undefined => win.rates.get(`sglang/${name}`);
+  if (usesEffectiveCounter(win)) {
+    return [
+      ["deviceHitTokensPerSecond", r("effective/device_hit")],
+      ["hostHitTokensPerSecond", r("effective/host_hit")],
+      ["storageHitTokensPerSecond", r("effective/storage_hit")],
+    ];
+  }
+  return [
+    ["deviceHitTokensPerSecond", r("cached/device")],
+    ["hostHitTokensPerSecond", r("cached/host")],
+    ["storageHitTokensPerSecond", r("cached/storage")],
+    ["totalCachedTokensPerSecond", r("cached/total")],
+  ];
+}
+
+export function sglangCacheSeries(win: WindowAcc): string | undefined {
+  if (usesEffectiveCounter(win)) return "sglang:prefill_effective_tokens_total";
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/cached/")) ? "sglang:cached_tokens_total" : undefined;
+}
+
+export function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
+  if (h.count === undefined || h.sum === undefined) return undefined;
+  return { buckets: cumulativeBuckets(h.buckets), count: h.count, sum: h.sum };
+}
+
+/**
+ * Buckets by upper bound, ascending. A bucket whose series changed name inside the window
+ * (`le="1.0"` → `le="1"`) loses the increase between the two series, and can fall below the
+ * bucket before it. A cumulative count never falls, so it is at least the previous bucket's:
+ * a lower bound that keeps the percentile from moving down.
+ */
+export function cumulativeBuckets(buckets: ReadonlyMap<number, number>): HistogramWindow["buckets"] {
+  let floor = 0;
+  return [...buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([upperBound, count]) => ({ upperBound, count: (floor = Math.max(floor, count)) }));
+}
