@@ -89,24 +89,20 @@ export function unprovenRoles(
 }
 
 /**
- * `native` plan, after a pass's asks: each role with a window whose native sums were missing (read since from
- * the classic series, or still missing), as `<scaler key> <role> (<fields>)`. What a user who chose the plan
+ * `native` plan, after a pass's asks: each role with a window whose native sums were missing, as
+ * `<scaler key> <role> (<fields>)`. Every such window has been read from the classic series by then (the
+ * follow-ups end only when none is left), so `acc.classic` names them all. What a user who chose the plan
  * needs to see: Prometheus is not converting the histograms these roles' pods expose.
  */
 export function rolesWithoutNativeSums(scalers: readonly ScalerSamplingInput[], acc: PassAcc): string[] {
-  if (!acc.native) return [];
-  const byRole = podsByRole(acc);
+  const classicOf = classicHistogramsByRole(acc);
   const out: string[] = [];
   for (const s of scalers)
     for (const role of s.roles) {
-      const key = roleKey(s.namespace, s.deployment, role);
-      const pods = byRole.get(key) ?? [];
-      const missing = new Set<HistogramName>();
-      for (const w of acc.summed.get(key) ?? [])
-        for (const histogram of [...(acc.classic.get(cellOf(key, w)) ?? []), ...missingHistograms(acc, key, pods, w)])
-          missing.add(histogram);
+      const missing = classicOf.get(roleKey(s.namespace, s.deployment, role));
+      if (missing === undefined || missing.size === 0) continue;
       const fields = histogramNames.filter((h) => missing.has(h)).map((h) => fieldOfHistogram[h]);
-      if (fields.length > 0) out.push(`${s.key} ${role} (${fields.join(", ")})`);
+      out.push(`${s.key} ${role} (${fields.join(", ")})`);
     }
   return out;
 }

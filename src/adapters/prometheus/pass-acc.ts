@@ -141,20 +141,19 @@ export function coveredPods(
 /**
  * A role's native histogram absent though its pods counted observations (a Prometheus that does not convert,
  * a store without native histograms, a pod scraped before the conversion, pods whose buckets Prometheus could
- * not add) is a sum not known: its `+Inf` count is unknown, which no proof accepts, so the pods' own buckets
- * are asked.
+ * not add) is a sum not known, not an empty one: its `+Inf` count is unknown, which no proof accepts, and the
+ * window is read from the classic series instead (follow-up.ts). `answeredBounds`: the bounds the sum answered.
  */
-export function nativeSumMissing(podsCounted: boolean, answered: ReadonlyMap<number, number>): boolean {
-  return podsCounted && answered.size === 0;
+export function nativeSumMissing(podsCounted: boolean, answeredBounds: number): boolean {
+  return podsCounted && answeredBounds === 0;
 }
 
 /** The histograms of one role and window whose native sums are missing (`nativeSumMissing`); none where they are not native. */
 export function missingHistograms(acc: PassAcc, key: string, pods: readonly PodAcc[], w: number): HistogramName[] {
   if (!nativeSumsAt(acc, key, w)) return [];
   return histogramNames.filter((histogram) => {
-    const answered = acc.roles.get(key)?.get(w)?.[histogram] ?? new Map<number, number>();
     const counted = pods.some((pod) => (pod.windows.get(w)?.[histogram].counted.length ?? 0) > 0);
-    return nativeSumMissing(counted, answered);
+    return nativeSumMissing(counted, acc.roles.get(key)?.get(w)?.[histogram].size ?? 0);
   });
 }
 

@@ -90,7 +90,7 @@ export function roleHistograms(
       const answered = role?.get(w)?.[histogram] ?? new Map<number, number>();
       // Classic bucket series absent are a role without buckets, as its pods' merge would read them.
       const buckets =
-        nativeAt(w) && nativeSumMissing(covered.length > 0, answered) ? new Map([[Infinity, NaN]]) : answered;
+        nativeAt(w) && nativeSumMissing(covered.length > 0, answered.size) ? new Map([[Infinity, NaN]]) : answered;
       if (covered.length > 0 || buckets.size > 0)
         byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
     }
