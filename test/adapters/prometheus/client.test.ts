@@ -397,7 +397,6 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
       result: [
         windowed("vllm/samples", "60", "4"),
         windowed("vllm/resets", "60", "0"),
-        windowed("vllm/instances", "60", "1"),
         windowed("vllm/generation", "60", "50"),
         windowed("vllm/prompt", "60", "100"),
       ],
@@ -555,10 +554,20 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
     answer(
       "counters",
       vector([
-        ...counters.data.result.filter((r) => r.metric.mds_signal !== "vllm/instances"),
-        windowed("vllm/instances", "60", "2"),
-        windowed("vllm/instances", "10", "1"),
-        windowed("vllm/samples", "10", "4"),
+        ...counters.data.result.filter((r) => r.metric.mds_signal !== "vllm/samples"),
+        // Both targets have samples in the 60 s window (one row each), only the new one in the 10 s window.
+        {
+          ...windowed("vllm/samples", "60", "4"),
+          metric: { ...old, mds_signal: "vllm/samples", mds_window_seconds: "60" },
+        },
+        {
+          ...windowed("vllm/samples", "60", "2"),
+          metric: { ...recreated, mds_signal: "vllm/samples", mds_window_seconds: "60" },
+        },
+        {
+          ...windowed("vllm/samples", "10", "4"),
+          metric: { ...recreated, mds_signal: "vllm/samples", mds_window_seconds: "10" },
+        },
         windowed("vllm/resets", "10", "0"),
         windowed("vllm/generation", "10", "20"),
       ]),
@@ -584,7 +593,6 @@ describe("PrometheusSignalSource over HTTP failures and partial answers", () => 
       { metric: { ...labels, pod: "p-1", mds_signal: "vllm/running" }, value: [at / 1000, "4"] },
     ]);
     const counters = vector([
-      windowed("vllm/instances", "60", "1"),
       {
         metric: { ...labels, pod: "p-0", mds_signal: "vllm/generation", mds_window_seconds: "60" },
         value: [at / 1000, "+Inf"],

@@ -129,7 +129,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(many.counters).toContain('"mds_window_seconds", "14"');
   });
 
-  it("asks the same 53 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
+  it("asks the same 51 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
     const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
     const one = parts.issuedFor([scaler(1)]);
     const many = parts.issuedFor(
@@ -137,7 +137,7 @@ describe("one pass, a fixed number of queries", () => {
         scaler(i, { stableWindowSeconds: 30 + (i % 20) * 10, panicWindowSeconds: 10 + (i % 5) }),
       ),
     );
-    expect(one).toHaveLength(53);
+    expect(one).toHaveLength(51);
     expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
     // The signal is the query's own: no series is tagged with it.
     expect(one.some((q) => q.text.includes("mds_signal"))).toBe(false);
@@ -151,7 +151,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks the parts plan's 53 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 51 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
@@ -245,7 +245,7 @@ describe("one pass, a fixed number of queries", () => {
       "sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (vllm:num_requests_running{",
     );
     expect(counters).toContain(
-      "count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component) (count by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
+      "min by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
     );
   });
 });
