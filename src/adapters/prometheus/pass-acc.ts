@@ -14,9 +14,7 @@ export interface WindowAcc {
   itlSeries?: string;
   /** The fewest samples of the pod's running gauge in the window, over its scrape targets. */
   samples?: number;
-  /** Scrape targets (`instance`) seen in the window: the most of any one engine's. */
-  instances?: number;
-  /** Scrape targets seen so far per engine, one per row of the samples part. */
+  /** Scrape targets (`instance`) seen in the window, per engine: the rows of its samples part. */
   targetsByEngine: Partial<Record<EngineKind, number>>;
   ttft: HistogramAcc;
   itl: HistogramAcc;

@@ -142,13 +142,14 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
   // Two samples, no counter reset, and one scrape target: a pod recreated inside the window
   // (a new `instance`) has two series whose rates and histograms would add up, and whose
   // `resets()` each read zero; it is established again once the window holds only the new one.
+  const targets = scrapeTargets(win);
   const established =
     win.samples !== undefined &&
     win.samples >= 2 &&
     win.resets !== undefined &&
     win.resets === 0 &&
-    win.instances !== undefined &&
-    win.instances <= 1;
+    targets !== undefined &&
+    targets <= 1;
   const r = (name: string): number | undefined => win.rates.get(`${engine}/${name}`);
   const entries: [keyof PodWindowRates, number | undefined][] =
     engine === "vllm"
@@ -186,6 +187,12 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
         }
       : {}),
   };
+}
+
+/** Scrape targets seen in the window, the most of either engine's; undefined where no samples part answered. */
+function scrapeTargets(win: WindowAcc): number | undefined {
+  const counts = Object.values(win.targetsByEngine);
+  return counts.length === 0 ? undefined : Math.max(...counts);
 }
 
 /** Whether this SGLang window has `prefill_effective_tokens_total` (2026 builds): its `input` mode is the prompt demand. */

@@ -193,11 +193,9 @@ export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, c
     win.rates.set(key, (win.rates.get(key) ?? 0) + s.value);
   } else if (signal === "samples") {
     // One row per scrape target: the pod's sample count is the fewest, its targets are its rows, counted per
-    // engine (a pod answering for both engines keeps the larger count, as each engine's targets are its own).
+    // engine since each engine's part answers for its own targets (`scrapeTargets` takes the larger).
     win.samples = Math.min(win.samples ?? Infinity, s.value);
-    const targets = (win.targetsByEngine[engine] ?? 0) + 1;
-    win.targetsByEngine[engine] = targets;
-    win.instances = Math.max(win.instances ?? 0, targets);
+    win.targetsByEngine[engine] = (win.targetsByEngine[engine] ?? 0) + 1;
   } else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
   else win.rates.set(`${engine}/${signal}`, s.value);
 }
