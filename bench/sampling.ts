@@ -27,6 +27,7 @@ import {
   prometheusCompressions,
   type PrometheusCompression,
   type PrometheusQueryClient,
+  type RawSamplesResult,
 } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { queryNames, queryPlans, sumsByRole, type QueryPlan } from "../src/adapters/prometheus/queries.js";
@@ -170,12 +171,32 @@ class TimedClient implements PrometheusQueryClient {
       this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.samples.length);
       return result;
     } finally {
-      const ms = performance.now() - t0;
-      this.latenciesMs.push(ms);
-      const list = this.byQuery.get(query);
-      if (list) list.push(ms);
-      else this.byQuery.set(query, [ms]);
+      this.timed(query, t0);
     }
+  }
+
+  /** The `raw-counters` plan's reads: the series answered are the raw series the controller decodes. */
+  async rawSamples(query: string, atUnixMs: number, name?: string): Promise<RawSamplesResult> {
+    const t0 = performance.now();
+    try {
+      const read = this.inner.rawSamples;
+      if (read === undefined) throw new Error("the client reads no raw samples");
+      const result = await read.call(this.inner, query, atUnixMs);
+      this.answeredSeries += result.series.length;
+      const family = name ?? "?";
+      this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.series.length);
+      return result;
+    } finally {
+      this.timed(query, t0);
+    }
+  }
+
+  private timed(query: string, t0: number): void {
+    const ms = performance.now() - t0;
+    this.latenciesMs.push(ms);
+    const list = this.byQuery.get(query);
+    if (list) list.push(ms);
+    else this.byQuery.set(query, [ms]);
   }
 }
 
@@ -290,7 +311,7 @@ function fieldSignature(pod: PodSample): string {
 
 /** One query with `stats=all`: what Prometheus itself says the query read. */
 async function queryStats(url: string, query: string, atUnixMs: number): Promise<QueryStats> {
-  const { stats } = await instantQuery(url, query, atUnixMs, { timeoutMs: queryTimeoutMs, stats: true });
+  const { stats } = await instantQuery(url, query, atUnixMs, { timeoutMs: queryTimeoutMs, stats: true, matrix: true });
   if (!stats) throw new Error("stats query answered no statistics");
   return stats;
 }

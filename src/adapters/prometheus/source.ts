@@ -42,13 +42,24 @@ import {
   type PassAcc,
 } from "./pass-acc.js";
 import { buildPass } from "./pass-build.js";
-import { readAnswers, readSample, Tags, type IssuedQuery, type PassAnswers, type UsableAnswer } from "./pass-read.js";
+import {
+  readAnswers,
+  readSample,
+  Tags,
+  type RawCountersRead,
+  type IssuedQuery,
+  type PassAnswers,
+  type UsableAnswer,
+} from "./pass-read.js";
+import { counterRows } from "./raw-counters.js";
 import {
   bucketParts,
   buildPartQueries,
   buildSamplingQueries,
   defaultQueryPlan,
+  nativeSums,
   queryNames,
+  rawCountersSelector,
   samplingParts,
   signalLabel,
   sumsByRole,
@@ -125,7 +136,11 @@ export class PrometheusSignalSource {
   ) {
     this.config = validatePrometheusSignalConfig(config);
     this.plan = this.config.queryPlan ?? defaultQueryPlan;
-    this.sums = this.plan === "native" ? "native" : "role";
+    this.sums = nativeSums(this.plan) ? "native" : "role";
+    if (this.plan === "raw-counters" && client.rawSamples === undefined)
+      throw new Error(
+        'queryPlan: "raw-counters" reads raw samples, which this client cannot (a period read from range queries); use "native"',
+      );
   }
 
   /**
@@ -298,12 +313,51 @@ export class PrometheusSignalSource {
   /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
   private ask(queries: readonly IssuedQuery[], atUnixMs: number): Promise<PromiseSettledResult<InstantQueryResult>[]> {
     this.queriesIssued += queries.length;
-    return Promise.allSettled(queries.map((q) => this.client.instantQuery(q.text, atUnixMs, q.family)));
+    return Promise.allSettled(
+      queries.map((q) =>
+        q.raw === undefined ? this.client.instantQuery(q.text, atUnixMs, q.family) : this.readRaw(q, q.raw, atUnixMs),
+      ),
+    );
+  }
+
+  /** A raw read's samples turned into the rows of its parts (raw-counters.ts), with the answer's warnings. */
+  private async readRaw(
+    q: IssuedQuery,
+    { engine, windows }: RawCountersRead,
+    atUnixMs: number,
+  ): Promise<InstantQueryResult> {
+    // The constructor refuses the plan for a client without raw reads.
+    const answer = await (this.client.rawSamples as NonNullable<PrometheusQueryClient["rawSamples"]>)(
+      q.text,
+      atUnixMs,
+      q.family,
+    );
+    const l = this.config.labels;
+    return {
+      samples: counterRows(engine, answer.series, windows, l, this.config.metricNameSeparator, atUnixMs),
+      warnings: answer.warnings,
+      ...(answer.infos === undefined ? {} : { infos: answer.infos }),
+    };
   }
 
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
     const plan = this.plan;
+    if (plan === "raw-counters") {
+      // The counters family as two raw reads, right after the gauges; every other part as `native` asks it.
+      const parts = buildPartQueries(
+        this.partsFor(scalers, (...args) => ({ ...summedByRoleInPanicWindow("native")(...args), counters: [] })),
+      );
+      const { gauges: all, windows } = this.passWindows(scalers);
+      const longest = Math.max(...windows.map((w) => w.windowSeconds));
+      const ctx = this.queryContext();
+      const raw = (["vllm", "sglang"] as const).map((engine) => ({
+        family: "counters" as const,
+        text: rawCountersSelector(ctx, engine, all, longest),
+        raw: { engine, windows },
+      }));
+      return [...parts.filter((q) => q.family === "gauges"), ...raw, ...parts.filter((q) => q.family !== "gauges")];
+    }
     if (sumsByRole(plan)) return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow(this.sums)));
     if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
@@ -317,6 +371,25 @@ export class PrometheusSignalSource {
 
   /** Every part a pass over these scalers reads, by family (`samplingParts`, or another builder of the same shape). */
   private partsFor(scalers: readonly ScalerSamplingInput[], build: PartsBuilder = everyPart): PassParts {
+    const { gauges, windows, panic, stable } = this.passWindows(scalers);
+    return build(this.queryContext(), gauges, windows, panic, stable);
+  }
+
+  private queryContext(): QueryContext {
+    return {
+      labels: this.config.labels,
+      separator: this.config.metricNameSeparator,
+      matchers: this.config.matchers ?? [],
+    };
+  }
+
+  /** What a pass over these scalers selects: all of them (the gauges), and each window with the scalers it applies to. */
+  private passWindows(scalers: readonly ScalerSamplingInput[]): {
+    readonly gauges: TargetSelection;
+    readonly windows: WindowSelection[];
+    readonly panic: WindowSelection[];
+    readonly stable: WindowSelection[];
+  } {
     const selection = (list: readonly ScalerSamplingInput[]): TargetSelection => ({
       namespaces: list.map((s) => s.namespace),
       deployments: list.map((s) => s.deployment),
@@ -335,13 +408,12 @@ export class PrometheusSignalSource {
         .sort((a, b) => a[0] - b[0])
         .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
     };
-    return build(
-      { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
-      selection(scalers),
-      windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
-      windowsOf((s) => [s.panicWindowSeconds]),
-      windowsOf((s) => [s.stableWindowSeconds]),
-    );
+    return {
+      gauges: selection(scalers),
+      windows: windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
+      panic: windowsOf((s) => [s.panicWindowSeconds]),
+      stable: windowsOf((s) => [s.stableWindowSeconds]),
+    };
   }
 
   /**
