@@ -56,7 +56,7 @@ import {
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery, type QueryStats } from "./prometheus-query.js";
 import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
-import { positiveNumberFlag } from "./flags.js";
+import { nonNegativeNumberFlag, positiveNumberFlag } from "./flags.js";
 import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
 const help = `npm run bench:sampling [-- options]
@@ -76,6 +76,10 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
                           always_scrape_classic_histograms stores; the native plan needs it
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
+  --step <s>              seconds between the passes' evaluation times, the last at the
+                          TSDB's end and the cold pass one step before the first (default 0:
+                          every pass at the end); the raw-counters plan reads only what is
+                          new since its last pass, so it is measured with a step
   --compression <list>    how answers travel, each a run beside the plans: gzip
                           and/or none (uncompressed; default gzip)
   --query-timeout <s>     budget of one query in seconds: the client's deadline, the
@@ -157,7 +161,11 @@ class TimedClient implements PrometheusQueryClient {
   answeredSeries = 0;
   /** The same, by the family the source names with each query. */
   readonly answeredByFamily = new Map<string, number>();
-  constructor(private readonly inner: PrometheusQueryClient) {}
+  constructor(
+    private readonly inner: PrometheusQueryClient,
+    /** The longest window: the range of a raw read's issued query. */
+    private readonly wholeWindowSeconds: number,
+  ) {}
   async instantQuery(
     query: string,
     atUnixMs: number,
@@ -187,7 +195,9 @@ class TimedClient implements PrometheusQueryClient {
       this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.series.length);
       return result;
     } finally {
-      this.timed(query, t0);
+      // Keyed by the selector with the whole window, as the pass's issued query names it: a pass after another
+      // reads a shorter range of the same selector.
+      this.timed(query.replace(/\[\d+s\]$/, `[${this.wholeWindowSeconds}s]`), t0);
     }
   }
 
@@ -217,7 +227,10 @@ async function live(): Promise<void> {
     console.log(`all targets up; filling the ${stableWindowSeconds}s window (${Math.round(warmupMs / 1000)}s)`);
     await new Promise((r) => setTimeout(r, warmupMs));
 
-    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
+    const client = new TimedClient(
+      new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }),
+      Math.max(stableWindowSeconds, panicWindowSeconds),
+    );
     const source = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
     const rows: string[] = [];
     const queryCounts = new Set<number>();
@@ -428,11 +441,14 @@ async function measureSize(
     const runs: PlanRun[] = planRuns.map(({ plan, compression }) => {
       const client = new TimedClient(
         new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs, compression }),
+        Math.max(scalers[0]?.stableWindowSeconds ?? 0, scalers[0]?.panicWindowSeconds ?? 0),
       );
       const source = new PrometheusSignalSource(client, {
         ...defaultPrometheusSignalConfig,
         queryTimeoutMs,
         queryPlan: plan,
+        // As the controller sets it: one engine scrape interval (`--engine-scrape-interval`).
+        rawReadOverlapSeconds: tsdbShape.scrapeIntervalSeconds,
       });
       return {
         plan,
@@ -448,9 +464,12 @@ async function measureSize(
         queries: 0,
       };
     });
+    // Pass p at its own time when stepping; the cold pass one step before the first.
+    const stepMs = nonNegativeNumberFlag("step", 0) * 1000;
+    const passAtMs = (p: number): number => evaluationUnixMs - (passes - 1 - p) * stepMs;
     for (const run of runs) {
       const t0 = performance.now();
-      await run.source.sample(scalers, evaluationUnixMs);
+      await run.source.sample(scalers, passAtMs(-1));
       run.coldMs = performance.now() - t0;
       run.client.latenciesMs.length = 0;
       run.client.byQuery.clear();
@@ -463,7 +482,7 @@ async function measureSize(
         const cpuBefore = await prometheusCpuSeconds(prometheus.port);
         const benchCpuBefore = process.cpuUsage();
         const started = performance.now();
-        const pass = await run.source.sample(scalers, evaluationUnixMs);
+        const pass = await run.source.sample(scalers, passAtMs(p));
         run.passMs.push(performance.now() - started);
         const benchCpu = process.cpuUsage(benchCpuBefore);
         run.benchCpuSeconds += (benchCpu.user + benchCpu.system) / 1e6;
@@ -491,7 +510,7 @@ async function measureSize(
           if (samples?.queryFailed) problems.push(`${s.key}/${role}: ${samples.queryFailed.reason}`);
           for (const pod of samples?.pods ?? []) {
             pods++;
-            if (isFreshPod(pod, evaluationUnixMs / 1000, s.intervalSeconds)) fresh++;
+            if (isFreshPod(pod, passAtMs(0) / 1000, s.intervalSeconds)) fresh++;
             const key = `${engineOf(i)}/${role}`;
             let seen = signatures.get(key);
             if (!seen) signatures.set(key, (seen = new Set()));

@@ -159,6 +159,37 @@ describe("the raw-counters plan on Prometheus 3.5", () => {
       expect(toDigits(observation), `${key} under the raw-counters plan`).toEqual(toDigits(expected.get(key)));
   }, 60_000);
 
+  it("reads only the samples since the last pass, and computes the same passes as a whole read", async () => {
+    const asked: string[] = [];
+    const c = client();
+    const recording: PrometheusQueryClient = {
+      instantQuery: (q, t) => c.instantQuery(q, t),
+      rawSamples: (q, t) => {
+        asked.push(q);
+        return c.rawSamples(q, t);
+      },
+    };
+    // The scrapes land within a second here: the read since the last pass reaches one second behind it.
+    const kept = new PrometheusSignalSource(recording, {
+      ...defaultPrometheusSignalConfig,
+      queryPlan: "raw-counters",
+      rawReadOverlapSeconds: 1,
+    });
+    const first = await settledTime();
+    for (let step = 0; step < 4; step++) {
+      const at = first + step * 1500;
+      await new Promise((r) => setTimeout(r, Math.max(0, at + ingestionSettleMs - Date.now())));
+      const [incremental, whole] = await Promise.all([
+        kept.sample(scalers, at),
+        sourceOf("raw-counters").sample(scalers, at),
+      ]);
+      expect(incremental.unknownFamilies, `pass ${step}`).toEqual({});
+      expect(incremental, `pass ${step}: the kept window and a whole read compute the same pass`).toEqual(whole);
+    }
+    // Two reads a pass: the whole window first, then 1.5 s since the last pass and the overlap, in whole seconds.
+    expect(asked.map((q) => q.match(/\[(\d+)s\]$/)?.[1])).toEqual(["10", "10", "3", "3", "3", "3", "3", "3"]);
+  }, 60_000);
+
   it("a raw read refused (its connection refused) costs the counters family alone", async () => {
     const at = await settledTime();
     const good = client();

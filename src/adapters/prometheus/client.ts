@@ -461,11 +461,14 @@ export function readRawSeries(data: unknown): RawSeries[] {
       );
     if (it.histograms !== undefined)
       throw new PrometheusQueryError(`raw series ${name} holds native histogram samples, not floats`, "malformed");
-    const points = floatPoints(it.values);
-    const samples = new Array<FloatSample>(points.length);
-    for (let j = 0; j < points.length; j++) {
-      const p = points[j] as MatrixPoint;
-      samples[j] = { tMs: Math.round(p.timestampUnixSeconds * 1000), value: p.value };
+    const values = it.values;
+    if (!Array.isArray(values)) throw new PrometheusQueryError(`raw series ${name} without float samples`, "malformed");
+    const samples = new Array<FloatSample>(values.length);
+    for (let j = 0; j < values.length; j++) {
+      const [time, value] = (Array.isArray(values[j]) ? values[j] : []) as unknown[];
+      if (typeof time !== "number" || typeof value !== "string")
+        throw new PrometheusQueryError(`matrix point ${JSON.stringify(values[j])} is not [time, "value"]`, "malformed");
+      samples[j] = { tMs: Math.round(time * 1000), value: parseFloat(value) };
     }
     series[i] = { name, labels: labelsOf(metric), samples };
   }

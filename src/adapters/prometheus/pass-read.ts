@@ -47,9 +47,14 @@ export type IssuedQuery = Pick<PartQuery, "family" | "text"> &
     readonly raw?: RawCountersRead;
   };
 
-/** One engine's raw read of the counters family, and the windows whose parts are computed from it. */
+/**
+ * One engine's raw read of the counters family: its selector (braces and all, no range), the longest window
+ * it reads, and the windows whose parts are computed from it.
+ */
 export interface RawCountersRead {
   readonly engine: "vllm" | "sglang";
+  readonly selector: string;
+  readonly windowSeconds: number;
   readonly windows: readonly WindowSelection[];
 }
 

@@ -25,13 +25,18 @@ export interface FloatSample {
  * The samples of a window of `windowSeconds` ending at `endMs`, out of a series' samples in time order read
  * over a window at least as long and ending at the same time.
  */
-export function windowOf(samples: readonly FloatSample[], endMs: number, windowSeconds: number): FloatSample[] {
+export function windowOf(
+  samples: readonly FloatSample[],
+  endMs: number,
+  windowSeconds: number,
+): readonly FloatSample[] {
   const startMs = endMs - windowSeconds * 1000;
   let first = 0;
   while (first < samples.length && (samples[first]?.tMs ?? Infinity) <= startMs) first++;
   let last = samples.length;
   while (last > first && (samples[last - 1]?.tMs ?? -Infinity) > endMs) last--;
-  return first === 0 && last === samples.length ? samples.slice() : samples.slice(first, last);
+  // The longest window is usually the whole read: the same samples, not a copy.
+  return first === 0 && last === samples.length ? samples : samples.slice(first, last);
 }
 
 /**

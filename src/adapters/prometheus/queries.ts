@@ -348,19 +348,15 @@ export function counterSeriesNames(engine: "vllm" | "sglang"): readonly string[]
 export const samplesGauge = { vllm: "num_requests_running", sglang: "num_running_reqs" } as const;
 
 /**
- * The `raw-counters` plan's read of one engine: the raw samples of every series the counters family reads
- * (`counterSeriesNames`), over the longest window, with the matchers of every scaler of the pass; each
- * window's parts are computed from them in memory (raw-counters.ts).
+ * The `raw-counters` plan's selector of one engine: every series the counters family reads
+ * (`counterSeriesNames`), with the matchers of every scaler of the pass, read raw over the longest window or
+ * the part of it since the last pass (raw-window.ts); each window's parts are computed from them in memory
+ * (raw-counters.ts).
  */
-export function rawCountersSelector(
-  ctx: QueryContext,
-  engine: "vllm" | "sglang",
-  sel: TargetSelection,
-  windowSeconds: number,
-): string {
+export function rawCountersSelector(ctx: QueryContext, engine: "vllm" | "sglang", sel: TargetSelection): string {
   const b = new Builder(ctx);
   const names = counterSeriesNames(engine).map((m) => b.name(engine, m));
-  return `{${anyOf("__name__", names)}, ${b.matchers(sel)}}[${windowSeconds}s]`;
+  return `{${anyOf("__name__", names)}, ${b.matchers(sel)}}`;
 }
 
 /**

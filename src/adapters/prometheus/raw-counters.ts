@@ -41,26 +41,53 @@ const rateParts = {
   ],
 } as const;
 
-/** One output row being aggregated: its labels and its value so far. */
+/**
+ * One output row being aggregated: its pod's labels, the one more label it is grouped by (if any, and not
+ * empty), and its value so far. Its labels are made once, as the row is written.
+ */
 interface Group<T> {
-  readonly labels: Record<string, string>;
+  readonly podLabels: Readonly<Record<string, string>>;
+  readonly extra?: readonly [string, string];
   value: T;
 }
 
-/** Groups in the order Prometheus' aggregation first sees them (its answer's order), keyed by their labels. */
-class Groups<T> {
-  private readonly byKey = new Map<string, Group<T>>();
+/**
+ * Groups in the order Prometheus' aggregation first sees them (its answer's order), keyed by their label values.
+ * No closure or label object is made per series: a pass reads about a hundred series per deployment, each in
+ * several parts.
+ */
+type Groups<T> = Map<string, Group<T>>;
 
-  get(labels: Record<string, string>, init: () => T): Group<T> {
-    const key = JSON.stringify(labels);
-    let group = this.byKey.get(key);
-    if (!group) this.byKey.set(key, (group = { labels, value: init() }));
-    return group;
-  }
+/** A series of the read with its pod group (the key of its label values, and the labels `by` keeps). */
+interface PodSeries {
+  readonly s: RawSeries;
+  readonly podKey: string;
+  readonly podLabels: Readonly<Record<string, string>>;
+}
 
-  values(): IterableIterator<Group<T>> {
-    return this.byKey.values();
+/** A series of a window: its pod group and its samples in the window. */
+interface WindowSeries {
+  readonly item: PodSeries;
+  readonly inWindow: readonly FloatSample[];
+}
+
+/** Adds `v` to the sum of the group `key`, grouped by the pod and `extra` (a label and its value). */
+function addTo(
+  groups: Groups<KahanSum>,
+  key: string,
+  podLabels: Readonly<Record<string, string>>,
+  extra: readonly [string, string] | undefined,
+  v: number,
+): void {
+  let g = groups.get(key);
+  if (!g) {
+    g =
+      extra === undefined || extra[1] === ""
+        ? { podLabels, value: new KahanSum() }
+        : { podLabels, extra, value: new KahanSum() };
+    groups.set(key, g);
   }
+  g.value.add(v);
 }
 
 /**
@@ -77,55 +104,79 @@ export function counterRows(
 ): VectorSample[] {
   const endMs = Math.round(atUnixMs);
   const prefix = `${engine}${separator}`;
-  const byMetric = new Map<string, RawSeries[]>();
+  const podNames = [labels.namespace, labels.pod, labels.deployment, labels.role];
+  const byMetric = new Map<string, PodSeries[]>();
   for (const s of series) {
     if (!s.name.startsWith(prefix)) continue;
     const metric = s.name.slice(prefix.length);
+    const l = s.labels;
+    const podKey = `${l[labels.namespace] ?? ""}\u0000${l[labels.pod] ?? ""}\u0000${l[labels.deployment] ?? ""}\u0000${l[labels.role] ?? ""}`;
+    const item: PodSeries = { s, podKey, podLabels: groupLabels(l, podNames) };
     const list = byMetric.get(metric);
-    if (list) list.push(s);
-    else byMetric.set(metric, [s]);
+    if (list) list.push(item);
+    else byMetric.set(metric, [item]);
   }
   const rows: VectorSample[] = [];
+  const timestampUnixSeconds = atUnixMs / 1000;
   for (const { windowSeconds: w, selection } of windows) {
     const selected = inSelection(labels, selection);
-    const of = (metric: string): { readonly s: RawSeries; readonly inWindow: FloatSample[] }[] =>
-      (byMetric.get(metric) ?? []).filter(selected).map((s) => ({ s, inWindow: windowOf(s.samples, endMs, w) }));
+    const window = String(w);
+    const read = new Map<string, WindowSeries[]>();
+    const seriesOf = (metric: string): WindowSeries[] => {
+      let list = read.get(metric);
+      if (list) return list;
+      list = [];
+      for (const item of byMetric.get(metric) ?? [])
+        if (selected(item.s.labels)) list.push({ item, inWindow: windowOf(item.s.samples, endMs, w) });
+      read.set(metric, list);
+      return list;
+    };
     const emit = <T>(signal: string, groups: Groups<T>, value: (v: T) => number): void => {
-      for (const g of groups.values())
-        rows.push({
-          labels: { ...g.labels, [signalLabel]: signal, [windowLabel]: String(w) },
-          value: value(g.value),
-          timestampUnixSeconds: atUnixMs / 1000,
-        });
-    };
-    const group = (s: RawSeries, extra: readonly string[] = []): Record<string, string> =>
-      groupLabels(s.labels, [labels.namespace, labels.pod, labels.deployment, labels.role, ...extra]);
-    const sumOf = (
-      signal: string,
-      metric: string,
-      f: (inWindow: FloatSample[]) => number | undefined,
-      extra: readonly string[] = [],
-    ): void => {
-      const groups = new Groups<KahanSum>();
-      for (const { s, inWindow } of of(metric)) {
-        const v = f(inWindow);
-        if (v !== undefined) groups.get(group(s, extra), () => new KahanSum()).value.add(v);
+      for (const g of groups.values()) {
+        const rowLabels: Record<string, string> = { ...g.podLabels };
+        if (g.extra !== undefined) rowLabels[g.extra[0]] = g.extra[1];
+        rowLabels[signalLabel] = signal;
+        rowLabels[windowLabel] = window;
+        rows.push({ labels: rowLabels, value: value(g.value), timestampUnixSeconds });
       }
-      emit(signal, groups, (k) => k.value);
     };
-    const rate = (inWindow: FloatSample[]): number | undefined => extrapolatedRate(inWindow, endMs, w);
-    for (const [signal, metric] of rateParts[engine]) sumOf(`${engine}/${signal}`, metric, rate);
+    const total = (k: KahanSum): number => k.value;
+    /** `sum by (pod)` (with `extra`, `by (pod, extra)`) of a rate or a reset count over a metric's series. */
+    const sumOf = (signal: string, metric: string, kind: "rate" | "resets", extra?: string): void => {
+      const groups: Groups<KahanSum> = new Map();
+      for (const { item, inWindow } of seriesOf(metric)) {
+        const v = kind === "rate" ? extrapolatedRate(inWindow, endMs, w) : resets(inWindow);
+        if (v === undefined) continue;
+        if (extra === undefined) addTo(groups, item.podKey, item.podLabels, undefined, v);
+        else {
+          const extraValue = item.s.labels[extra] ?? "";
+          addTo(groups, `${item.podKey}\u0000${extraValue}`, item.podLabels, [extra, extraValue], v);
+        }
+      }
+      emit(signal, groups, total);
+    };
+    for (const [signal, metric] of rateParts[engine]) sumOf(`${engine}/${signal}`, metric, "rate");
     if (engine === "sglang") {
-      effectiveRows(of("prefill_effective_tokens_total"), group, rate, emit);
-      sumOf("sglang/cached", "cached_tokens_total", rate, ["cache_source"]);
+      effectiveRows(seriesOf("prefill_effective_tokens_total"), endMs, w, emit);
+      sumOf("sglang/cached", "cached_tokens_total", "rate", "cache_source");
     }
-    for (const counter of resetCounters[engine]) sumOf(`${engine}/resets/${counter}`, counter, resets);
-    const counts = new Groups<number | undefined>();
-    for (const { s, inWindow } of of(samplesGauge[engine]))
-      if (inWindow.length > 0) {
-        const g = counts.get(group(s, [instanceLabel]), () => undefined);
-        g.value = extreme(g.value, inWindow.length, "min");
-      }
+    for (const counter of resetCounters[engine]) sumOf(`${engine}/resets/${counter}`, counter, "resets");
+    const counts: Groups<number | undefined> = new Map();
+    for (const { item, inWindow } of seriesOf(samplesGauge[engine])) {
+      if (inWindow.length === 0) continue;
+      const instance = item.s.labels[instanceLabel] ?? "";
+      const key = `${item.podKey}\u0000${instance}`;
+      let g = counts.get(key);
+      if (!g)
+        counts.set(
+          key,
+          (g =
+            instance === ""
+              ? { podLabels: item.podLabels, value: undefined }
+              : { podLabels: item.podLabels, extra: [instanceLabel, instance], value: undefined }),
+        );
+      g.value = extreme(g.value, inWindow.length, "min");
+    }
     emit(`${engine}/samples`, counts, (v) => v ?? NaN);
   }
   return rows;
@@ -137,29 +188,33 @@ export function counterRows(
  * rank 0 ones first, as `or` keeps them); `max` per pod, data-parallel rank, target and mode; summed by pod and mode.
  */
 function effectiveRows(
-  series: readonly { readonly s: RawSeries; readonly inWindow: FloatSample[] }[],
-  group: (s: RawSeries, extra?: readonly string[]) => Record<string, string>,
-  rate: (inWindow: FloatSample[]) => number | undefined,
+  series: readonly WindowSeries[],
+  endMs: number,
+  w: number,
   emit: (signal: string, groups: Groups<KahanSum>, value: (v: KahanSum) => number) => void,
 ): void {
   const base = series.filter(
-    ({ s }) =>
+    ({ item: { s } }) =>
       oneOf(s.labels["pp_rank"], "0", "") && oneOf(s.labels["priority"], "") && oneOf(s.labels["mode"], "input"),
   );
-  const leader = base.filter(({ s }) => oneOf(s.labels["tp_rank"], "0", ""));
-  const dataParallel = base.filter(({ s }) => !oneOf(s.labels["tp_rank"], "0", "") && !oneOf(s.labels["dp_rank"], ""));
-  const ranks = new Groups<number | undefined>();
-  for (const { s, inWindow } of [...leader, ...dataParallel]) {
-    const v = rate(inWindow);
+  const leader = base.filter(({ item: { s } }) => oneOf(s.labels["tp_rank"], "0", ""));
+  const dataParallel = base.filter(
+    ({ item: { s } }) => !oneOf(s.labels["tp_rank"], "0", "") && !oneOf(s.labels["dp_rank"], ""),
+  );
+  const ranks = new Map<string, { readonly item: PodSeries; max: number | undefined }>();
+  for (const { item, inWindow } of [...leader, ...dataParallel]) {
+    const v = extrapolatedRate(inWindow, endMs, w);
     if (v === undefined) continue;
-    const g = ranks.get(group(s, ["dp_rank", instanceLabel, "mode"]), () => undefined);
-    g.value = extreme(g.value, v, "max");
+    const l = item.s.labels;
+    const key = `${item.podKey}\u0000${l["dp_rank"] ?? ""}\u0000${l[instanceLabel] ?? ""}`;
+    let g = ranks.get(key);
+    if (!g) ranks.set(key, (g = { item, max: undefined }));
+    g.max = extreme(g.max, v, "max");
   }
-  const sums = new Groups<KahanSum>();
-  for (const r of ranks.values()) {
-    const { ["dp_rank"]: _rank, [instanceLabel]: _instance, ...byPodAndMode } = r.labels;
-    if (r.value !== undefined) sums.get(byPodAndMode, () => new KahanSum()).value.add(r.value);
-  }
+  // Every series here has mode="input": the sum is by pod, the mode kept as its label.
+  const sums: Groups<KahanSum> = new Map();
+  for (const { item, max } of ranks.values())
+    if (max !== undefined) addTo(sums, item.podKey, item.podLabels, ["mode", "input"], max);
   emit("sglang/effective", sums, (k) => k.value);
 }
 
@@ -182,11 +237,11 @@ function groupLabels(labels: Readonly<Record<string, string>>, names: readonly s
 function inSelection(
   l: PrometheusLabelNames,
   sel: TargetSelection,
-): (item: { readonly labels: Readonly<Record<string, string>> }) => boolean {
+): (labels: Readonly<Record<string, string>>) => boolean {
   const namespaces = new Set(sel.namespaces);
   const deployments = new Set(sel.deployments);
   const roles = new Set(sel.roles);
-  return ({ labels }) =>
+  return (labels) =>
     namespaces.has(labels[l.namespace] ?? "") &&
     deployments.has(labels[l.deployment] ?? "") &&
     roles.has(labels[l.role] ?? "");

@@ -22,7 +22,7 @@
  */
 import type { RoleSamples, SignalFamily } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient } from "./client.js";
-import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
+import { defaultRawReadOverlapSeconds, validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
 import {
   classicReads,
   filterRoles,
@@ -52,6 +52,7 @@ import {
   type UsableAnswer,
 } from "./pass-read.js";
 import { counterRows } from "./raw-counters.js";
+import { RawWindows } from "./raw-window.js";
 import {
   bucketParts,
   buildPartQueries,
@@ -127,6 +128,8 @@ export class PrometheusSignalSource {
   queriesIssued = 0;
 
   private readonly plan: QueryPlan;
+  /** `raw-counters` plan: the raw reads' windows, kept from pass to pass. */
+  private readonly rawWindows: RawWindows;
   /** Where the `roles` and `native` plans' sums come from: the `_bucket` series, or the native histograms. */
   private readonly sums: BucketsBy;
 
@@ -137,6 +140,7 @@ export class PrometheusSignalSource {
     this.config = validatePrometheusSignalConfig(config);
     this.plan = this.config.queryPlan ?? defaultQueryPlan;
     this.sums = nativeSums(this.plan) ? "native" : "role";
+    this.rawWindows = new RawWindows(this.config.rawReadOverlapSeconds ?? defaultRawReadOverlapSeconds);
     if (this.plan === "raw-counters" && client.rawSamples === undefined)
       throw new Error(
         'queryPlan: "raw-counters" reads raw samples, which this client cannot (a period read from range queries); use "native"',
@@ -320,23 +324,33 @@ export class PrometheusSignalSource {
     );
   }
 
-  /** A raw read's samples turned into the rows of its parts (raw-counters.ts), with the answer's warnings. */
+  /**
+   * A raw read: the samples since the last pass (the whole window on the first), merged into the window kept
+   * from pass to pass (raw-window.ts) and turned into the rows of its parts (raw-counters.ts), with the
+   * answer's warnings. A partial answer is not kept: the family is unknown for this pass, and the next read
+   * is whole.
+   */
   private async readRaw(
     q: IssuedQuery,
-    { engine, windows }: RawCountersRead,
+    { engine, selector, windowSeconds, windows }: RawCountersRead,
     atUnixMs: number,
   ): Promise<InstantQueryResult> {
+    const at = { selector, evalMs: Math.round(atUnixMs), windowSeconds };
+    const range = this.rawWindows.rangeSeconds(at);
     // The constructor refuses the plan for a client without raw reads.
-    const answer = await (this.client.rawSamples as NonNullable<PrometheusQueryClient["rawSamples"]>)(
-      q.text,
-      atUnixMs,
-      q.family,
-    );
+    const read = this.client.rawSamples as NonNullable<PrometheusQueryClient["rawSamples"]>;
+    const answer = await read.call(this.client, `${selector}[${range}s]`, atUnixMs, q.family);
+    const infos = answer.infos === undefined ? {} : { infos: answer.infos };
+    if (answer.warnings.length > 0) {
+      this.rawWindows.forget(selector);
+      return { samples: [], warnings: answer.warnings, ...infos };
+    }
+    const series = this.rawWindows.merge(at, range, answer.series);
     const l = this.config.labels;
     return {
-      samples: counterRows(engine, answer.series, windows, l, this.config.metricNameSeparator, atUnixMs),
-      warnings: answer.warnings,
-      ...(answer.infos === undefined ? {} : { infos: answer.infos }),
+      samples: counterRows(engine, series, windows, l, this.config.metricNameSeparator, atUnixMs),
+      warnings: [],
+      ...infos,
     };
   }
 
@@ -351,11 +365,15 @@ export class PrometheusSignalSource {
       const { gauges: all, windows } = this.passWindows(scalers);
       const longest = Math.max(...windows.map((w) => w.windowSeconds));
       const ctx = this.queryContext();
-      const raw = (["vllm", "sglang"] as const).map((engine) => ({
-        family: "counters" as const,
-        text: rawCountersSelector(ctx, engine, all, longest),
-        raw: { engine, windows },
-      }));
+      const raw = (["vllm", "sglang"] as const).map((engine) => {
+        const selector = rawCountersSelector(ctx, engine, all);
+        // The text names the whole window; a pass after another reads only the part since it (`readRaw`).
+        return {
+          family: "counters" as const,
+          text: `${selector}[${longest}s]`,
+          raw: { engine, selector, windowSeconds: longest, windows },
+        };
+      });
       return [...parts.filter((q) => q.family === "gauges"), ...raw, ...parts.filter((q) => q.family !== "gauges")];
     }
     if (sumsByRole(plan)) return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow(this.sums)));
