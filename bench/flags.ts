@@ -18,11 +18,6 @@ export function positiveNumberFlag(name: string, fallback: number): number {
   return numberFlag(name, fallback, (v) => Number.isFinite(v) && v > 0, "a positive number");
 }
 
-/** A number of zero or more (a step that may be none). */
-export function nonNegativeNumberFlag(name: string, fallback: number): number {
-  return numberFlag(name, fallback, (v) => Number.isFinite(v) && v >= 0, "a number of zero or more");
-}
-
 /** A positive whole number (sizes, passes, runs). */
 export function wholeFlag(name: string, fallback: number): number {
   return numberFlag(name, fallback, (v) => Number.isInteger(v) && v > 0, "a positive whole number");

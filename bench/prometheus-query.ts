@@ -36,12 +36,7 @@ export async function instantQuery(
   url: string,
   query: string,
   atUnixMs: number,
-  options: {
-    readonly timeoutMs: number;
-    readonly stats?: boolean;
-    /** A range selector's matrix is accepted too (its statistics are read; `result` is then empty). */
-    readonly matrix?: boolean;
-  },
+  options: { readonly timeoutMs: number; readonly stats?: boolean },
 ): Promise<QueryAnswer> {
   const body = new URLSearchParams({
     query,
@@ -68,12 +63,11 @@ export async function instantQuery(
     };
   };
   if (json.status !== "success") throw new Error(`query failed (${res.status}): ${json.error ?? text.slice(0, 200)}`);
-  const matrix = options.matrix === true && json.data?.resultType === "matrix";
-  if (json.data?.resultType !== "vector" && !matrix)
+  if (json.data?.resultType !== "vector")
     throw new Error(`query answered a ${json.data?.resultType ?? "missing"} result, not a vector`);
-  const st = json.data?.stats;
+  const st = json.data.stats;
   return {
-    result: matrix ? [] : (json.data?.result ?? []),
+    result: json.data.result ?? [],
     bytes: text.length,
     ...(st
       ? {

@@ -27,7 +27,6 @@ import {
   prometheusCompressions,
   type PrometheusCompression,
   type PrometheusQueryClient,
-  type RawSamplesResult,
 } from "../src/adapters/prometheus/client.js";
 import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config.js";
 import { queryNames, queryPlans, sumsByRole, type QueryPlan } from "../src/adapters/prometheus/queries.js";
@@ -56,7 +55,7 @@ import {
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery, type QueryStats } from "./prometheus-query.js";
 import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
-import { nonNegativeNumberFlag, positiveNumberFlag } from "./flags.js";
+import { positiveNumberFlag } from "./flags.js";
 import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
 const help = `npm run bench:sampling [-- options]
@@ -76,10 +75,6 @@ Times the sampling queries alone against prepared TSDBs (bench/engine-tsdb.ts).
                           always_scrape_classic_histograms stores; the native plan needs it
   --stable-window <s>     stable window in seconds (default 180; 30 with --live)
   --panic-window <s>      panic window in seconds (default 60; 10 with --live)
-  --step <s>              seconds between the passes' evaluation times, the last at the
-                          TSDB's end and the cold pass one step before the first (default 0:
-                          every pass at the end); the raw-counters plan reads only what is
-                          new since its last pass, so it is measured with a step
   --compression <list>    how answers travel, each a run beside the plans: gzip
                           and/or none (uncompressed; default gzip)
   --query-timeout <s>     budget of one query in seconds: the client's deadline, the
@@ -161,11 +156,7 @@ class TimedClient implements PrometheusQueryClient {
   answeredSeries = 0;
   /** The same, by the family the source names with each query. */
   readonly answeredByFamily = new Map<string, number>();
-  constructor(
-    private readonly inner: PrometheusQueryClient,
-    /** The longest window: the range of a raw read's issued query. */
-    private readonly wholeWindowSeconds: number,
-  ) {}
+  constructor(private readonly inner: PrometheusQueryClient) {}
   async instantQuery(
     query: string,
     atUnixMs: number,
@@ -179,34 +170,12 @@ class TimedClient implements PrometheusQueryClient {
       this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.samples.length);
       return result;
     } finally {
-      this.timed(query, t0);
+      const ms = performance.now() - t0;
+      this.latenciesMs.push(ms);
+      const list = this.byQuery.get(query);
+      if (list) list.push(ms);
+      else this.byQuery.set(query, [ms]);
     }
-  }
-
-  /** The `raw-counters` plan's reads: the series answered are the raw series the controller decodes. */
-  async rawSamples(query: string, atUnixMs: number, name?: string): Promise<RawSamplesResult> {
-    const t0 = performance.now();
-    try {
-      const read = this.inner.rawSamples;
-      if (read === undefined) throw new Error("the client reads no raw samples");
-      const result = await read.call(this.inner, query, atUnixMs);
-      this.answeredSeries += result.series.length;
-      const family = name ?? "?";
-      this.answeredByFamily.set(family, (this.answeredByFamily.get(family) ?? 0) + result.series.length);
-      return result;
-    } finally {
-      // Keyed by the selector with the whole window, as the pass's issued query names it: a pass after another
-      // reads a shorter range of the same selector.
-      this.timed(query.replace(/\[\d+s\]$/, `[${this.wholeWindowSeconds}s]`), t0);
-    }
-  }
-
-  private timed(query: string, t0: number): void {
-    const ms = performance.now() - t0;
-    this.latenciesMs.push(ms);
-    const list = this.byQuery.get(query);
-    if (list) list.push(ms);
-    else this.byQuery.set(query, [ms]);
   }
 }
 
@@ -227,10 +196,7 @@ async function live(): Promise<void> {
     console.log(`all targets up; filling the ${stableWindowSeconds}s window (${Math.round(warmupMs / 1000)}s)`);
     await new Promise((r) => setTimeout(r, warmupMs));
 
-    const client = new TimedClient(
-      new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }),
-      Math.max(stableWindowSeconds, panicWindowSeconds),
-    );
+    const client = new TimedClient(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs }));
     const source = new PrometheusSignalSource(client, defaultPrometheusSignalConfig);
     const rows: string[] = [];
     const queryCounts = new Set<number>();
@@ -324,7 +290,7 @@ function fieldSignature(pod: PodSample): string {
 
 /** One query with `stats=all`: what Prometheus itself says the query read. */
 async function queryStats(url: string, query: string, atUnixMs: number): Promise<QueryStats> {
-  const { stats } = await instantQuery(url, query, atUnixMs, { timeoutMs: queryTimeoutMs, stats: true, matrix: true });
+  const { stats } = await instantQuery(url, query, atUnixMs, { timeoutMs: queryTimeoutMs, stats: true });
   if (!stats) throw new Error("stats query answered no statistics");
   return stats;
 }
@@ -441,14 +407,11 @@ async function measureSize(
     const runs: PlanRun[] = planRuns.map(({ plan, compression }) => {
       const client = new TimedClient(
         new PrometheusClient({ endpoint: prometheus.url, timeoutMs: queryTimeoutMs, compression }),
-        Math.max(scalers[0]?.stableWindowSeconds ?? 0, scalers[0]?.panicWindowSeconds ?? 0),
       );
       const source = new PrometheusSignalSource(client, {
         ...defaultPrometheusSignalConfig,
         queryTimeoutMs,
         queryPlan: plan,
-        // As the controller sets it: one engine scrape interval (`--engine-scrape-interval`).
-        rawReadOverlapSeconds: tsdbShape.scrapeIntervalSeconds,
       });
       return {
         plan,
@@ -464,12 +427,9 @@ async function measureSize(
         queries: 0,
       };
     });
-    // Pass p at its own time when stepping; the cold pass one step before the first.
-    const stepMs = nonNegativeNumberFlag("step", 0) * 1000;
-    const passAtMs = (p: number): number => evaluationUnixMs - (passes - 1 - p) * stepMs;
     for (const run of runs) {
       const t0 = performance.now();
-      await run.source.sample(scalers, passAtMs(-1));
+      await run.source.sample(scalers, evaluationUnixMs);
       run.coldMs = performance.now() - t0;
       run.client.latenciesMs.length = 0;
       run.client.byQuery.clear();
@@ -482,7 +442,7 @@ async function measureSize(
         const cpuBefore = await prometheusCpuSeconds(prometheus.port);
         const benchCpuBefore = process.cpuUsage();
         const started = performance.now();
-        const pass = await run.source.sample(scalers, passAtMs(p));
+        const pass = await run.source.sample(scalers, evaluationUnixMs);
         run.passMs.push(performance.now() - started);
         const benchCpu = process.cpuUsage(benchCpuBefore);
         run.benchCpuSeconds += (benchCpu.user + benchCpu.system) / 1e6;
@@ -510,7 +470,7 @@ async function measureSize(
           if (samples?.queryFailed) problems.push(`${s.key}/${role}: ${samples.queryFailed.reason}`);
           for (const pod of samples?.pods ?? []) {
             pods++;
-            if (isFreshPod(pod, passAtMs(0) / 1000, s.intervalSeconds)) fresh++;
+            if (isFreshPod(pod, evaluationUnixMs / 1000, s.intervalSeconds)) fresh++;
             const key = `${engineOf(i)}/${role}`;
             let seen = signatures.get(key);
             if (!seen) signatures.set(key, (seen = new Set()));

@@ -28,10 +28,10 @@ import { defaultPrometheusSignalConfig } from "../../src/adapters/prometheus/con
 import { RangeAnswers } from "../../src/adapters/prometheus/range-answers.js";
 import { PrometheusSignalSource } from "../../src/adapters/prometheus/source.js";
 import type { EngineFleet, FleetServer } from "../../src/sim/engines/index.js";
-import type { PrometheusHarness } from "../../harness/prometheus.js";
+import { PrometheusHarness } from "../../harness/prometheus.js";
+import { findPromBinaries } from "../../harness/prom-bin.js";
 import { backendScalers, startBackendFleet } from "../support/backend-fleet.js";
 import { toDigits } from "../support/digits.js";
-import { startNhcbPrometheus } from "../support/nhcb-prometheus.js";
 import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
 
 const namespace = "serving";
@@ -55,7 +55,16 @@ const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
 
 beforeAll(async () => {
   ({ fleet, server } = await startBackendFleet(namespace));
-  prometheus = await startNhcbPrometheus(server.fileSdGroups(), fleet.listPods().length, stableWindowSeconds);
+  prometheus = await PrometheusHarness.start({
+    binaryPath: findPromBinaries().prometheusPath,
+    scrapeIntervalSeconds: 1,
+    targets: server.fileSdGroups(),
+    extraArgs: ["--enable-feature=native-histograms"],
+    scrapeSettings: { convert_classic_histograms_to_nhcb: true, always_scrape_classic_histograms: true },
+  });
+  await prometheus.waitForHealthyTargets(fleet.listPods().length);
+  // A full stable window of scrapes under steady load, and every histogram's low buckets past their first observation.
+  await new Promise((r) => setTimeout(r, (stableWindowSeconds + 5) * 1000));
 }, 120_000);
 
 afterAll(async () => {

@@ -245,9 +245,8 @@ afterAll(async () => {
 });
 
 // Not the `native` plan: on this Prometheus (2.42, no native histograms) it reads every role's classic sums after
-// its first ask, which is the `roles` plan's path, under test here; its faults would be that path's. Nor
-// `raw-counters`, whose raw reads' faults are raw-counters-prometheus.test.ts's.
-const faultPlans = queryPlans.filter((plan) => plan !== "native" && plan !== "raw-counters");
+// its first ask, which is the `roles` plan's path, under test here; its faults would be that path's.
+const faultPlans = queryPlans.filter((plan) => plan !== "native");
 
 describe.each(faultPlans)("Prometheus faults cost only what they touch (%s plan)", (plan) => {
   const source = (): PrometheusSignalSource => bothPlans[plan];

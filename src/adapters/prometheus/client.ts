@@ -11,7 +11,6 @@ import { pipeline, Readable } from "node:stream";
 import { constants as zlibConstants, createUnzip } from "node:zlib";
 import { PrometheusDriver } from "prometheus-query";
 import { AnswerBody } from "./body.js";
-import type { FloatSample } from "./promql-window.js";
 
 export type PrometheusErrorKind = "timeout" | "network" | "http" | "malformed";
 
@@ -74,25 +73,6 @@ export interface InstantQueryResult {
 export interface PrometheusQueryClient {
   /** `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own timings. */
   instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
-  /**
-   * A range selector (`{…}[180s]`) evaluated at `atUnixMs`: the raw float samples of each series it selects
-   * (the `raw-counters` plan). Absent where answers are not read from a store's raw samples (`RangeAnswers`).
-   */
-  rawSamples?(query: string, atUnixMs: number, name?: string): Promise<RawSamplesResult>;
-}
-
-/** One series of a raw read: its metric name, its other labels, its float samples in time order. */
-export interface RawSeries {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly samples: readonly FloatSample[];
-}
-
-export interface RawSamplesResult {
-  readonly series: readonly RawSeries[];
-  /** As `InstantQueryResult.warnings`. */
-  readonly warnings: readonly string[];
-  readonly infos?: readonly string[];
 }
 
 /** One series of a range query's answer: its value at each step it has one, in time order. */
@@ -226,13 +206,6 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
       driver.instantQuery(query, atUnixMs, timeout),
     );
     return { samples: read, warnings, infos };
-  }
-
-  async rawSamples(query: string, atUnixMs: number): Promise<RawSamplesResult> {
-    const { read, warnings, infos } = await this.send(readRawSeries, {}, (driver, timeout) =>
-      driver.instantQuery(query, atUnixMs, timeout),
-    );
-    return { series: read, warnings, infos };
   }
 
   async rangeQuery(
@@ -438,39 +411,6 @@ export function readMatrix(data: unknown): MatrixSeries[] {
       if (points.length > histograms.length) points.sort((a, b) => a.timestampUnixSeconds - b.timestampUnixSeconds);
     }
     series[i] = { labels: labelsOf(metric as Record<string, unknown>), points };
-  }
-  return series;
-}
-
-/**
- * The series of a range selector's answer (an instant query's matrix), each with its metric name and its
- * float samples in time order, times in milliseconds as the store keeps them. A native histogram sample is
- * malformed here: the raw reads select counters and gauges, which are floats.
- */
-export function readRawSeries(data: unknown): RawSeries[] {
-  const result = resultOf(data, "matrix");
-  const series = new Array<RawSeries>(result.length);
-  for (let i = 0; i < result.length; i++) {
-    const it = result[i] as { metric?: unknown; values?: unknown; histograms?: unknown } | null;
-    const metric = it?.metric as Record<string, unknown> | null | undefined;
-    const name = metric?.["__name__"];
-    if (typeof metric !== "object" || metric === null || typeof name !== "string" || it?.values === undefined)
-      throw new PrometheusQueryError(
-        `raw series ${JSON.stringify(metric)} without a metric name or float samples`,
-        "malformed",
-      );
-    if (it.histograms !== undefined)
-      throw new PrometheusQueryError(`raw series ${name} holds native histogram samples, not floats`, "malformed");
-    const values = it.values;
-    if (!Array.isArray(values)) throw new PrometheusQueryError(`raw series ${name} without float samples`, "malformed");
-    const samples = new Array<FloatSample>(values.length);
-    for (let j = 0; j < values.length; j++) {
-      const [time, value] = (Array.isArray(values[j]) ? values[j] : []) as unknown[];
-      if (typeof time !== "number" || typeof value !== "string")
-        throw new PrometheusQueryError(`matrix point ${JSON.stringify(values[j])} is not [time, "value"]`, "malformed");
-      samples[j] = { tMs: Math.round(time * 1000), value: parseFloat(value) };
-    }
-    series[i] = { name, labels: labelsOf(metric), samples };
   }
   return series;
 }

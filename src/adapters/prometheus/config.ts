@@ -29,16 +29,7 @@ export interface PrometheusSignalConfig {
   readonly queryPlan?: QueryPlan;
   /** Matchers every engine selector carries besides the scaler's own labels (matchers.ts); none when absent. */
   readonly matchers?: readonly LabelMatcher[];
-  /**
-   * `raw-counters` plan: how far before the last pass a read of the samples since it reaches back (raw-window.ts),
-   * at least as long as any scrape of the engines takes (their scrape interval); `defaultRawReadOverlapSeconds`
-   * when absent.
-   */
-  readonly rawReadOverlapSeconds?: number;
 }
-
-/** The chart's engine scrape interval, as long as a scrape may take there. */
-export const defaultRawReadOverlapSeconds = 30;
 
 export const defaultLabelNames: PrometheusLabelNames = {
   namespace: "namespace",
@@ -93,9 +84,6 @@ export function validatePrometheusSignalConfig(config: PrometheusSignalConfig): 
   if (config.queryPlan !== undefined && !queryPlans.includes(config.queryPlan)) {
     throw new Error(`queryPlan: ${JSON.stringify(config.queryPlan)} is not one of ${queryPlans.join(", ")}`);
   }
-  const overlap = config.rawReadOverlapSeconds;
-  if (overlap !== undefined && !(Number.isFinite(overlap) && overlap > 0))
-    throw new Error(`rawReadOverlapSeconds: ${overlap} must be a number of seconds above zero`);
   for (const m of config.matchers ?? []) {
     const problem = matcherNameProblem(m.name, config.labels);
     if (problem !== undefined) throw new Error(`matchers: ${m.name}: ${problem}`);

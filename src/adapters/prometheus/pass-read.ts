@@ -16,15 +16,7 @@ import {
   type TargetAcc,
   type WindowAcc,
 } from "./pass-acc.js";
-import {
-  instanceLabel,
-  queryNames,
-  seriesLabel,
-  windowLabel,
-  type PartQuery,
-  type QueryName,
-  type WindowSelection,
-} from "./queries.js";
+import { instanceLabel, queryNames, seriesLabel, windowLabel, type PartQuery, type QueryName } from "./queries.js";
 
 /** The family of fields each query carries: what its failure or partial answer costs. */
 export const familyOfQuery: Readonly<Record<QueryName, SignalFamily>> = {
@@ -42,21 +34,7 @@ export type Usable = "all" | "podsOnly";
  * window, when it holds one) that the `unions` plan's tags would carry.
  */
 export type IssuedQuery = Pick<PartQuery, "family" | "text"> &
-  Partial<Pick<PartQuery, "signal" | "windowSeconds" | "perRole">> & {
-    /** A raw read (`raw-counters` plan): its rows are computed from the samples it answers (raw-counters.ts). */
-    readonly raw?: RawCountersRead;
-  };
-
-/**
- * One engine's raw read of the counters family: its selector (braces and all, no range), the longest window
- * it reads, and the windows whose parts are computed from it.
- */
-export interface RawCountersRead {
-  readonly engine: "vllm" | "sglang";
-  readonly selector: string;
-  readonly windowSeconds: number;
-  readonly windows: readonly WindowSelection[];
-}
+  Partial<Pick<PartQuery, "signal" | "windowSeconds" | "perRole">>;
 
 /** A pass's answers as read: what may be used, and what each family's failed or partial queries cost. */
 export interface PassAnswers {

@@ -80,22 +80,14 @@ export const queryNames: readonly QueryName[] = ["gauges", "counters", "ttft", "
  * `parts` (one query per signal), `roles` (as `parts`, the histogram buckets
  * summed by role) or `native` (as `roles`, the sums read from the native
  * histograms with custom buckets a Prometheus 3 converts the classic ones
- * into; docs/prometheus-signals.md, "Cost" and "The `native` plan") or
- * `raw-counters` (as `native`, the counters family read as raw samples, two
- * range selectors a pass, its rates, resets and sample counts computed by the
- * controller as Prometheus 3 computes them: raw-counters.ts).
+ * into; docs/prometheus-signals.md, "Cost" and "The `native` plan").
  */
-export const queryPlans = ["unions", "parts", "roles", "native", "raw-counters"] as const;
+export const queryPlans = ["unions", "parts", "roles", "native"] as const;
 export type QueryPlan = (typeof queryPlans)[number];
 
 /** Whether a plan asks the latency buckets summed by role, with the per-pod fallback where a sum is not proven. */
 export function sumsByRole(plan: QueryPlan): boolean {
-  return plan === "roles" || plan === "native" || plan === "raw-counters";
-}
-
-/** Whether a plan reads the role sums from native histograms with custom buckets. */
-export function nativeSums(plan: QueryPlan): boolean {
-  return plan === "native" || plan === "raw-counters";
+  return plan === "roles" || plan === "native";
 }
 
 /** The plan a pass uses unless told otherwise: `roles`, kept by its rule (docs/prometheus-signals.md, "Cost"). */
@@ -322,7 +314,7 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       // Scrapes seen in the window, counted on a gauge that every engine process exposes, one row per scrape
       // target: the pod's fewest is its sample count, and its rows are the targets seen in the window (more
       // than one means the pod was recreated inside it). One query where there were two, each reading the gauge.
-      const gauge = samplesGauge[engine];
+      const gauge = engine === "vllm" ? "num_requests_running" : "num_running_reqs";
       parts.push(
         part(
           `min by (${g}, ${instanceLabel}) (count_over_time(${b.series(engine, gauge, sel)}${range}))`,
@@ -333,30 +325,6 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
     }
   }
   return parts;
-}
-
-/** What the counters family reads per engine: each series of every counter part, by metric name without the prefix. */
-export function counterSeriesNames(engine: "vllm" | "sglang"): readonly string[] {
-  const rates =
-    engine === "vllm"
-      ? ["prompt_tokens_total", "generation_tokens_total", "prefix_cache_hits_total"]
-      : ["prompt_tokens_total", "generation_tokens_total", "prefill_effective_tokens_total", "cached_tokens_total"];
-  return [...new Set([...rates, ...resetCounters[engine], samplesGauge[engine]])];
-}
-
-/** The gauge every engine process exposes whose samples count a pod's scrapes in a window (`<engine>/samples`). */
-export const samplesGauge = { vllm: "num_requests_running", sglang: "num_running_reqs" } as const;
-
-/**
- * The `raw-counters` plan's selector of one engine: every series the counters family reads
- * (`counterSeriesNames`), with the matchers of every scaler of the pass, read raw over the longest window or
- * the part of it since the last pass (raw-window.ts); each window's parts are computed from them in memory
- * (raw-counters.ts).
- */
-export function rawCountersSelector(ctx: QueryContext, engine: "vllm" | "sglang", sel: TargetSelection): string {
-  const b = new Builder(ctx);
-  const names = counterSeriesNames(engine).map((m) => b.name(engine, m));
-  return `{${anyOf("__name__", names)}, ${b.matchers(sel)}}`;
 }
 
 /**

@@ -22,7 +22,7 @@
  */
 import type { RoleSamples, SignalFamily } from "../../core/signals/types.js";
 import type { InstantQueryResult, PrometheusQueryClient } from "./client.js";
-import { defaultRawReadOverlapSeconds, validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
+import { validatePrometheusSignalConfig, type PrometheusSignalConfig } from "./config.js";
 import {
   classicReads,
   filterRoles,
@@ -42,25 +42,13 @@ import {
   type PassAcc,
 } from "./pass-acc.js";
 import { buildPass } from "./pass-build.js";
-import {
-  readAnswers,
-  readSample,
-  Tags,
-  type RawCountersRead,
-  type IssuedQuery,
-  type PassAnswers,
-  type UsableAnswer,
-} from "./pass-read.js";
-import { counterRows } from "./raw-counters.js";
-import { RawWindows } from "./raw-window.js";
+import { readAnswers, readSample, Tags, type IssuedQuery, type PassAnswers, type UsableAnswer } from "./pass-read.js";
 import {
   bucketParts,
   buildPartQueries,
   buildSamplingQueries,
   defaultQueryPlan,
-  nativeSums,
   queryNames,
-  rawCountersSelector,
   samplingParts,
   signalLabel,
   sumsByRole,
@@ -128,8 +116,6 @@ export class PrometheusSignalSource {
   queriesIssued = 0;
 
   private readonly plan: QueryPlan;
-  /** `raw-counters` plan: the raw reads' windows, kept from pass to pass. */
-  private readonly rawWindows: RawWindows;
   /** Where the `roles` and `native` plans' sums come from: the `_bucket` series, or the native histograms. */
   private readonly sums: BucketsBy;
 
@@ -139,12 +125,7 @@ export class PrometheusSignalSource {
   ) {
     this.config = validatePrometheusSignalConfig(config);
     this.plan = this.config.queryPlan ?? defaultQueryPlan;
-    this.sums = nativeSums(this.plan) ? "native" : "role";
-    this.rawWindows = new RawWindows(this.config.rawReadOverlapSeconds ?? defaultRawReadOverlapSeconds);
-    if (this.plan === "raw-counters" && client.rawSamples === undefined)
-      throw new Error(
-        'queryPlan: "raw-counters" reads raw samples, which this client cannot (a period read from range queries); use "native"',
-      );
+    this.sums = this.plan === "native" ? "native" : "role";
   }
 
   /**
@@ -317,65 +298,12 @@ export class PrometheusSignalSource {
   /** The queries, independent: each one's failure or partial answer costs its family's fields only. */
   private ask(queries: readonly IssuedQuery[], atUnixMs: number): Promise<PromiseSettledResult<InstantQueryResult>[]> {
     this.queriesIssued += queries.length;
-    return Promise.allSettled(
-      queries.map((q) =>
-        q.raw === undefined ? this.client.instantQuery(q.text, atUnixMs, q.family) : this.readRaw(q, q.raw, atUnixMs),
-      ),
-    );
-  }
-
-  /**
-   * A raw read: the samples since the last pass (the whole window on the first), merged into the window kept
-   * from pass to pass (raw-window.ts) and turned into the rows of its parts (raw-counters.ts), with the
-   * answer's warnings. A partial answer is not kept: the family is unknown for this pass, and the next read
-   * is whole.
-   */
-  private async readRaw(
-    q: IssuedQuery,
-    { engine, selector, windowSeconds, windows }: RawCountersRead,
-    atUnixMs: number,
-  ): Promise<InstantQueryResult> {
-    const at = { selector, evalMs: Math.round(atUnixMs), windowSeconds };
-    const range = this.rawWindows.rangeSeconds(at);
-    // The constructor refuses the plan for a client without raw reads.
-    const read = this.client.rawSamples as NonNullable<PrometheusQueryClient["rawSamples"]>;
-    const answer = await read.call(this.client, `${selector}[${range}s]`, atUnixMs, q.family);
-    const infos = answer.infos === undefined ? {} : { infos: answer.infos };
-    if (answer.warnings.length > 0) {
-      this.rawWindows.forget(selector);
-      return { samples: [], warnings: answer.warnings, ...infos };
-    }
-    const series = this.rawWindows.merge(at, range, answer.series);
-    const l = this.config.labels;
-    return {
-      samples: counterRows(engine, series, windows, l, this.config.metricNameSeparator, atUnixMs),
-      warnings: [],
-      ...infos,
-    };
+    return Promise.allSettled(queries.map((q) => this.client.instantQuery(q.text, atUnixMs, q.family)));
   }
 
   /** The queries a pass over these scalers issues under the configured plan, gauges first. */
   issuedFor(scalers: readonly ScalerSamplingInput[]): IssuedQuery[] {
     const plan = this.plan;
-    if (plan === "raw-counters") {
-      // The counters family as two raw reads, right after the gauges; every other part as `native` asks it.
-      const parts = buildPartQueries(
-        this.partsFor(scalers, (...args) => ({ ...summedByRoleInPanicWindow("native")(...args), counters: [] })),
-      );
-      const { gauges: all, windows } = this.passWindows(scalers);
-      const longest = Math.max(...windows.map((w) => w.windowSeconds));
-      const ctx = this.queryContext();
-      const raw = (["vllm", "sglang"] as const).map((engine) => {
-        const selector = rawCountersSelector(ctx, engine, all);
-        // The text names the whole window; a pass after another reads only the part since it (`readRaw`).
-        return {
-          family: "counters" as const,
-          text: `${selector}[${longest}s]`,
-          raw: { engine, selector, windowSeconds: longest, windows },
-        };
-      });
-      return [...parts.filter((q) => q.family === "gauges"), ...raw, ...parts.filter((q) => q.family !== "gauges")];
-    }
     if (sumsByRole(plan)) return buildPartQueries(this.partsFor(scalers, summedByRoleInPanicWindow(this.sums)));
     if (plan !== "unions") return buildPartQueries(this.partsFor(scalers));
     const unions = buildSamplingQueries(this.partsFor(scalers));
@@ -389,25 +317,6 @@ export class PrometheusSignalSource {
 
   /** Every part a pass over these scalers reads, by family (`samplingParts`, or another builder of the same shape). */
   private partsFor(scalers: readonly ScalerSamplingInput[], build: PartsBuilder = everyPart): PassParts {
-    const { gauges, windows, panic, stable } = this.passWindows(scalers);
-    return build(this.queryContext(), gauges, windows, panic, stable);
-  }
-
-  private queryContext(): QueryContext {
-    return {
-      labels: this.config.labels,
-      separator: this.config.metricNameSeparator,
-      matchers: this.config.matchers ?? [],
-    };
-  }
-
-  /** What a pass over these scalers selects: all of them (the gauges), and each window with the scalers it applies to. */
-  private passWindows(scalers: readonly ScalerSamplingInput[]): {
-    readonly gauges: TargetSelection;
-    readonly windows: WindowSelection[];
-    readonly panic: WindowSelection[];
-    readonly stable: WindowSelection[];
-  } {
     const selection = (list: readonly ScalerSamplingInput[]): TargetSelection => ({
       namespaces: list.map((s) => s.namespace),
       deployments: list.map((s) => s.deployment),
@@ -426,12 +335,13 @@ export class PrometheusSignalSource {
         .sort((a, b) => a[0] - b[0])
         .map(([w, list]) => ({ windowSeconds: w, selection: selection(list) }));
     };
-    return {
-      gauges: selection(scalers),
-      windows: windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
-      panic: windowsOf((s) => [s.panicWindowSeconds]),
-      stable: windowsOf((s) => [s.stableWindowSeconds]),
-    };
+    return build(
+      { labels: this.config.labels, separator: this.config.metricNameSeparator, matchers: this.config.matchers ?? [] },
+      selection(scalers),
+      windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
+      windowsOf((s) => [s.panicWindowSeconds]),
+      windowsOf((s) => [s.stableWindowSeconds]),
+    );
   }
 
   /**
