@@ -8,7 +8,7 @@
  * rewrites (bench/nhcb-queries.ts), taking turns: per query and server, the
  * least Prometheus CPU of `--runs` runs (each `--repeat` evaluations, from
  * /proc), the samples touched (`stats=all`), the series answered and the
- * response's bytes; then the whole pass, its 51 queries sent together. Every
+ * response's bytes; then the whole pass, its 42 queries sent together. Every
  * NHCB answer is compared with the classic one (counts, sums, every role's
  * cumulative bucket at every bound, every role's p95); a difference fails the
  * run. Never run by CI.

@@ -37,7 +37,7 @@ const { prometheus, storage } = await servePrepared(size, {
 });
 // The flags docs/prometheus-signals.md gives for the scaler (latency offset, query length), and for a
 // benchmark: no cache of results (every pass asks the same queries at the same time, which a live
-// controller never does), samples of 2026-01-01 kept, and 51 queries run side by side, none refused.
+// controller never does), samples of 2026-01-01 kept, and 42 queries run side by side, none refused.
 const victoria = await VictoriaMetricsHarness.start({
   extraArgs: [
     "-search.latencyOffset=0s",

@@ -480,14 +480,14 @@ describe("real and derived engine captures through a real Prometheus", () => {
     }
   }, 90_000);
 
-  it("the roles plan reads a role from its summed buckets in 51 queries, and asks a pod's own buckets where the sum is not their merge", async () => {
+  it("the roles plan reads a role from its summed buckets in 42 queries, and asks a pod's own buckets where the sum is not their merge", async () => {
     const [first, second] = await scrapeTimesMs("sglang-2026-live", 2);
     if (first === undefined || second === undefined) throw new Error("two scrapes expected");
     const live = await source.roles.sample(
       [scalerFor("sglang-2026-live", Math.ceil((second - first) / 1000 + 0.5))],
       second,
     );
-    expect(live.queries).toBe(51);
+    expect(live.queries).toBe(42);
     const summed = live.scalers.get("sglang-2026-live")?.get("role");
     expect(summed?.roleHistograms?.stable?.ttftSeconds?.pods).toEqual([
       { pod: "sglang-2026-live-0", engine: "sglang" },
@@ -501,7 +501,7 @@ describe("real and derived engine captures through a real Prometheus", () => {
     const last = times[3] ?? 0;
     const windowSeconds = Math.ceil((last - (times[0] ?? 0)) / 1000 + 0.5);
     const pass = await source.roles.sample([scalerFor(leKey, windowSeconds)], last);
-    expect(pass.queries).toBe(57);
+    expect(pass.queries).toBe(48);
     const perPod = pass.scalers.get(leKey)?.get("role");
     expect(perPod?.roleHistograms).toBeUndefined();
     expect(perPod?.pods[0]?.windows.stable.itlSeconds?.buckets).toEqual(

@@ -352,9 +352,9 @@ describe("PromQL source against a real Prometheus", () => {
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
     expect(observed?.itlMilliseconds, "ITL p95 read from the stable window").toBeGreaterThan(0);
 
-    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 51.
+    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 42.
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(51 + 6);
+    expect(roles.queries).toBe(42 + 6);
     const summed = role(roles, "quiet-vllm", "server");
     expect(summed.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(summed.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
@@ -365,7 +365,7 @@ describe("PromQL source against a real Prometheus", () => {
     // The native plan on this Prometheus (no native sums): the panic window's classic sums (6), then, the role
     // being quiet, its stable window's classic sums at once (6), never a native stable sum that would be missing too.
     const native = await source.native.sample(scalers, at);
-    expect(native.queries).toBe(51 + 6 + 6);
+    expect(native.queries).toBe(42 + 6 + 6);
     const classic = role(native, "quiet-vllm", "server");
     expect(classic.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(classic.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
@@ -383,9 +383,9 @@ describe("PromQL source against a real Prometheus", () => {
     const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
 
-    // 51 queries, the stable window's sums (6), then the pods' own buckets (6).
+    // 42 queries, the stable window's sums (6), then the pods' own buckets (6).
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(51 + 6 + 6);
+    expect(roles.queries).toBe(42 + 6 + 6);
     const perPod = role(roles, "quiet-restart-vllm", "server");
     expect(perPod.roleHistograms).toBeUndefined();
     expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);

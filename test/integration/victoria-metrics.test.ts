@@ -510,14 +510,24 @@ describe("VictoriaMetrics' defaults", () => {
   }, 120_000);
 
   it("refuse a counter query longer than -search.maxQueryLen: counters unknown, not zero", async () => {
-    // Under the unions plan the counter query of the fleet's two scalers is about 19 kB, above
-    // VictoriaMetrics' default 16 KiB; the roles plan (the default) splits it into queries that fit.
+    // Under the unions plan the counter query of the fleet's two scalers and four more (deployments without
+    // pods, whose names lengthen its selectors) is about 17 kB, above VictoriaMetrics' default 16 KiB; the roles
+    // plan (the default) splits it into queries that fit.
     const unions = new PrometheusSignalSource(new PrometheusClient({ endpoint: vmDefault.url, timeoutMs: 10_000 }), {
       ...defaultPrometheusSignalConfig,
       queryPlan: "unions",
     });
-    const scalers = fleetScalers(tenantA);
-    const roles = await samplesOf(unions, scalers, Date.now());
+    const fleet = fleetScalers(tenantA);
+    const padding = [0, 1, 2, 3].map((i) => ({
+      ...fleet[0],
+      key: `${tenantA}/padding-${i}`,
+      deployment: `padding-${i}`,
+    }));
+    const scalers = [...fleet, ...padding] as ScalerSamplingInput[];
+    expect(unions.queriesFor(scalers).counters.length).toBeGreaterThan(16 * 1024);
+    const onFleet = (all: Map<string, RoleSamples>): Map<string, RoleSamples> =>
+      new Map([...all].filter(([key]) => !key.includes("/padding-")));
+    const roles = onFleet(await samplesOf(unions, scalers, Date.now()));
     expect(roles.size).toBeGreaterThan(0);
     const parts = await samplesOf(onVmDefault, scalers, Date.now());
     for (const [key, samples] of parts) expect(samples.unknownFamilies?.counters, key).toBeUndefined();

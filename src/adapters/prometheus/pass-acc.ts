@@ -9,7 +9,7 @@ import type { ScalerSamplingInput } from "./source.js";
 export interface WindowAcc {
   rates: Map<string, number>;
   resets?: number;
-  /** Counters with a sample in the window (their `resets()` part answered). */
+  /** Counter groups with a sample in the window (their `resets()` part answered), `<engine>/<group>` (`resetGroups`). */
   present: Set<string>;
   itlSeries?: string;
   /** The fewest samples of the pod's running gauge in the window, over its scrape targets. */

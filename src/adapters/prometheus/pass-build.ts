@@ -29,7 +29,6 @@ import {
   type RoleAcc,
   type WindowAcc,
 } from "./pass-acc.js";
-import { firstUseCounters, startupCounters } from "./queries.js";
 import type { ScalerSamplingInput } from "./source.js";
 
 /**
@@ -181,8 +180,8 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
     ...(engine === "sglang"
       ? {
           counterPresence: {
-            firstUseFamily: present.some((c) => firstUseCounters.has(c)),
-            startupCounter: present.some((c) => startupCounters.has(c)),
+            firstUseFamily: present.includes("first_use"),
+            startupCounter: present.includes("startup"),
           },
         }
       : {}),

@@ -300,16 +300,19 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       ),
     );
     for (const engine of ["vllm", "sglang"] as const) {
-      // Any counter of the pod going down means the process restarted inside the
-      // window. One part per counter: functions drop metric names, so series of
-      // different counters would collide inside one expression.
-      // A part answers only when its counter has a sample in the window, which also tells the
-      // absent-counter rule which counters exist (`resetCounters`).
-      const counters = resetCounters[engine];
-      for (const counter of counters) {
-        parts.push(
-          part(`sum by (${g}) (resets(${b.series(engine, counter, sel)}${range}))`, `${engine}/resets/${counter}`, w),
-        );
+      // Any counter of the pod going down means the process restarted inside the window: the resets are summed
+      // per pod over the counters of a group, each counter tagged with its name (`mds_series`) before the sum,
+      // since functions drop metric names and series of different counters would collide in one expression.
+      // A group's part answers only when one of its counters has a sample in the window, which tells the
+      // absent-counter rule which groups exist (`resetGroups`).
+      const groups: Readonly<Record<string, readonly string[]>> = resetGroups[engine];
+      for (const [group, counters] of Object.entries(groups)) {
+        const resets = (counter: string): string => `resets(${b.series(engine, counter, sel)}${range})`;
+        const inner =
+          counters.length === 1
+            ? resets(counters[0] ?? "")
+            : union(counters.map((c) => `label_replace(${resets(c)}, "${seriesLabel}", "${c}", "", "")`));
+        parts.push(part(`sum by (${g}) (${inner})`, `${engine}/resets/${group}`, w));
       }
       // Scrapes seen in the window, counted on a gauge that every engine process exposes, one row per scrape
       // target: the pod's fewest is its sample count, and its rows are the targets seen in the window (more
@@ -328,43 +331,34 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
 }
 
 /**
- * The counters whose `resets()` parts a pass reads, per engine. SGLang's
- * first-use tokenizer family and its start-up counter are named so the source
- * can tell which were present (`firstUseCounters`, `startupCounters`).
+ * The counters whose resets a pass reads, per engine, in groups: one `resets()` part per group and window,
+ * the pod's resets summed over the group's counters. A part answers where one of its counters has a sample
+ * in the window, so a group is as present as its first counter to appear: SGLang's tokenizer counters created
+ * when the first request finishes (`first_use`; its TTFT and ITL histograms are created earlier, at the first
+ * token, so their presence says nothing about finished requests) and its counter created at start-up, seeded at
+ * 0 on every rank (`startup`), are groups of their own for the absent-counter rule; the rest is one group.
  */
-export const resetCounters = {
-  vllm: [
-    "prompt_tokens_total",
-    "generation_tokens_total",
-    "prefix_cache_hits_total",
-    "time_to_first_token_seconds_count",
-    "inter_token_latency_seconds_count",
-    "time_per_output_token_seconds_count",
-  ],
-  sglang: [
-    "prompt_tokens_total",
-    "generation_tokens_total",
-    "prefill_effective_tokens_total",
-    "cached_tokens_total",
-    "time_to_first_token_seconds_count",
-    "inter_token_latency_seconds_count",
-    "time_per_output_token_seconds_count",
-  ],
-} as const;
-
-/**
- * SGLang tokenizer counters created when the first request finishes. (Its
- * TTFT and ITL histograms are created earlier, at the first token, so their
- * presence says nothing about finished requests.)
- */
-export const firstUseCounters: ReadonlySet<string> = new Set([
-  "prompt_tokens_total",
-  "generation_tokens_total",
-  "cached_tokens_total",
-]);
-
-/** SGLang counters created at start-up, seeded at 0 on every rank. */
-export const startupCounters: ReadonlySet<string> = new Set(["prefill_effective_tokens_total"]);
+export const resetGroups = {
+  vllm: {
+    counters: [
+      "prompt_tokens_total",
+      "generation_tokens_total",
+      "prefix_cache_hits_total",
+      "time_to_first_token_seconds_count",
+      "inter_token_latency_seconds_count",
+      "time_per_output_token_seconds_count",
+    ],
+  },
+  sglang: {
+    first_use: ["prompt_tokens_total", "generation_tokens_total", "cached_tokens_total"],
+    startup: ["prefill_effective_tokens_total"],
+    histograms: [
+      "time_to_first_token_seconds_count",
+      "inter_token_latency_seconds_count",
+      "time_per_output_token_seconds_count",
+    ],
+  },
+} as const satisfies Record<"vllm" | "sglang", Record<string, readonly string[]>>;
 
 /**
  * Where the bucket series are summed: per pod, or per role (`roles` plan),
@@ -545,7 +539,7 @@ export function buildSamplingQueries(parts: Readonly<Record<QueryName, readonly 
  * The `parts` plan: one query per family and signal, its windows joined by
  * `or` (each tagged with its window when there are several), in the order of
  * the families and of their parts. The count depends on the signals alone,
- * never on the number of scalers: 51 with the default two windows.
+ * never on the number of scalers: 42 with the default two windows.
  */
 export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part[]>>): PartQuery[] {
   const out: PartQuery[] = [];

@@ -7,6 +7,7 @@ import {
 import {
   anyOf,
   escapePromQLString,
+  resetGroups,
   escapeRegex,
   gaugesQuery,
   union,
@@ -129,7 +130,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(many.counters).toContain('"mds_window_seconds", "14"');
   });
 
-  it("asks the same 51 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
+  it("asks the same 42 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
     const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
     const one = parts.issuedFor([scaler(1)]);
     const many = parts.issuedFor(
@@ -137,7 +138,7 @@ describe("one pass, a fixed number of queries", () => {
         scaler(i, { stableWindowSeconds: 30 + (i % 20) * 10, panicWindowSeconds: 10 + (i % 5) }),
       ),
     );
-    expect(one).toHaveLength(51);
+    expect(one).toHaveLength(42);
     expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
     // The signal is the query's own: no series is tagged with it.
     expect(one.some((q) => q.text.includes("mds_signal"))).toBe(false);
@@ -151,7 +152,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks the parts plan's 51 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 42 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
@@ -247,6 +248,30 @@ describe("one pass, a fixed number of queries", () => {
     expect(counters).toContain(
       "min by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
     );
+  });
+
+  it("asks a pod's resets in groups: vLLM's counters in one part, SGLang's first-use, start-up and histogram counters apart", () => {
+    const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
+    const resets = parts.issuedFor([scaler(1)]).filter((q) => q.signal?.includes("/resets/"));
+    expect(resets.map((q) => q.signal)).toEqual([
+      "vllm/resets/counters",
+      "sglang/resets/first_use",
+      "sglang/resets/startup",
+      "sglang/resets/histograms",
+    ]);
+    const vllm = resets[0]?.text ?? "";
+    for (const counter of resetGroups.vllm.counters) {
+      // Each counter tagged with its name before the sum, so the counters' series do not collide.
+      expect(vllm).toContain(`label_replace(resets(vllm:${counter}{`);
+      expect(vllm).toContain(`"mds_series", "${counter}"`);
+    }
+    // Summed by pod, the tags dropped: one row per pod and window.
+    expect(vllm).toMatch(
+      /sum by \(namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component\) \(\(*label_replace\(resets/,
+    );
+    // A group of one counter needs no tag.
+    expect(resets[2]?.text).not.toContain("mds_series");
+    expect(resets[2]?.text).toContain("(resets(sglang:prefill_effective_tokens_total{");
   });
 });
 
