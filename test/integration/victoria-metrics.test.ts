@@ -518,12 +518,14 @@ describe("VictoriaMetrics' defaults", () => {
       queryPlan: "unions",
     });
     const fleet = fleetScalers(tenantA);
-    const padding = [0, 1, 2, 3].map((i) => ({
-      ...fleet[0],
+    const [model] = fleet;
+    if (model === undefined) throw new Error("the fleet has no scaler");
+    const padding = [0, 1, 2, 3].map((i): ScalerSamplingInput => ({
+      ...model,
       key: `${tenantA}/padding-${i}`,
       deployment: `padding-${i}`,
     }));
-    const scalers = [...fleet, ...padding] as ScalerSamplingInput[];
+    const scalers = [...fleet, ...padding];
     expect(unions.queriesFor(scalers).counters.length).toBeGreaterThan(16 * 1024);
     const onFleet = (all: Map<string, RoleSamples>): Map<string, RoleSamples> =>
       new Map([...all].filter(([key]) => !key.includes("/padding-")));

@@ -29,6 +29,7 @@ import {
   type RoleAcc,
   type WindowAcc,
 } from "./pass-acc.js";
+import type { resetGroups } from "./queries.js";
 import type { ScalerSamplingInput } from "./source.js";
 
 /**
@@ -169,7 +170,6 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
   const itl = toHistogram(win.itl);
   const queueTime = toHistogram(win.queue);
   const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
-  const present = [...win.present].filter((c) => c.startsWith(`${engine}/`)).map((c) => c.slice(engine.length + 1));
   return {
     established,
     ...rates,
@@ -180,12 +180,17 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
     ...(engine === "sglang"
       ? {
           counterPresence: {
-            firstUseFamily: present.includes("first_use"),
-            startupCounter: present.includes("startup"),
+            firstUseFamily: win.present.has(sglangGroup("first_use")),
+            startupCounter: win.present.has(sglangGroup("startup")),
           },
         }
       : {}),
   };
+}
+
+/** How a window files an SGLang reset group it saw (`readCounter`), by a name `resetGroups` has. */
+function sglangGroup(group: keyof typeof resetGroups.sglang): string {
+  return `sglang/${group}`;
 }
 
 /** Scrape targets seen in the window, the most of either engine's; undefined where no samples part answered. */

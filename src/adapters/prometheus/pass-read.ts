@@ -52,7 +52,10 @@ export interface UsableAnswer {
   readonly use: Usable;
 }
 
-/** What a sample's tag says: the engine, the signal and, for a reset count or a queue-time part, the counter. */
+/**
+ * What a sample's tag says: the engine, the signal and, for a reset count, the counter group
+ * (`resetGroups`), for a queue-time part, the part (`bucket`, `count`, `sum`).
+ */
 export interface Tag {
   readonly engine: EngineKind;
   readonly signal: string;

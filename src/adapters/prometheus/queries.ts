@@ -208,17 +208,20 @@ class Builder {
    * total; keep tensor rank 0 unless the series names a data-parallel rank
    * (with DP attention `tp_rank` is that rank's global TP rank); then one value
    * per DP rank (duplicates from other TP ranks collapse) with `inner` applied,
-   * per scrape target (`instance`) so that gauges can tell a recreated pod's targets apart.
+   * per scrape target (`instance`) so that gauges can tell a recreated pod's targets apart. `by` keeps more
+   * labels, `collapse` is how duplicate ranks become one, `matchers` narrow the series further.
    */
   sglangScheduler(
     metric: string,
     sel: TargetSelection,
     wrap: (s: string) => string,
-    by: readonly string[] = [],
-    collapse: "max" | "avg" = "max",
-    extra: readonly string[] = [],
+    {
+      by = [],
+      collapse = "max",
+      matchers = [],
+    }: { by?: readonly string[]; collapse?: "max" | "avg"; matchers?: readonly string[] } = {},
   ): string {
-    const base = ['pp_rank=~"0|"', 'priority=""', ...extra];
+    const base = ['pp_rank=~"0|"', 'priority=""', ...matchers];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
     return `${collapse} by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
@@ -287,7 +290,7 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       // three hit modes are never read (the hit tiers count only without it, from cached_tokens_total). They were
       // three of the four series, and this the dearest query of the pass (docs/prometheus-signals.md, Cost).
       part(
-        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, ["mode"], "max", ['mode="input"'])})`,
+        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, { by: ["mode"], matchers: ['mode="input"'] })})`,
         "sglang/effective",
         w,
       ),
@@ -305,9 +308,9 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       // since functions drop metric names and series of different counters would collide in one expression.
       // A group's part answers only when one of its counters has a sample in the window, which tells the
       // absent-counter rule which groups exist (`resetGroups`).
+      const resets = (counter: string): string => `resets(${b.series(engine, counter, sel)}${range})`;
       const groups: Readonly<Record<string, readonly string[]>> = resetGroups[engine];
       for (const [group, counters] of Object.entries(groups)) {
-        const resets = (counter: string): string => `resets(${b.series(engine, counter, sel)}${range})`;
         const inner =
           counters.length === 1
             ? resets(counters[0] ?? "")
@@ -457,7 +460,7 @@ function queueTimeParts(
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
   // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
   const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel, ranks: "max" | "avg" = "max"): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, by, ranks)})`;
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, { by, collapse: ranks })})`;
   const bucketGroup = perRole ? b.roleGroup : g;
   const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
     part(
