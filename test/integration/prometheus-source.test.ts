@@ -383,9 +383,10 @@ describe("PromQL source against a real Prometheus", () => {
     const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
 
-    // 42 queries, the stable window's sums (6), then the pods' own buckets (6).
+    // 42 queries, the panic window's resets of the role whose stable window saw one (4), the stable window's
+    // sums (6), then the pods' own buckets (6).
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(42 + 6 + 6);
+    expect(roles.queries).toBe(42 + 4 + 6 + 6);
     const perPod = role(roles, "quiet-restart-vllm", "server");
     expect(perPod.roleHistograms).toBeUndefined();
     expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);

@@ -271,13 +271,21 @@ export function gaugesParts(ctx: QueryContext, sel: TargetSelection): Part[] {
   ];
 }
 
-/** Counter rates, resets and sample counts for every window. */
-export function countersParts(ctx: QueryContext, windows: readonly WindowSelection[]): Part[] {
+/**
+ * Counter rates, resets and sample counts for every window, the resets only for the windows of
+ * `resetWindows` (by default every window; `resetParts` asks the others' where they are read).
+ */
+export function countersParts(
+  ctx: QueryContext,
+  windows: readonly WindowSelection[],
+  resetWindows: readonly WindowSelection[] = windows,
+): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const range = `[${w}s]`;
+    const resetSel = resetWindows.find((rw) => rw.windowSeconds === w)?.selection;
     const rate = (engine: "vllm" | "sglang", metric: string): string =>
       `sum by (${g}) (rate(${b.series(engine, metric, sel)}${range}))`;
     parts.push(
@@ -308,14 +316,16 @@ export function countersParts(ctx: QueryContext, windows: readonly WindowSelecti
       // since functions drop metric names and series of different counters would collide in one expression.
       // A group's part answers only when one of its counters has a sample in the window, which tells the
       // absent-counter rule which groups exist (`resetGroups`).
-      const resets = (counter: string): string => `resets(${b.series(engine, counter, sel)}${range})`;
-      const groups: Readonly<Record<string, readonly string[]>> = resetGroups[engine];
-      for (const [group, counters] of Object.entries(groups)) {
-        const inner =
-          counters.length === 1
-            ? resets(counters[0] ?? "")
-            : union(counters.map((c) => `label_replace(${resets(c)}, "${seriesLabel}", "${c}", "", "")`));
-        parts.push(part(`sum by (${g}) (${inner})`, `${engine}/resets/${group}`, w));
+      if (resetSel !== undefined) {
+        const resets = (counter: string): string => `resets(${b.series(engine, counter, resetSel)}${range})`;
+        const groups: Readonly<Record<string, readonly string[]>> = resetGroups[engine];
+        for (const [group, counters] of Object.entries(groups)) {
+          const inner =
+            counters.length === 1
+              ? resets(counters[0] ?? "")
+              : union(counters.map((c) => `label_replace(${resets(c)}, "${seriesLabel}", "${c}", "", "")`));
+          parts.push(part(`sum by (${g}) (${inner})`, `${engine}/resets/${group}`, w));
+        }
       }
       // Scrapes seen in the window, counted on a gauge that every engine process exposes, one row per scrape
       // target: the pod's fewest is its sample count, and its rows are the targets seen in the window (more
@@ -482,6 +492,19 @@ function queueTimeParts(
   ];
 }
 
+/** The `resets()` parts of the counters family alone, for these windows: what a pass asks again (`shorterWindowResets`). */
+export function resetParts(
+  ctx: QueryContext,
+  windows: readonly WindowSelection[],
+): Readonly<Record<QueryName, readonly Part[]>> {
+  return {
+    gauges: [],
+    counters: countersParts(ctx, windows).filter((p) => p.signal.includes("/resets/")),
+    ttft: [],
+    itl: [],
+  };
+}
+
 /** The gauge query of the `unions` plan. */
 export function gaugesQuery(ctx: QueryContext, sel: TargetSelection): string {
   return union(gaugesParts(ctx, sel).map(tag));
@@ -503,10 +526,11 @@ export function samplingParts(
   windows: readonly WindowSelection[],
   bucketsBy: BucketsBy = "pod",
   bucketWindows: readonly WindowSelection[] = windows,
+  resetWindows: readonly WindowSelection[] = windows,
 ): Readonly<Record<QueryName, readonly Part[]>> {
   return {
     gauges: gaugesParts(ctx, gauges),
-    counters: countersParts(ctx, windows),
+    counters: countersParts(ctx, windows, resetWindows),
     ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, bucketWindows),
     itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, bucketWindows),
   };

@@ -42,6 +42,12 @@ import {
   type PassAcc,
 } from "./pass-acc.js";
 import { buildPass } from "./pass-build.js";
+import {
+  clearShorterWindowResets,
+  longerAndShorter,
+  rolesWithLongerWindowResets,
+  shorterFromLonger,
+} from "./window-resets.js";
 import { readAnswers, readSample, Tags, type IssuedQuery, type PassAnswers, type UsableAnswer } from "./pass-read.js";
 import {
   bucketParts,
@@ -51,6 +57,7 @@ import {
   queryNames,
   samplingParts,
   signalLabel,
+  resetParts,
   sumsByRole,
   windowLabel,
   type BucketsBy,
@@ -170,21 +177,21 @@ export class PrometheusSignalSource {
   ): Promise<
     { readonly kind: "no pods"; readonly pass: SamplingPass } | { readonly kind: "read"; readonly state: PassState }
   > {
-    const issued = this.issuedFor(scalers);
-    const settled = await this.ask(issued, atUnixMs);
-    const answers = readAnswers(issued, settled);
-    const gaugeFailure = answers.failures.get("gauges");
+    const firstIssued = this.issuedFor(scalers);
+    const firstSettled = await this.ask(firstIssued, atUnixMs);
+    const first = readAnswers(firstIssued, firstSettled);
+    const gaugeFailure = first.failures.get("gauges");
     if (gaugeFailure !== undefined) {
       // The gauge query names the pods and their freshness: without it no pod is known.
       const reason = `gauges: ${gaugeFailure}`;
       const out = new Map<string, Map<string, RoleSamples>>();
       for (const s of scalers) out.set(s.key, new Map(s.roles.map((r) => [r, { pods: [], queryFailed: { reason } }])));
-      const { warnings, infos, unknownFamilies } = answers;
+      const { warnings, infos, unknownFamilies } = first;
       return {
         kind: "no pods",
         pass: {
           atUnixMs,
-          queries: issued.length,
+          queries: firstIssued.length,
           scalers: out,
           warnings,
           infos,
@@ -200,7 +207,10 @@ export class PrometheusSignalSource {
       native: this.sums === "native",
       classic: new Map(),
     };
-    this.accumulate(acc, answers.usable);
+    this.accumulate(acc, first.usable);
+    const { issued, settled, answers } = sumsByRole(this.plan)
+      ? await this.shorterWindowResets(scalers, atUnixMs, acc, { issued: firstIssued, settled: firstSettled })
+      : { issued: firstIssued, settled: firstSettled, answers: first };
     const perPod = sumsByRole(this.plan) ? new Set<string>() : undefined;
     if (perPod !== undefined)
       for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
@@ -290,6 +300,43 @@ export class PrometheusSignalSource {
     };
   }
 
+  /**
+   * Under the `roles` and `native` plans, the shorter window's counter resets (window-resets.ts): the longer
+   * window's reading where it saw no reset, asked (four queries) for the roles where it saw one; before the
+   * pass is built, since a window with a reset is not established and the roles' proofs read that.
+   */
+  private async shorterWindowResets(
+    scalers: readonly ScalerSamplingInput[],
+    atUnixMs: number,
+    acc: PassAcc,
+    first: {
+      readonly issued: readonly IssuedQuery[];
+      readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
+    },
+  ): Promise<{
+    readonly issued: readonly IssuedQuery[];
+    readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
+    readonly answers: PassAnswers;
+  }> {
+    const asked = rolesWithLongerWindowResets(scalers, acc);
+    shorterFromLonger(scalers, acc, asked);
+    if (asked.length === 0) return { ...first, answers: readAnswers(first.issued, first.settled) };
+    const again = buildPartQueries(
+      this.partsFor(asked, (ctx, _g, _w, _p, _s, _l, shorter) => resetParts(ctx, shorter)),
+    );
+    const cells = clearShorterWindowResets(asked, acc);
+    const issued = [...first.issued, ...again];
+    const settled = [...first.settled, ...(await this.ask(again, atUnixMs))];
+    const answers = readAnswers(issued, settled);
+    const set = new Set<IssuedQuery>(again);
+    this.accumulate(
+      acc,
+      answers.usable.filter((a) => set.has(a.query)),
+      (key, w) => cells.has(cellOf(key, w)),
+    );
+    return { issued, settled, answers };
+  }
+
   /** A follow-up's bucket queries for these scalers (six, whatever their number), none for no scaler. */
   private bucketQueries(scalers: readonly ScalerSamplingInput[], build: PartsBuilder): IssuedQuery[] {
     return scalers.length === 0 ? [] : buildPartQueries(this.partsFor(scalers, build));
@@ -341,6 +388,8 @@ export class PrometheusSignalSource {
       windowsOf((s) => [s.stableWindowSeconds, s.panicWindowSeconds]),
       windowsOf((s) => [s.panicWindowSeconds]),
       windowsOf((s) => [s.stableWindowSeconds]),
+      windowsOf((s) => [longerAndShorter(s).longer]),
+      windowsOf((s) => [longerAndShorter(s).shorter]),
     );
   }
 
@@ -380,13 +429,18 @@ export class PrometheusSignalSource {
 
 type PassParts = Readonly<Record<QueryName, readonly Part[]>>;
 
-/** Builds a pass's parts from the windows of its scalers: every window, the panic windows, the stable windows. */
+/**
+ * Builds a pass's parts from the windows of its scalers: every window, the panic windows, the stable windows,
+ * and the longer and the shorter of each scaler's two.
+ */
 type PartsBuilder = (
   ctx: QueryContext,
   gauges: TargetSelection,
   windows: readonly WindowSelection[],
   panic: readonly WindowSelection[],
   stable: readonly WindowSelection[],
+  longer: readonly WindowSelection[],
+  shorter: readonly WindowSelection[],
 ) => PassParts;
 
 /** Every part of every window, the buckets per pod (`unions` and `parts`). */
@@ -396,9 +450,10 @@ const everyPart: PartsBuilder = (ctx, gauges, windows) => samplingParts(ctx, gau
  * The `roles` and `native` plans' first parts: the histogram buckets summed by
  * role (from the `_bucket` series, or from the native histograms), of the
  * panic window alone (the stable window's are asked where they are read); the
- * counts and sums of every window.
+ * counts and sums of every window; the counters' resets of each scaler's longer
+ * window alone (the shorter window's are asked where it differs, window-resets.ts).
  */
 const summedByRoleInPanicWindow =
   (sums: BucketsBy): PartsBuilder =>
-  (ctx, gauges, windows, panic) =>
-    samplingParts(ctx, gauges, windows, sums, panic);
+  (ctx, gauges, windows, panic, _stable, longer) =>
+    samplingParts(ctx, gauges, windows, sums, panic, longer);

@@ -152,13 +152,15 @@ describe("one pass, a fixed number of queries", () => {
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks the parts plan's 42 queries in the roles plan, its six bucket queries summed by role over the panic window, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 42 queries in the roles plan, its six bucket queries summed by role over the panic window and its resets over the longer window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
     const one = roles.issuedFor([scaler(1)]);
     const many = roles.issuedFor(Array.from({ length: 500 }, (_, i) => scaler(i)));
-    expect(one.map((q) => `${q.family}/${q.signal}`)).toEqual(parts.map((q) => `${q.family}/${q.signal}`));
+    const signals = (qs: readonly { family: string; signal?: string }[]): string[] =>
+      qs.map((q) => `${q.family}/${q.signal}`).sort();
+    expect(signals(one)).toEqual(signals(parts));
     expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
     const summed = one.filter((q) => q.perRole === true);
     expect(summed.map((q) => `${q.family}/${q.signal}`)).toEqual([
@@ -178,9 +180,24 @@ describe("one pass, a fixed number of queries", () => {
       expect(q.text, `${q.signal} reads the panic window`).toContain("[60s]");
       expect(q.text, `${q.signal} does not read the stable window`).not.toContain("[180s]");
     }
+    // The resets of the longer window alone: the shorter window's are read from it, or asked where it saw a reset.
+    const resets = one.filter((q) => (q.signal ?? "").includes("/resets/"));
+    expect(resets).toHaveLength(4);
+    for (const q of resets) {
+      expect(q.windowSeconds, `${q.signal} reads one window`).toBe(180);
+      expect(q.text, `${q.signal} reads the stable window`).toContain("[180s]");
+      expect(q.text, `${q.signal} does not read the panic window`).not.toContain("[60s]");
+    }
     // Everything else is the parts plan's query, word for word: the counts and sums stay per pod.
-    const rest = one.filter((q) => q.perRole !== true).map((q) => q.text);
-    expect(rest).toEqual(parts.filter((q) => !(q.signal ?? "").endsWith("/bucket")).map((q) => q.text));
+    const asked = (q: { signal?: string; perRole?: true }): boolean =>
+      q.perRole !== true && !(q.signal ?? "").includes("/resets/");
+    const rest = one.filter(asked).map((q) => q.text);
+    expect(rest.sort()).toEqual(
+      parts
+        .filter((q) => !(q.signal ?? "").endsWith("/bucket") && asked(q))
+        .map((q) => q.text)
+        .sort(),
+    );
     // The per-pod choice between ITL names and SGLang's rank filter happen before the role's sum.
     const itl = summed.find((q) => q.family === "itl" && q.signal === "vllm/bucket");
     expect(itl?.text).toContain(`or on (${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role})`);
