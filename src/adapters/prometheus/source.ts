@@ -14,7 +14,9 @@
  * pods' own buckets. The `native` plan reads those sums from native histograms,
  * and a window whose native sums are missing from the classic series summed by
  * role, as `roles` does. Each of these asks is the same six queries whatever the
- * number of roles in it.
+ * number of roles in it. Under both, the counters' resets are asked for each
+ * scaler's longer window, and the shorter window's (four queries) only for the
+ * roles a pod of which saw a reset there (window-resets.ts).
  *
  * This file runs a pass's asks; what the pass has read is pass-acc.ts, reading
  * answers into it pass-read.ts, turning it into `RoleSamples` pass-build.ts, and
