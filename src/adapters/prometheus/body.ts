@@ -44,6 +44,7 @@ export class AnswerBody {
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     if (this.head !== undefined && this.pendingBytes < pieceBytes) return;
+    if (this.head !== undefined && this.pending.length > 1 && this.parseAcross(chunk)) return;
     let bytes = this.pending.length === 1 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
     if (this.head === undefined) {
       const first = bytes.indexOf(seriesStart);
@@ -53,7 +54,37 @@ export class AnswerBody {
     }
     // Runs of about `pieceBytes` each, cut at the first series start past that size: a chunk of several
     // runs (the client inflates in 256 kB pieces) is parsed run by run, never as one large text.
-    let start = 0;
+    this.parseRuns(bytes, 0);
+  }
+
+  /**
+   * The run that starts in the bytes kept from before and ends in `chunk`, copied into one buffer with
+   * that part of the chunk alone (a 256 kB chunk behind a kept tail was copied whole at every chunk);
+   * then the chunk's own runs. False, with nothing read, where the run does not end in this chunk.
+   */
+  private parseAcross(chunk: Buffer): boolean {
+    const kept = this.pendingBytes - chunk.length;
+    const cut = chunk.indexOf(seriesStart, Math.max(1, pieceBytes - kept));
+    if (cut < 0) return false;
+    if (chunk[cut - 1] !== comma) {
+      this.giveUp();
+      return true;
+    }
+    // One buffer of the run alone, decoded whole: a character may be split between the two.
+    const run = Buffer.concat([...this.pending.slice(0, -1), chunk.subarray(0, cut - 1)], kept + cut - 1);
+    const piece = parseOrUndefined(`[${run.toString("utf8")}]`);
+    if (!Array.isArray(piece)) {
+      this.giveUp();
+      return true;
+    }
+    for (const s of piece) this.series.push(s);
+    this.largestRun = Math.max(this.largestRun, kept + cut - 1);
+    this.parseRuns(chunk.subarray(cut), 0);
+    return true;
+  }
+
+  /** Runs of about `pieceBytes` from `start`, each cut at the first series start past that size; the rest kept. */
+  private parseRuns(bytes: Buffer, start: number): void {
     while (bytes.length - start >= pieceBytes) {
       const cut = bytes.indexOf(seriesStart, start + pieceBytes);
       if (cut < 0) break;

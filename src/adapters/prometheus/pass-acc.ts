@@ -67,7 +67,14 @@ export interface PodAcc {
 
 /** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
 export interface PassAcc {
+  /** By `<roleKey>\0<pod>`. */
   readonly pods: Map<string, PodAcc>;
+  /**
+   * The same pods by pod name (a name under several roles, or namespaces, has several): what a sample is
+   * looked up by (`podOf`), since a key built from its labels for each of a pass's hundreds of thousands
+   * of series cost more than the lookup.
+   */
+  readonly podsByName: Map<string, PodAcc[]>;
   readonly roles: Map<string, RoleAcc>;
   /** Per role (`roleKey`), the windows (in seconds) whose summed buckets were asked. */
   readonly summed: Map<string, Set<number>>;

@@ -86,7 +86,7 @@ export function readSample(
   tag: Tag,
 ): void {
   if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, s, tag);
-  const acc = podOf(pass.pods, labels, s);
+  const acc = podOf(pass, labels, s);
   if (!acc) return;
   const family = answer.query.family;
   if (family === "gauges") return readGauge(targetOf(acc, s), s, tag, answer.use);
@@ -135,15 +135,20 @@ export function addNativeSum(buckets: Map<number, number>, histogram: NativeHist
   for (const [bound, count] of nativeCumulativeCounts(histogram)) buckets.set(bound, count);
 }
 
-export function podOf(pods: Map<string, PodAcc>, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
+export function podOf(pass: PassAcc, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
   const namespace = s.labels[l.namespace];
   const deployment = s.labels[l.deployment];
   const role = s.labels[l.role];
   const pod = s.labels[l.pod];
   if (!namespace || !deployment || !role || !pod) return undefined;
-  const key = `${roleKey(namespace, deployment, role)}\u0000${pod}`;
-  let acc = pods.get(key);
-  if (!acc) pods.set(key, (acc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() }));
+  const named = pass.podsByName.get(pod);
+  if (named !== undefined)
+    for (const acc of named)
+      if (acc.namespace === namespace && acc.deployment === deployment && acc.role === role) return acc;
+  const acc: PodAcc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() };
+  pass.pods.set(`${roleKey(namespace, deployment, role)}\u0000${pod}`, acc);
+  if (named === undefined) pass.podsByName.set(pod, [acc]);
+  else named.push(acc);
   return acc;
 }
 

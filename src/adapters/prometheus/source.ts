@@ -204,6 +204,7 @@ export class PrometheusSignalSource {
     }
     const acc: PassAcc = {
       pods: new Map(),
+      podsByName: new Map(),
       roles: new Map(),
       summed: new Map(),
       native: this.sums === "native",

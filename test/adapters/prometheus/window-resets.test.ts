@@ -22,7 +22,14 @@ function scaler(deployment: string, windows: { stable?: number; panic?: number }
 }
 
 function emptyAcc(): PassAcc {
-  return { pods: new Map(), roles: new Map(), summed: new Map(), native: false, classic: new Map() };
+  return {
+    pods: new Map(),
+    podsByName: new Map(),
+    roles: new Map(),
+    summed: new Map(),
+    native: false,
+    classic: new Map(),
+  };
 }
 
 /** A pod with the resets and groups each window read (`undefined`: no counter sampled there). */
