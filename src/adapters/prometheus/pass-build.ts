@@ -151,7 +151,6 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
     targets !== undefined &&
     targets <= 1;
   const r = (name: string): number | undefined => win.rates.get(`${engine}/${name}`);
-  const effective = engine === "sglang" && usesEffectiveCounter(win);
   const entries: [keyof PodWindowRates, number | undefined][] =
     engine === "vllm"
       ? [
@@ -163,14 +162,14 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
           ["promptTokensPerSecond", r("prompt")],
           ["generationTokensPerSecond", r("generation")],
           ["effectivePrefillTokensPerSecond", r("effective/input")],
-          ...sglangHits(win, effective),
+          ...sglangHits(win),
         ];
   const rates: Record<string, number> = {};
   for (const [k, v] of entries) if (v !== undefined) rates[k] = v;
   const ttft = toHistogram(win.ttft);
   const itl = toHistogram(win.itl);
   const queueTime = toHistogram(win.queue);
-  const cacheSeries = engine === "sglang" ? sglangCacheSeries(win, effective) : undefined;
+  const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
   return {
     established,
     ...rates,
@@ -196,25 +195,21 @@ function sglangGroup(group: keyof typeof resetGroups.sglang): string {
 
 /** Scrape targets seen in the window, the most of either engine's; undefined where no samples part answered. */
 function scrapeTargets(win: WindowAcc): number | undefined {
-  const { vllm, sglang } = win.targetsByEngine;
-  return vllm === undefined ? sglang : sglang === undefined ? vllm : Math.max(vllm, sglang);
+  const counts = Object.values(win.targetsByEngine);
+  return counts.length === 0 ? undefined : Math.max(...counts);
 }
 
 /** Whether this SGLang window has `prefill_effective_tokens_total` (2026 builds): its `input` mode is the prompt demand. */
 export function usesEffectiveCounter(win: WindowAcc): boolean {
-  for (const k of win.rates.keys()) if (k.startsWith("sglang/effective/")) return true;
-  return false;
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/effective/"));
 }
 
 /**
  * SGLang hit rates per tier, from `cached_tokens_total{cache_source}`, on builds without the effective-prefill
  * counter; none where the pod has it, since its `input` mode is then the demand and the pass asks only that mode.
  */
-export function sglangHits(
-  win: WindowAcc,
-  effective = usesEffectiveCounter(win),
-): [keyof PodWindowRates, number | undefined][] {
-  if (effective) return [];
+export function sglangHits(win: WindowAcc): [keyof PodWindowRates, number | undefined][] {
+  if (usesEffectiveCounter(win)) return [];
   const r = (name: string): number | undefined => win.rates.get(`sglang/${name}`);
   return [
     ["deviceHitTokensPerSecond", r("cached/device")],
@@ -225,10 +220,9 @@ export function sglangHits(
 }
 
 /** The series the window's hit tiers came from, where it has them. */
-export function sglangCacheSeries(win: WindowAcc, effective = usesEffectiveCounter(win)): string | undefined {
-  if (effective) return undefined;
-  for (const k of win.rates.keys()) if (k.startsWith("sglang/cached/")) return "sglang:cached_tokens_total";
-  return undefined;
+export function sglangCacheSeries(win: WindowAcc): string | undefined {
+  if (usesEffectiveCounter(win)) return undefined;
+  return [...win.rates.keys()].some((k) => k.startsWith("sglang/cached/")) ? "sglang:cached_tokens_total" : undefined;
 }
 
 export function toHistogram(h: HistogramAcc): HistogramWindow | undefined {

@@ -169,11 +169,6 @@ export const seriesFallbacks = {
 } as const;
 
 class Builder {
-  /**
-   * The matchers of each selection, built once: a selection is matched by dozens of selectors, and sorting
-   * and escaping a thousand deployment names for each was a share of the controller's pass.
-   */
-  private readonly targets = new Map<TargetSelection, string>();
   readonly group: string;
   /** A role's series summed over its pods. */
   readonly roleGroup: string;
@@ -194,18 +189,14 @@ class Builder {
    * an empty pod, which the source drops in memory.
    */
   matchers(sel: TargetSelection, extra: readonly string[] = []): string {
-    let target = this.targets.get(sel);
-    if (target === undefined) {
-      const l = this.ctx.labels;
-      target = [
-        anyOf(l.namespace, sel.namespaces),
-        anyOf(l.deployment, sel.deployments),
-        anyOf(l.role, sel.roles),
-        ...(this.ctx.matchers ?? []).map(matcherText),
-      ].join(", ");
-      this.targets.set(sel, target);
-    }
-    return extra.length === 0 ? target : `${target}, ${extra.join(", ")}`;
+    const l = this.ctx.labels;
+    return [
+      anyOf(l.namespace, sel.namespaces),
+      anyOf(l.deployment, sel.deployments),
+      anyOf(l.role, sel.roles),
+      ...(this.ctx.matchers ?? []).map(matcherText),
+      ...extra,
+    ].join(", ");
   }
 
   series(engine: "vllm" | "sglang", metric: string, sel: TargetSelection, extra: readonly string[] = []): string {
