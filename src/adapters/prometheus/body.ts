@@ -64,6 +64,7 @@ export class AnswerBody {
    */
   private parseAcross(chunk: Buffer): boolean {
     const kept = this.pendingBytes - chunk.length;
+    // The run counts the kept bytes toward its size; from 1, so the comma before the cut is in this chunk.
     const cut = chunk.indexOf(seriesStart, Math.max(1, pieceBytes - kept));
     if (cut < 0) return false;
     if (chunk[cut - 1] !== comma) {

@@ -67,8 +67,8 @@ export interface PodAcc {
 
 /** What a pass has read so far: per pod, and the buckets Prometheus summed per role (`roleKey`). */
 export interface PassAcc {
-  /** By `<roleKey>\0<pod>`. */
-  readonly pods: Map<string, PodAcc>;
+  /** Every pod, in the order the answers first named it. */
+  readonly pods: PodAcc[];
   /**
    * The same pods by pod name (a name under several roles, or namespaces, has several): what a sample is
    * looked up by (`podOf`), since a key built from its labels for each of a pass's hundreds of thousands
@@ -126,7 +126,7 @@ export function markSummed(acc: PassAcc, s: ScalerSamplingInput, role: string, s
 /** The pass's pods by role (`roleKey`), indexed once: a scan of every pod for every scaler and role grows with the square of the fleet. */
 export function podsByRole(acc: PassAcc): Map<string, PodAcc[]> {
   const byRole = new Map<string, PodAcc[]>();
-  for (const pod of acc.pods.values()) {
+  for (const pod of acc.pods) {
     const key = roleKey(pod.namespace, pod.deployment, pod.role);
     const list = byRole.get(key);
     if (list) list.push(pod);
@@ -168,7 +168,7 @@ export function missingHistograms(acc: PassAcc, key: string, pods: readonly PodA
 /** Drops what the pass read of a family that turned unknown: its fields are absent, never partial. */
 export function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
   const names: readonly HistogramName[] = family === "ttft" ? ["ttft", "queue"] : ["itl"];
-  for (const pod of acc.pods.values())
+  for (const pod of acc.pods)
     for (const win of pod.windows.values()) {
       for (const name of names) win[name] = emptyHistogram();
       if (family === "itl") delete win.itlSeries;

@@ -146,7 +146,7 @@ export function podOf(pass: PassAcc, l: PrometheusLabelNames, s: VectorSample): 
     for (const acc of named)
       if (acc.namespace === namespace && acc.deployment === deployment && acc.role === role) return acc;
   const acc: PodAcc = { namespace, deployment, role, pod, targets: new Map(), windows: new Map() };
-  pass.pods.set(`${roleKey(namespace, deployment, role)}\u0000${pod}`, acc);
+  pass.pods.push(acc);
   if (named === undefined) pass.podsByName.set(pod, [acc]);
   else named.push(acc);
   return acc;

@@ -44,12 +44,6 @@ import {
   type PassAcc,
 } from "./pass-acc.js";
 import { buildPass } from "./pass-build.js";
-import {
-  clearShorterWindowResets,
-  longerAndShorter,
-  rolesWithLongerWindowResets,
-  shorterFromLonger,
-} from "./window-resets.js";
 import { readAnswers, readSample, Tags, type IssuedQuery, type PassAnswers, type UsableAnswer } from "./pass-read.js";
 import {
   bucketParts,
@@ -58,8 +52,8 @@ import {
   defaultQueryPlan,
   queryNames,
   samplingParts,
-  signalLabel,
   resetParts,
+  signalLabel,
   sumsByRole,
   windowLabel,
   type BucketsBy,
@@ -71,6 +65,7 @@ import {
   type TargetSelection,
   type WindowSelection,
 } from "./queries.js";
+import { longerAndShorter, readShorterFromLonger } from "./window-resets.js";
 
 /** What the source needs to know about one scaler; engine-agnostic. */
 export interface ScalerSamplingInput {
@@ -203,7 +198,7 @@ export class PrometheusSignalSource {
       };
     }
     const acc: PassAcc = {
-      pods: new Map(),
+      pods: [],
       podsByName: new Map(),
       roles: new Map(),
       summed: new Map(),
@@ -211,9 +206,10 @@ export class PrometheusSignalSource {
       classic: new Map(),
     };
     this.accumulate(acc, first.usable);
+    const asked: Asked = { issued: firstIssued, settled: firstSettled, answers: first };
     const { issued, settled, answers } = sumsByRole(this.plan)
-      ? await this.shorterWindowResets(scalers, atUnixMs, acc, { issued: firstIssued, settled: firstSettled })
-      : { issued: firstIssued, settled: firstSettled, answers: first };
+      ? await this.shorterWindowResets(scalers, atUnixMs, acc, asked)
+      : asked;
     const perPod = sumsByRole(this.plan) ? new Set<string>() : undefined;
     if (perPod !== undefined)
       for (const s of scalers) for (const r of s.roles) markSummed(acc, s, r, s.panicWindowSeconds);
@@ -312,22 +308,13 @@ export class PrometheusSignalSource {
     scalers: readonly ScalerSamplingInput[],
     atUnixMs: number,
     acc: PassAcc,
-    first: {
-      readonly issued: readonly IssuedQuery[];
-      readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
-    },
-  ): Promise<{
-    readonly issued: readonly IssuedQuery[];
-    readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
-    readonly answers: PassAnswers;
-  }> {
-    const asked = rolesWithLongerWindowResets(scalers, acc);
-    shorterFromLonger(scalers, acc, asked);
-    if (asked.length === 0) return { ...first, answers: readAnswers(first.issued, first.settled) };
+    first: Asked,
+  ): Promise<Asked> {
+    const { asked, cells } = readShorterFromLonger(scalers, acc);
+    if (asked.length === 0) return first;
     const again = buildPartQueries(
       this.partsFor(asked, (ctx, _g, _w, _p, _s, _l, shorter) => resetParts(ctx, shorter)),
     );
-    const cells = clearShorterWindowResets(asked, acc);
     const issued = [...first.issued, ...again];
     const settled = [...first.settled, ...(await this.ask(again, atUnixMs))];
     const answers = readAnswers(issued, settled);
@@ -431,6 +418,13 @@ export class PrometheusSignalSource {
 }
 
 type PassParts = Readonly<Record<QueryName, readonly Part[]>>;
+
+/** Queries asked so far in a pass, their outcomes in the same order, and those read. */
+interface Asked {
+  readonly issued: readonly IssuedQuery[];
+  readonly settled: readonly PromiseSettledResult<InstantQueryResult>[];
+  readonly answers: PassAnswers;
+}
 
 /**
  * Builds a pass's parts from the windows of its scalers: every window, the panic windows, the stable windows,

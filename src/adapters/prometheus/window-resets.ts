@@ -13,7 +13,7 @@
  * where asking would read it absent. The absent-counter rule (core/signals/absent-counter.ts) then reads
  * an absent first-use counter as unknown, not as zero, until the longer window passes.
  */
-import { cellOf, podsByRole, roleKey, windowSeconds, type PassAcc, type PodAcc } from "./pass-acc.js";
+import { cellOf, podsByRole, roleKey, windowSeconds, type PassAcc, type WindowAcc } from "./pass-acc.js";
 import type { ScalerSamplingInput } from "./source.js";
 
 /** A scaler's two windows in whole seconds, the longer first (the panic window may be the longer). */
@@ -23,79 +23,51 @@ export function longerAndShorter(s: ScalerSamplingInput): { readonly longer: num
   return { longer: Math.max(stable, panic), shorter: Math.min(stable, panic) };
 }
 
-/** The scalers, each with the roles a pod of which saw a reset in the longer window: their shorter window's resets are asked. */
-export function rolesWithLongerWindowResets(
-  scalers: readonly ScalerSamplingInput[],
-  acc: PassAcc,
-): ScalerSamplingInput[] {
-  const byRole = podsByRole(acc);
-  const out: ScalerSamplingInput[] = [];
-  for (const s of scalers) {
-    const { longer, shorter } = longerAndShorter(s);
-    if (longer === shorter) continue;
-    const roles = s.roles.filter((role) =>
-      (byRole.get(roleKey(s.namespace, s.deployment, role)) ?? []).some(
-        (pod) => (pod.windows.get(longer)?.resets ?? 0) > 0,
-      ),
-    );
-    if (roles.length > 0) out.push({ ...s, roles });
-  }
-  return out;
+/** What `readShorterFromLonger` leaves to ask: the roles whose shorter window's resets are asked, and where they are read. */
+export interface ShorterWindowAsk {
+  /** The scalers, each with the roles a pod of which saw a reset in the longer window. */
+  readonly asked: ScalerSamplingInput[];
+  /** The cells (`cellOf`) the asked answers are read into: each asked role's shorter window. */
+  readonly cells: Set<string>;
 }
 
 /**
- * Gives the shorter window of every pod of the scalers' roles, but those of `asked`, the longer window's
- * reading: zero resets and the groups present. A pod whose longer window has no reading (no counter
- * sampled in it) has none in the shorter one either, and a pod without a shorter window is left without.
+ * Per role of these scalers (those with two windows of different lengths): where no pod saw a reset in the
+ * longer window, every pod's shorter window takes the longer window's reading, zero resets and the groups
+ * present; otherwise the role is asked, and its pods' shorter windows are emptied for the answers. A pod
+ * whose longer window has no reading (no counter sampled in it) has none in the shorter one either, and a
+ * pod without a shorter window is left without.
  */
-export function shorterFromLonger(
-  scalers: readonly ScalerSamplingInput[],
-  acc: PassAcc,
-  asked: readonly ScalerSamplingInput[],
-): void {
+export function readShorterFromLonger(scalers: readonly ScalerSamplingInput[], acc: PassAcc): ShorterWindowAsk {
   const byRole = podsByRole(acc);
-  const skip = new Set(asked.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
-  for (const s of scalers) {
-    const { longer, shorter } = longerAndShorter(s);
-    if (longer === shorter) continue;
-    for (const role of s.roles) {
-      const key = roleKey(s.namespace, s.deployment, role);
-      if (skip.has(key)) continue;
-      for (const pod of byRole.get(key) ?? []) {
-        const from = pod.windows.get(longer);
-        const to = pod.windows.get(shorter);
-        if (to === undefined) continue;
-        // Another scaler's longer window of the same length may have answered for this pod (a query's
-        // selection is a cross product): the reading is replaced, not added to.
-        if (from?.resets === undefined) delete to.resets;
-        else to.resets = from.resets;
-        to.present = new Set(from?.present);
-      }
-    }
-  }
-}
-
-/**
- * Empties the shorter window's resets and groups present of the pods of these scalers' roles, before the
- * answers asked for them are read; returns the cells (`cellOf`) those answers are read into.
- */
-export function clearShorterWindowResets(scalers: readonly ScalerSamplingInput[], acc: PassAcc): Set<string> {
-  const byRole = podsByRole(acc);
+  const asked: ScalerSamplingInput[] = [];
   const cells = new Set<string>();
   for (const s of scalers) {
-    const { shorter } = longerAndShorter(s);
+    const { longer, shorter } = longerAndShorter(s);
+    if (longer === shorter) continue;
+    const roles: string[] = [];
     for (const role of s.roles) {
       const key = roleKey(s.namespace, s.deployment, role);
-      cells.add(cellOf(key, shorter));
-      for (const pod of byRole.get(key) ?? []) clearResets(pod, shorter);
+      const pods = byRole.get(key) ?? [];
+      if (pods.some((pod) => (pod.windows.get(longer)?.resets ?? 0) > 0)) {
+        roles.push(role);
+        cells.add(cellOf(key, shorter));
+        for (const pod of pods) takeReading(pod.windows.get(shorter), undefined);
+      } else for (const pod of pods) takeReading(pod.windows.get(shorter), pod.windows.get(longer));
     }
+    if (roles.length > 0) asked.push({ ...s, roles });
   }
-  return cells;
+  return { asked, cells };
 }
 
-function clearResets(pod: PodAcc, w: number): void {
-  const win = pod.windows.get(w);
-  if (win === undefined) return;
-  delete win.resets;
-  win.present = new Set();
+/**
+ * The shorter window's resets and groups present, replaced by the longer window's (none where `from` is
+ * undefined or read none): another scaler's longer window of the same length may have answered for this
+ * pod (a query's selection is a cross product), and that reading is replaced, not added to.
+ */
+function takeReading(to: WindowAcc | undefined, from: WindowAcc | undefined): void {
+  if (to === undefined) return;
+  if (from?.resets === undefined) delete to.resets;
+  else to.resets = from.resets;
+  to.present = new Set(from?.present);
 }

@@ -2,12 +2,7 @@ import { describe, expect, it } from "vitest";
 import { cellOf, roleKey, type PassAcc, type PodAcc } from "../../../src/adapters/prometheus/pass-acc.js";
 import { windowOf } from "../../../src/adapters/prometheus/pass-read.js";
 import type { ScalerSamplingInput } from "../../../src/adapters/prometheus/source.js";
-import {
-  clearShorterWindowResets,
-  longerAndShorter,
-  rolesWithLongerWindowResets,
-  shorterFromLonger,
-} from "../../../src/adapters/prometheus/window-resets.js";
+import { longerAndShorter, readShorterFromLonger } from "../../../src/adapters/prometheus/window-resets.js";
 
 function scaler(deployment: string, windows: { stable?: number; panic?: number } = {}): ScalerSamplingInput {
   return {
@@ -23,7 +18,7 @@ function scaler(deployment: string, windows: { stable?: number; panic?: number }
 
 function emptyAcc(): PassAcc {
   return {
-    pods: new Map(),
+    pods: [],
     podsByName: new Map(),
     roles: new Map(),
     summed: new Map(),
@@ -47,7 +42,7 @@ function addPod(
     if (read.resets !== undefined) win.resets = read.resets;
     for (const g of read.present ?? []) win.present.add(g);
   }
-  acc.pods.set(`${deployment}/${pod}`, p);
+  acc.pods.push(p);
   return p;
 }
 
@@ -67,7 +62,7 @@ describe("the shorter window's resets", () => {
     // Equal windows: the one window's resets were asked.
     addPod(acc, "c", "prefill", "c-p-0", { 60: { resets: 1 } });
     const scalers = [scaler("a"), scaler("b"), scaler("c", { stable: 60, panic: 60 })];
-    expect(rolesWithLongerWindowResets(scalers, acc).map((s) => [s.deployment, s.roles])).toEqual([
+    expect(readShorterFromLonger(scalers, acc).asked.map((s) => [s.deployment, s.roles])).toEqual([
       ["a", ["decode"]],
       ["b", ["prefill"]],
     ]);
@@ -84,7 +79,7 @@ describe("the shorter window's resets", () => {
     const noShorter = addPod(acc, "a", "prefill", "a-p-2", { 180: { resets: 0, present: ["vllm/counters"] } });
     const reset = addPod(acc, "a", "decode", "a-d-0", { 180: { resets: 3, present: ["vllm/counters"] }, 60: {} });
     const s = scaler("a");
-    shorterFromLonger([s], acc, rolesWithLongerWindowResets([s], acc));
+    readShorterFromLonger([s], acc);
     expect(quiet.windows.get(60)?.resets).toBe(0);
     expect([...(quiet.windows.get(60)?.present ?? [])]).toEqual(["sglang/first_use", "sglang/startup"]);
     // No counter sampled in the longer window: none in the shorter one.
@@ -103,8 +98,7 @@ describe("the shorter window's resets", () => {
       180: { resets: 3, present: ["vllm/counters"] },
       60: { resets: 0, present: ["vllm/counters"] },
     });
-    const asked = [{ ...scaler("a"), roles: ["decode"] }];
-    expect([...clearShorterWindowResets(asked, acc)]).toEqual([cellOf(roleKey("team", "a", "decode"), 60)]);
+    expect([...readShorterFromLonger([scaler("a")], acc).cells]).toEqual([cellOf(roleKey("team", "a", "decode"), 60)]);
     expect(pod.windows.get(60)?.resets).toBeUndefined();
     expect(pod.windows.get(60)?.present.size).toBe(0);
     expect(pod.windows.get(180)?.resets).toBe(3);
