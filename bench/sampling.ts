@@ -54,7 +54,7 @@ import {
 } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
 import { instantQuery, type QueryStats } from "./prometheus-query.js";
-import { observationsOf, withoutBuckets } from "../test/support/plan-observations.js";
+import { observationsOf, withoutBucketsAndSums } from "../test/support/plan-observations.js";
 import { positiveNumberFlag } from "./flags.js";
 import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
@@ -361,7 +361,7 @@ function difference(
   scalers: readonly ScalerSamplingInput[],
 ): string | undefined {
   if (!summed) return passContent(a) === passContent(b) ? undefined : firstDifference(a, b);
-  if (JSON.stringify(withoutBuckets(a)) !== JSON.stringify(withoutBuckets(b)))
+  if (JSON.stringify(withoutBucketsAndSums(a)) !== JSON.stringify(withoutBucketsAndSums(b)))
     return `the samples but for buckets: ${firstDifference(a, b)}`;
   const expected = observationsOf(a, scalers);
   for (const [key, observation] of observationsOf(b, scalers)) {

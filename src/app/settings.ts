@@ -63,7 +63,7 @@ export const settings = {
   prometheusQueries: {
     flag: "--prometheus-queries",
     env: "MDS_PROMETHEUS_QUERIES",
-    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts), 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge) or 'native' (as 'roles', the sums read from the native histograms a Prometheus 3 stores with convert_classic_histograms_to_nhcb, the classic series kept beside them; a role without them is read from its classic buckets summed by role, as 'roles' reads them). All read the same observations but where a native histogram's increase extrapolates otherwise (docs/prometheus-signals.md, \"The native plan\").",
+    help: "How a sampling pass asks Prometheus: 'parts' (one query per signal, run side by side), 'unions' (four queries, each a union of tagged parts), 'roles' (as 'parts', the latency histogram buckets summed by role, asked per pod again for the roles where that sum is not the pods' merge) or 'native' (as 'roles', the sums read from the native histograms a Prometheus 3 stores with convert_classic_histograms_to_nhcb, the classic series kept beside them, each pod's histogram sums left to its role's native sum; a role without them is read from its classic buckets and sums summed by role). All read the same observations but where a native histogram's increase extrapolates otherwise or a pod's classic _sum series alone is missing (docs/prometheus-signals.md, \"The native plan\").",
     schema: z.enum(queryPlans, { error: `must be one of ${queryPlans.join(", ")}` }).default(defaultQueryPlan),
   },
   prometheusMatchers: {

@@ -125,9 +125,11 @@ function readOne(path: string, io: CliIo, what: string): unknown {
  */
 function histogramView(h: HistogramWindow | undefined, bucketsPerPod: boolean): Record<string, unknown> | undefined {
   if (h === undefined) return undefined;
-  if (!bucketsPerPod && h.buckets.length === 0) return { count: h.count, sumSeconds: h.sum, buckets: "none per pod" };
+  // Under `native` a pod's sum is not asked: its role's native sum carries it.
+  const sum = h.sum === undefined ? { sumSeconds: "none per pod" } : { sumSeconds: h.sum };
+  if (!bucketsPerPod && h.buckets.length === 0) return { count: h.count, ...sum, buckets: "none per pod" };
   const p95 = p95Milliseconds(mergeHistograms([h]));
-  return { count: h.count, sumSeconds: h.sum, buckets: h.buckets.length, ...(p95 === undefined ? {} : { p95Ms: p95 }) };
+  return { count: h.count, ...sum, buckets: h.buckets.length, ...(p95 === undefined ? {} : { p95Ms: p95 }) };
 }
 
 function windowView(rates: PodWindowRates, bucketsPerPod: boolean): Record<string, unknown> {

@@ -6,9 +6,10 @@
  * custom buckets (NHCB) and as its classic `_bucket`, `_count` and `_sum` series.
  *
  * - the plan reads every role's latency buckets from the native histograms, in the
- *   first 42 queries (no role asked again for its pods' buckets), and reads the same
- *   samples but for buckets and the same observations as the `parts` plan reading the
- *   classic series, asked at the same evaluation time;
+ *   first 36 queries (no role asked again for its pods' buckets; no pod's sum asked, the
+ *   role's native sum carrying it), and reads the same samples but for buckets and sums
+ *   and the same observations as the `parts` plan reading the classic series, asked at
+ *   the same evaluation time;
  * - the SGLang deployment runs data-parallel attention with every scheduler writing
  *   stats (TP rank 1 repeats rank 0): its queue time is collapsed per DP rank by `avg`
  *   over native histograms where the classic plans take `max`;
@@ -18,6 +19,9 @@
  *   then, as this pod's count is not a sampled pod's (it exposes no gauges) and the proof
  *   fails, its pods' own buckets, in the same pass; the family stays known, the warning is
  *   reported as an info;
+ * - a pod whose TTFT sum is NaN (a NaN observation): its role's native sum is NaN, no proof
+ *   accepts it, and the role is read from its pods' own buckets and sums, which leave that
+ *   pod out of the latency as the `parts` plan does;
  * - without the conversion (Debian's Prometheus 2.42 in the other source tests, through
  *   test/support/both-plans.ts) every role falls back to its classic buckets summed by role.
  */
@@ -32,7 +36,7 @@ import { PrometheusHarness } from "../../harness/prometheus.js";
 import { findPromBinaries } from "../../harness/prom-bin.js";
 import { backendScalers, startBackendFleet } from "../support/backend-fleet.js";
 import { toDigits } from "../support/digits.js";
-import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
+import { observationsOf, withoutBucketsAndSums } from "../support/plan-observations.js";
 
 const namespace = "serving";
 const stableWindowSeconds = 10;
@@ -46,6 +50,8 @@ let server: FleetServer;
 let prometheus: PrometheusHarness;
 /** Serves one pod's TTFT histogram with two buckets where the engines have more. */
 let oddPod: Server;
+/** Serves one simulated pod's metrics with its TTFT sum NaN. */
+let nanPod: Server;
 
 const sourceOf = (queryPlan: "parts" | "native"): PrometheusSignalSource =>
   new PrometheusSignalSource(new PrometheusClient({ endpoint: prometheus.url, timeoutMs: 10_000 }), {
@@ -71,6 +77,7 @@ afterAll(async () => {
   await prometheus?.stop();
   await server?.stop();
   await new Promise<void>((resolve) => (oddPod ? oddPod.close(() => resolve()) : resolve()));
+  await new Promise<void>((resolve) => (nanPod ? nanPod.close(() => resolve()) : resolve()));
 });
 
 describe("the native plan on Prometheus 3.5 storing the engines' histograms as NHCB and classic", () => {
@@ -97,7 +104,7 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       sourceOf("parts").sample(scalers, at),
       sourceOf("native").sample(scalers, at),
     ]);
-    expect(native.queries, "no role asked again for its pods' buckets").toBe(42);
+    expect(native.queries, "no role asked again for its pods' buckets").toBe(36);
     expect(native.nativeSumsMissing, "every role's native sums answered").toEqual([]);
     expect(native.warnings).toEqual([]);
     for (const s of scalers)
@@ -111,7 +118,18 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
           expect(Number.isFinite(sum.buckets.at(-1)?.count), `${s.key}/${role} ${field}`).toBe(true);
         }
       }
-    expect(withoutBuckets(native), "the same samples but for buckets").toEqual(withoutBuckets(parts));
+    expect(withoutBucketsAndSums(native), "the same samples but for buckets and sums").toEqual(
+      withoutBucketsAndSums(parts),
+    );
+    // No pod's sum asked: the roles' native sums carry them, and the means read those.
+    for (const roles of native.scalers.values())
+      for (const [role, samples] of roles) {
+        expect(
+          samples.pods.flatMap((p) => (p.windows.panic.ttftSeconds?.sum === undefined ? [] : [p.pod])),
+          role,
+        ).toEqual([]);
+        expect(Number.isFinite(samples.roleHistograms?.panic?.ttftSeconds?.sum), role).toBe(true);
+      }
     const expected = observationsOf(parts, scalers);
     const observations = observationsOf(native, scalers);
     for (const [key, observation] of observations)
@@ -133,7 +151,7 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       const [instant, ranged] = await Promise.all(
         [client, answers].map((c) => new PrometheusSignalSource(c, config).sample(scalers, t * 1000)),
       );
-      expect(ranged?.queries, `${t}: no role asked again`).toBe(42);
+      expect(ranged?.queries, `${t}: no role asked again`).toBe(36);
       expect(
         ranged?.scalers.get(`${namespace}/pd-vllm`)?.get("prefill")?.roleHistograms?.panic?.ttftSeconds,
       ).toBeDefined();
@@ -182,17 +200,81 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
     expect(native.unknownFamilies).toEqual({});
     expect(native.warnings).toEqual([]);
     expect(native.infos.join("\n")).toMatch(/ttft: .*incompatible custom buckets/);
-    // The classic sums by role (6), whose proof fails on a count no sampled pod answered, then the pods' buckets (6).
-    expect(native.queries, "the role asked again for its classic sums, then its pods' buckets").toBe(42 + 6 + 6);
+    // The classic sums by role with their `_sum`s (12), whose proof fails on a count no sampled pod answered, then
+    // the pods' buckets and sums (12).
+    expect(native.queries, "the role asked again for its classic sums, then its pods' buckets").toBe(36 + 12 + 12);
     // The role Prometheus could not add is named, with the histogram it could not add; no other role.
     expect(native.nativeSumsMissing).toEqual([`${namespace}/pd-vllm prefill (ttftSeconds)`]);
     const prefill = native.scalers.get(`${namespace}/pd-vllm`)?.get("prefill");
     expect(prefill?.roleHistograms, "the prefill role read from its pods' own buckets").toBeUndefined();
     expect(prefill?.pods.some((p) => (p.windows.panic.ttftSeconds?.buckets.length ?? 0) > 0)).toBe(true);
     // The same pass but for buckets and the info the warning became.
-    expect(withoutBuckets({ ...native, infos: [] })).toEqual(withoutBuckets(parts));
+    expect(withoutBucketsAndSums({ ...native, infos: [] })).toEqual(withoutBucketsAndSums(parts));
     const expected = observationsOf(parts, scalers);
     for (const [key, observation] of observationsOf(native, scalers))
       expect(observation, `${key} under the native plan`).toEqual(expected.get(key));
   }, 60_000);
+
+  it("reads a role one of whose pods has a NaN TTFT sum from its pods' own buckets and sums, leaving that pod out as parts does", async () => {
+    // One SGLang pod scraped through a proxy that writes its TTFT sum as NaN (a NaN observation makes the sum NaN
+    // for the rest of the process' life); the same `instance`, so its series stay the same series.
+    const groups = server.fileSdGroups();
+    const target = groups.find((g) => g.labels.pod?.startsWith("chat-sglang-server") === true);
+    if (target === undefined) throw new Error("no chat-sglang server pod in the fleet");
+    const upstream = target.targets[0] ?? "";
+    nanPod = createServer((req, res) => {
+      fetch(`http://${upstream}${req.url ?? "/"}`)
+        .then(async (r) => {
+          const text = (await r.text()).replace(
+            /^(sglang:time_to_first_token_seconds_sum(?:\{[^}]*\})?) \S+$/gm,
+            "$1 NaN",
+          );
+          res.writeHead(r.status, { "content-type": "text/plain; version=0.0.4" });
+          res.end(text);
+        })
+        .catch((e: unknown) => res.writeHead(502).end(String(e)));
+    });
+    await new Promise<void>((resolve) => nanPod.listen(0, "127.0.0.1", resolve));
+    const address = nanPod.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    await prometheus.setTargets(
+      groups.map((g) =>
+        g === target ? { targets: [`127.0.0.1:${port}`], labels: { ...g.labels, instance: upstream } } : g,
+      ),
+    );
+    // The NaN scraped, and the odd pod of the test before gone from every window.
+    const nanSum = async (): Promise<boolean> => {
+      const res = await fetch(`${prometheus.url}/api/v1/query`, {
+        method: "POST",
+        body: new URLSearchParams({ query: `sglang:time_to_first_token_seconds_sum{pod="${target.labels.pod}"}` }),
+      });
+      const body = (await res.json()) as { data: { result: { value: [number, string] }[] } };
+      return body.data.result.some((r) => r.value[1] === "NaN");
+    };
+    const deadline = Date.now() + 30_000;
+    while (!(await nanSum()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect(await nanSum(), "the NaN sum scraped").toBe(true);
+    await new Promise((r) => setTimeout(r, (stableWindowSeconds + 3) * 1000));
+    const at = Date.now() - 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, at + ingestionSettleMs - Date.now())));
+    const [parts, native] = await Promise.all([
+      sourceOf("parts").sample(scalers, at),
+      sourceOf("native").sample(scalers, at),
+    ]);
+    const sglang = (pass: typeof parts) => pass.scalers.get(`${namespace}/chat-sglang`)?.get("server");
+    // The first ask (36), then the role's pods' own buckets and sums (12): its native sum answered, NaN.
+    expect(native.queries, "the role asked again for its pods' buckets and sums").toBe(36 + 12);
+    expect(native.nativeSumsMissing).toEqual([]);
+    expect(sglang(native)?.roleHistograms, "the role read from its pods' own buckets").toBeUndefined();
+    for (const pass of [parts, native]) {
+      const pod = sglang(pass)?.pods.find((p) => p.pod === target.labels.pod);
+      expect(pod?.windows.stable.established, "the NaN pod established").toBe(true);
+      expect(pod?.windows.stable.ttftSeconds, "the NaN pod has no TTFT histogram").toBeUndefined();
+    }
+    expect(withoutBucketsAndSums(native)).toEqual(withoutBucketsAndSums(parts));
+    const expected = observationsOf(parts, scalers);
+    for (const [key, observation] of observationsOf(native, scalers))
+      expect(observation, `${key} under the native plan`).toEqual(expected.get(key));
+    expect(expected.get(`${namespace}/chat-sglang/server/Server`)?.ttftMilliseconds).toBeGreaterThan(0);
+  }, 90_000);
 });

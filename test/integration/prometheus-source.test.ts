@@ -21,7 +21,7 @@ import type { HistogramWindow, PodSample, RoleSamples } from "../../src/core/sig
 import { EngineFleet, FleetServer, type SimDeploymentSpec } from "../../src/sim/engines/index.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { BothPlans } from "../support/both-plans.js";
-import { observationsOf, withoutBuckets } from "../support/plan-observations.js";
+import { observationsOf, withoutBucketsAndSums } from "../support/plan-observations.js";
 import { steadyLoad } from "../support/steady-load.js";
 
 const namespace = "serving";
@@ -362,13 +362,17 @@ describe("PromQL source against a real Prometheus", () => {
     expect(busy.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(busy.roleHistograms?.stable, "chat-vllm had traffic in its panic window: no stable sums").toBeUndefined();
 
-    // The native plan on this Prometheus (no native sums): the panic window's classic sums (6), then, the role
-    // being quiet, its stable window's classic sums at once (6), never a native stable sum that would be missing too.
+    // The native plan on this Prometheus (no native sums): its first ask (36: the pods' sums left out, the role's
+    // native sum carrying them), the panic window's classic sums with their `_sum`s (12), then, the role being
+    // quiet, its stable window's (12) at once, never a native stable sum that would be missing too.
     const native = await source.native.sample(scalers, at);
-    expect(native.queries).toBe(42 + 6 + 6);
+    expect(native.queries).toBe(36 + 12 + 12);
     const classic = role(native, "quiet-vllm", "server");
     expect(classic.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(classic.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
+    // The mean reads the role's `_sum` summed: the pods' own were not asked.
+    expect(classic.roleHistograms?.stable?.ttftSeconds?.sum).toBeGreaterThan(0);
+    expect(classic.pods.map((p) => p.windows.stable.ttftSeconds?.sum)).toEqual(classic.pods.map(() => undefined));
   });
 
   it("asks a quiet role's pods for their own buckets where its stable window's sum cannot stand for them", async () => {
@@ -489,7 +493,7 @@ describe("PromQL source against a real Prometheus", () => {
         else {
           // Prometheus adds a role's buckets in another order in a range query: the same sums but for the
           // last bits, which the observation's rounding to the nanosecond absorbs (plan-observations.ts).
-          expect(withoutBuckets(got), at).toEqual(withoutBuckets(want));
+          expect(withoutBucketsAndSums(got), at).toEqual(withoutBucketsAndSums(want));
           expect(got.queries, at).toBe(want.queries);
           const expected = observationsOf(want, scalers);
           for (const [key, observation] of observationsOf(got, scalers))

@@ -1,8 +1,9 @@
 /**
  * What two query plans must read alike. `unions` and `parts` read the same samples; `roles`
- * sums the latency buckets by role, so its pods carry no buckets of their own: it must read the
- * same samples but for those buckets, and every role's observation, for every role kind and
- * with every field read, must equal the other plan's field by field.
+ * sums the latency buckets by role, so its pods carry no buckets of their own (and under
+ * `native` no sums, the role's native sum carrying them): it must read the same samples but for
+ * those buckets and sums, and every role's observation, for every role kind and with every
+ * field read, must equal the other plan's field by field.
  */
 import type { SamplingPass, ScalerSamplingInput } from "../../src/adapters/prometheus/source.js";
 import { roleKinds } from "../../src/core/api/model-deployment.js";
@@ -10,13 +11,13 @@ import { observeRole, staleAfterSeconds } from "../../src/core/signals/observe.j
 import { podFields } from "../../src/core/signals/pod-fields.js";
 import type { RoleObservation } from "../../src/core/signals/types.js";
 
-/** The pass without its query count and latency buckets (the pods' and the roles' sums), as plain data. */
-export function withoutBuckets(pass: SamplingPass): unknown {
+/** The pass without its query count, latency buckets and histogram sums (the pods' and the roles'), as plain data. */
+export function withoutBucketsAndSums(pass: SamplingPass): unknown {
   const scalers = [...pass.scalers].map(([key, roles]) => [key, [...roles]]);
   return JSON.parse(
     // Which roles lacked native sums is the `native` plan's alone (both-plans.ts checks it).
     JSON.stringify({ ...pass, queries: 0, nativeSumsMissing: [], scalers }, (k, v: unknown) =>
-      k === "buckets" || k === "roleHistograms" ? undefined : v,
+      k === "buckets" || k === "sum" || k === "roleHistograms" ? undefined : v,
     ),
   );
 }

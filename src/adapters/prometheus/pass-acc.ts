@@ -32,8 +32,14 @@ export interface HistogramAcc {
 /** One histogram's buckets of one role and window, summed by Prometheus (`roles` plan). */
 export type RoleBuckets = Map<number, number>;
 
-/** A role's summed buckets, by window and histogram. */
-export type RoleAcc = Map<number, Record<HistogramName, RoleBuckets>>;
+/**
+ * A role's sums of one window: each histogram's buckets and, where read (`native`: from the native sum, or the
+ * classic `_sum` series summed by role), its sum.
+ */
+export type RoleWindowAcc = Record<HistogramName, RoleBuckets> & { sums: Partial<Record<HistogramName, number>> };
+
+/** A role's summed buckets, by window. */
+export type RoleAcc = Map<number, RoleWindowAcc>;
 
 export const histogramNames = ["ttft", "itl", "queue"] as const;
 
@@ -111,6 +117,14 @@ export function classicHistogramsByRole(acc: PassAcc): Map<string, ReadonlySet<H
   return out;
 }
 
+/**
+ * Whether the role's pods' histogram sums were asked: under every plan but `native`, and under `native` for
+ * the roles read from their pods' own buckets (`perPodRoles`), whose sums that ask brings beside them.
+ */
+export function podSumsAsked(acc: PassAcc, key: string, perPodRoles: ReadonlySet<string> | undefined): boolean {
+  return !acc.native || perPodRoles?.has(key) === true;
+}
+
 /** Whether a role's sums of this window are native histograms: under `native`, unless they were missing there. */
 export function nativeSumsAt(acc: PassAcc, key: string, w: number): boolean {
   return acc.native && !acc.classic.has(cellOf(key, w));
@@ -174,7 +188,11 @@ export function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
       if (family === "itl") delete win.itlSeries;
     }
   for (const role of acc.roles.values())
-    for (const win of role.values()) for (const name of names) win[name] = new Map();
+    for (const win of role.values())
+      for (const name of names) {
+        win[name] = new Map();
+        delete win.sums[name];
+      }
 }
 
 export function emptyHistogram(): HistogramAcc {

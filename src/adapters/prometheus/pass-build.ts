@@ -20,6 +20,7 @@ import {
   nativeSumMissing,
   nativeSumsAt,
   newestTarget,
+  podSumsAsked,
   podsByRole,
   roleKey,
   windowSeconds,
@@ -51,8 +52,9 @@ export function buildPass(
       const key = roleKey(s.namespace, s.deployment, role);
       const pods = byRole.get(key) ?? [];
       const samples: PodSample[] = [];
+      const sums = podSumsAsked(acc, key, perPodRoles);
       for (const pod of pods) {
-        const sample = toPodSample(pod, s);
+        const sample = toPodSample(pod, s, sums);
         if (sample) samples.push(sample);
       }
       samples.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
@@ -91,15 +93,21 @@ export function roleHistograms(
       // Classic bucket series absent are a role without buckets, as its pods' merge would read them.
       const buckets =
         nativeAt(w) && nativeSumMissing(covered.length > 0, answered.size) ? new Map([[Infinity, NaN]]) : answered;
+      const sum = role?.get(w)?.sums[histogram];
       if (covered.length > 0 || buckets.size > 0)
-        byField[fieldOfHistogram[histogram]] = { pods: covered, buckets: cumulativeBuckets(buckets) };
+        byField[fieldOfHistogram[histogram]] = {
+          pods: covered,
+          buckets: cumulativeBuckets(buckets),
+          ...(sum === undefined ? {} : { sum }),
+        };
     }
     if (Object.keys(byField).length > 0) out[name] = byField;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample | undefined {
+/** `podSums`: whether the pod's histogram sums were asked (`podSumsAsked`); a sum asked and not answered is no histogram. */
+export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput, podSums: boolean): PodSample | undefined {
   // A pod without a current gauge sample did not answer.
   const target = newestTarget(acc);
   const engine = target?.engine;
@@ -131,13 +139,13 @@ export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput): PodSample
     ...(kv !== undefined ? { kvCacheUsage: kv } : {}),
     ...(Object.keys(gaugeSeries).length > 0 ? { gaugeSeries } : {}),
     windows: {
-      stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine),
-      panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine),
+      stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine, podSums),
+      panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine, podSums),
     },
   };
 }
 
-export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): PodWindowRates {
+export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind, podSums: boolean): PodWindowRates {
   if (!win) return { established: false };
   // Two samples, no counter reset, and one scrape target: a pod recreated inside the window
   // (a new `instance`) has two series whose rates and histograms would add up, and whose
@@ -166,9 +174,9 @@ export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind): P
         ];
   const rates: Record<string, number> = {};
   for (const [k, v] of entries) if (v !== undefined) rates[k] = v;
-  const ttft = toHistogram(win.ttft);
-  const itl = toHistogram(win.itl);
-  const queueTime = toHistogram(win.queue);
+  const ttft = toHistogram(win.ttft, podSums);
+  const itl = toHistogram(win.itl, podSums);
+  const queueTime = toHistogram(win.queue, podSums);
   const cacheSeries = engine === "sglang" ? sglangCacheSeries(win) : undefined;
   return {
     established,
@@ -225,9 +233,13 @@ export function sglangCacheSeries(win: WindowAcc): string | undefined {
   return [...win.rates.keys()].some((k) => k.startsWith("sglang/cached/")) ? "sglang:cached_tokens_total" : undefined;
 }
 
-export function toHistogram(h: HistogramAcc): HistogramWindow | undefined {
-  if (h.count === undefined || h.sum === undefined) return undefined;
-  return { buckets: cumulativeBuckets(h.buckets), count: h.count, sum: h.sum };
+/**
+ * The pod's histogram of one window; none without its count, or without its sum where the sum was asked
+ * (`podSums`: a series missing, or a NaN the sum read), which no merge can add.
+ */
+export function toHistogram(h: HistogramAcc, podSums: boolean): HistogramWindow | undefined {
+  if (h.count === undefined || (podSums && h.sum === undefined)) return undefined;
+  return { buckets: cumulativeBuckets(h.buckets), count: h.count, ...(h.sum === undefined ? {} : { sum: h.sum }) };
 }
 
 /**

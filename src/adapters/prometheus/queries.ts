@@ -383,6 +383,21 @@ export const resetGroups = {
 export type BucketsBy = "pod" | "role" | "native";
 
 /**
+ * Where a histogram's sums are asked: per pod, summed by role (a follow-up's classic sums under `native`, whose
+ * pods' sums were not asked), or not at all (`native`'s first ask: the role's native sum carries them; a
+ * follow-up whose pods' sums are in the first ask).
+ */
+export type SumsBy = "pod" | "role" | "none";
+
+/**
+ * Whether a first ask whose buckets are read so reads each pod's histogram sums: not from native sums by role,
+ * which carry them (a pod's sum is read for the mean alone, and the role's is the one the mean reads).
+ */
+export function asksPodSums(bucketsBy: BucketsBy): boolean {
+  return bucketsBy !== "native";
+}
+
+/**
  * What a bucket part reads: the `_bucket` series by `le`, or (`native`) the one histogram series under the
  * base name, with no `le` to keep; SGLang's duplicate ranks then collapse with `avg`, since `max` ignores
  * native histograms (the duplicates are copies, so both keep the same one).
@@ -414,6 +429,7 @@ export function histogramParts(
   histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
   bucketsBy: BucketsBy = "pod",
   bucketWindows: readonly WindowSelection[] = windows,
+  sumsBy: SumsBy = "pod",
 ): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
@@ -442,9 +458,16 @@ export function histogramParts(
             : `sum by (${[b.roleGroup, ...le].join(", ")}) (${delta(suffix, [g, ...le].join(", "), bucketSel)})`;
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
-      parts.push(part(delta("_count", g), `${engine}/count`, w), part(delta("_sum", g), `${engine}/sum`, w));
+      parts.push(part(delta("_count", g), `${engine}/count`, w));
+      if (sumsBy === "pod") parts.push(part(delta("_sum", g), `${engine}/sum`, w));
+      else if (sumsBy === "role") {
+        const sum =
+          names.length === 1 ? inc(histogram, "_sum", b.roleGroup) : `sum by (${b.roleGroup}) (${delta("_sum", g)})`;
+        parts.push(part(sum, `${engine}/sum`, w, true));
+      }
     }
-    if (histogram === "time_to_first_token_seconds") parts.push(...queueTimeParts(b, w, sel, bucketsBy, bucketSel));
+    if (histogram === "time_to_first_token_seconds")
+      parts.push(...queueTimeParts(b, w, sel, bucketsBy, bucketSel, sumsBy));
   }
   return parts;
 }
@@ -461,6 +484,7 @@ function queueTimeParts(
   sel: TargetSelection,
   bucketsBy: BucketsBy,
   bucketSel: TargetSelection | undefined,
+  sumsBy: SumsBy,
 ): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
@@ -482,13 +506,19 @@ function queueTimeParts(
       perRole,
     ),
   ];
+  const sum = (engine: "vllm" | "sglang"): Part[] => {
+    if (sumsBy === "none") return [];
+    const by = sumsBy === "role" ? b.roleGroup : g;
+    const expr = engine === "vllm" ? vllm("_sum", by) : sglang("_sum", [], by);
+    return [part(expr, `${engine}/queue/sum`, w, sumsBy === "role")];
+  };
   return [
     ...(bucketSel === undefined ? [] : bucket("vllm", bucketSel)),
     part(vllm("_count", g), "vllm/queue/count", w),
-    part(vllm("_sum", g), "vllm/queue/sum", w),
+    ...sum("vllm"),
     ...(bucketSel === undefined ? [] : bucket("sglang", bucketSel)),
     part(sglang("_count", []), "sglang/queue/count", w),
-    part(sglang("_sum", []), "sglang/queue/sum", w),
+    ...sum("sglang"),
   ];
 }
 
@@ -528,11 +558,12 @@ export function samplingParts(
   bucketWindows: readonly WindowSelection[] = windows,
   resetWindows: readonly WindowSelection[] = windows,
 ): Readonly<Record<QueryName, readonly Part[]>> {
+  const sums: SumsBy = asksPodSums(bucketsBy) ? "pod" : "none";
   return {
     gauges: gaugesParts(ctx, gauges),
     counters: countersParts(ctx, windows, resetWindows),
-    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, bucketWindows),
-    itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, bucketWindows),
+    ttft: histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, bucketWindows, sums),
+    itl: histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, bucketWindows, sums),
   };
 }
 
@@ -540,19 +571,25 @@ export function samplingParts(
  * The bucket parts of the histogram families alone, per pod or summed by role:
  * what a `roles` pass asks again, in a constant number of queries, for the
  * roles whose sum the core cannot use (per pod) and for the stable window of
- * the roles whose panic window held no observation (by role).
+ * the roles whose panic window held no observation (by role). `withSums` (a
+ * `native` pass, whose first ask left the pods' sums out): the classic buckets'
+ * sums beside them, per pod or by role as the buckets are.
  */
 export function bucketParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
   bucketsBy: BucketsBy,
+  withSums = false,
 ): Readonly<Record<QueryName, readonly Part[]>> {
-  const buckets = (parts: readonly Part[]): Part[] => parts.filter((p) => p.signal.endsWith("/bucket"));
+  // A native sum carries its sum; classic buckets need their `_sum` series beside them.
+  const sumsBy: SumsBy = !withSums || bucketsBy === "native" ? "none" : bucketsBy;
+  const buckets = (parts: readonly Part[]): Part[] =>
+    parts.filter((p) => p.signal.endsWith("/bucket") || (sumsBy !== "none" && p.signal.endsWith("/sum")));
   return {
     gauges: [],
     counters: [],
-    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy)),
-    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy)),
+    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, windows, sumsBy)),
+    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, windows, sumsBy)),
   };
 }
 

@@ -12,9 +12,10 @@
  * observation, so they are asked for those roles alone; a role whose sum the
  * core would not use (core/signals/role-histogram.ts) is asked again for its
  * pods' own buckets. The `native` plan reads those sums from native histograms,
- * and a window whose native sums are missing from the classic series summed by
- * role, as `roles` does. Each of these asks is the same six queries whatever the
- * number of roles in it. Under both, the counters' resets are asked for each
+ * whose sums stand for the pods' histogram sums (not asked: `asksPodSums`), and a
+ * window whose native sums are missing from the classic series summed by role,
+ * as `roles` does, with their sums beside them. Each of these asks is the same
+ * six queries whatever the number of roles in it (twelve where it asks sums). Under both, the counters' resets are asked for each
  * scaler's longer window, and the shorter window's (four queries) only for the
  * roles a pod of which saw a reset there (window-resets.ts).
  *
@@ -46,6 +47,7 @@ import {
 import { buildPass } from "./pass-build.js";
 import { readAnswers, readSample, Tags, type IssuedQuery, type PassAnswers, type UsableAnswer } from "./pass-read.js";
 import {
+  asksPodSums,
   bucketParts,
   buildPartQueries,
   buildSamplingQueries,
@@ -228,9 +230,10 @@ export class PrometheusSignalSource {
    * Under the `roles` and `native` plans, one more ask when the pass so far leaves roles unread: the pods' own
    * buckets of roles whose sums failed their proof, the stable window's sums of roles whose panic window is
    * empty, and under `native` the classic sums of windows whose native sums are missing. Each kind is six
-   * queries whatever its roles; under `roles` there are at most two asks (the second for roles whose stable sum
-   * is unproven), under `native` one or two more where native sums are missing (the classic sums, then the pods
-   * of roles whose classic sums fail the proof). Undefined when nothing is left to ask.
+   * queries whatever its roles (twelve under `native` where classic buckets are asked with their sums); under
+   * `roles` there are at most two asks (the second for roles whose stable sum is unproven), under `native` one
+   * or two more where native sums are missing (the classic sums, then the pods of roles whose classic sums fail
+   * the proof). Undefined when nothing is left to ask.
    */
   private async followUp(
     scalers: readonly ScalerSamplingInput[],
@@ -250,13 +253,15 @@ export class PrometheusSignalSource {
     const classic = classicReads(missing, quietAll, acc);
     const { quiet, quietClassic } = classic;
     if (unproven.length === 0 && quietAll.length === 0 && classic.cells.size === 0) return undefined;
+    // Where the first ask left the pods' sums out (`native`), the classic buckets are asked with their sums.
+    const sums = !asksPodSums(this.sums);
     const classicQueries = [
-      ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) => bucketParts(ctx, panic, "role")),
+      ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) => bucketParts(ctx, panic, "role", sums)),
       ...this.bucketQueries(classic.stable, (ctx, _gauges, _windows, _panic, stable) =>
-        bucketParts(ctx, stable, "role"),
+        bucketParts(ctx, stable, "role", sums),
       ),
     ];
-    const podQueries = this.bucketQueries(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod"));
+    const podQueries = this.bucketQueries(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod", sums));
     const stableQueries = this.bucketQueries(quiet, (ctx, _gauges, _windows, _panic, stable) =>
       bucketParts(ctx, stable, this.sums),
     );

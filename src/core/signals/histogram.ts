@@ -7,18 +7,24 @@ import type { HistogramWindow, LatencyBracket } from "./types.js";
 /** The quantile the latency guard reads. */
 export const latencyQuantile = 0.95;
 
-/** A histogram merged over the role's sampled pods; `buckets` is empty when any pod had none. */
+/**
+ * A histogram merged over the role's sampled pods; `buckets` is empty when any pod had none, `sum` absent when
+ * a pod's sum was not asked (its role's sum carries it: observe.ts puts that in).
+ */
 export interface MergedHistogram {
   readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
   readonly count: number;
-  readonly sum: number;
+  readonly sum?: number;
 }
 
-/** Finite, non-negative count and sum: a histogram the merge adds. */
+/** A count or sum the merge adds: finite and not negative. */
+export function isAddable(value: number): boolean {
+  return Number.isFinite(value) && value >= 0;
+}
+
+/** Finite, non-negative count and sum (the sum where it was asked): a histogram the merge adds. */
 export function isUsable(histogram: HistogramWindow): boolean {
-  return (
-    Number.isFinite(histogram.count) && histogram.count >= 0 && Number.isFinite(histogram.sum) && histogram.sum >= 0
-  );
+  return isAddable(histogram.count) && (histogram.sum === undefined || isAddable(histogram.sum));
 }
 
 /**
@@ -43,20 +49,23 @@ export function mergeHistograms(histograms: readonly HistogramWindow[]): MergedH
   const usable = histograms.filter(isUsable);
   if (usable.length === 0) return undefined;
   const count = usable.reduce((total, h) => total + h.count, 0);
-  const sum = usable.reduce((total, h) => total + h.sum, 0);
-  if (usable.some((h) => h.buckets.length === 0)) return { buckets: [], count, sum };
+  let sum: number | undefined = 0;
+  for (const h of usable) sum = sum === undefined || h.sum === undefined ? undefined : sum + h.sum;
+  const sums = sum === undefined ? {} : { sum };
+  if (usable.some((h) => h.buckets.length === 0)) return { buckets: [], count, ...sums };
   const bounds = [...new Set(usable.flatMap((h) => h.buckets.map((b) => b.upperBound)))].sort((a, b) => a - b);
   const buckets = bounds.map((upperBound) => ({
     upperBound,
     count: usable.reduce((total, h) => total + cumulativeAt(h, upperBound), 0),
   }));
-  return { buckets, count, sum };
+  return { buckets, count, ...sums };
 }
 
 /**
  * The smallest finite boundary whose cumulative count reaches 95% of the
  * window's observations, else the mean (buckets absent, or the percentile in
- * `+Inf`). Seconds in, milliseconds out; undefined without observations.
+ * `+Inf`). Seconds in, milliseconds out; undefined without observations, and
+ * where the mean is needed but no sum is known.
  *
  * Example: buckets 0.1 → 60, 0.25 → 90, 0.5 → 98, +Inf → 100 with count 100:
  * 95% of 100 is 95, first reached at 0.5 s, so 500 ms.
@@ -67,8 +76,8 @@ export function p95Milliseconds(histogram: MergedHistogram | undefined): number 
   const needed = latencyQuantile * histogram.count * (1 - 1e-12);
   // Stryker disable next-line EqualityOperator: `>` differs only for a count equal to `needed` with its slack, not a scraped one
   const boundary = histogram.buckets.find((b) => Number.isFinite(b.upperBound) && b.count >= needed);
-  const seconds = boundary === undefined ? histogram.sum / histogram.count : boundary.upperBound;
-  return roundMilliseconds(seconds * 1000);
+  if (boundary !== undefined) return roundMilliseconds(boundary.upperBound * 1000);
+  return histogram.sum === undefined ? undefined : roundMilliseconds((histogram.sum / histogram.count) * 1000);
 }
 
 /**
@@ -85,7 +94,8 @@ function roundMilliseconds(milliseconds: number): number {
  * inside that bucket by linear interpolation of the counts, the assumption
  * Prometheus' `histogram_quantile` makes. In the `+Inf` bucket `upper` is
  * Infinity and the estimate is the larger of the mean and `lower`. Undefined
- * without observations or without buckets (then only the mean is known).
+ * without observations or without buckets (then only the mean is known), and
+ * in `+Inf` where no sum is known.
  *
  * Example: buckets 0.4 → 94, 0.6 → 99, +Inf → 100 with count 100: 95 falls in
  * (0.4, 0.6], 1 of its 5 observations in: 400 + 200 × 1/5 = 440 ms.
@@ -113,6 +123,7 @@ export function p95Bracket(histogram: MergedHistogram | undefined): LatencyBrack
       lowerCount = bucket.count;
     }
   }
+  if (histogram.sum === undefined) return undefined;
   const mean = histogram.sum / histogram.count;
   return {
     lowerMilliseconds: roundMilliseconds(lowerBound * 1000),

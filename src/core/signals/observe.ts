@@ -124,8 +124,11 @@ function windowHistogram(
     return rates.established && histogram !== undefined ? [histogram] : [];
   });
   const merged = mergeHistograms(histograms);
-  // The pods came without their buckets: the role's sum stands for them (`latency` proves it first).
-  return role === undefined || merged === undefined ? merged : { ...merged, buckets: role.buckets };
+  if (role === undefined || merged === undefined) return merged;
+  // The pods came without their buckets (`native`: without their sums): the role's sum stands for them
+  // (`latency` proves it first).
+  const sum = merged.sum ?? role.sum;
+  return { buckets: role.buckets, count: merged.count, ...(sum === undefined ? {} : { sum }) };
 }
 
 /**
@@ -135,7 +138,8 @@ function windowHistogram(
  * only then (adapters/prometheus/source.ts).
  */
 export function holdsObservation(pods: readonly PodSample[], window: WindowName, field: LatencyField): boolean {
-  return p95Milliseconds(windowHistogram(pods, window, field, undefined)) !== undefined;
+  const merged = windowHistogram(pods, window, field, undefined);
+  return merged !== undefined && merged.count > 0;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { RoleKind } from "../api/model-deployment.js";
 import { sumDefined } from "./defined.js";
+import { isUsable } from "./histogram.js";
 import { measured, promptDemandTokensPerSecond } from "./prompt-demand.js";
 import type { HistogramWindow, PodSample, PodWindowRates, SignalFamily } from "./types.js";
 
@@ -47,13 +48,7 @@ export function podWaitingRequests(pod: PodSample, kind: RoleKind): number | und
 }
 
 function usableHistogram(histogram: HistogramWindow | undefined): boolean {
-  return (
-    histogram !== undefined &&
-    Number.isFinite(histogram.count) &&
-    histogram.count >= 0 &&
-    Number.isFinite(histogram.sum) &&
-    histogram.sum >= 0
-  );
+  return histogram !== undefined && isUsable(histogram);
 }
 
 /**

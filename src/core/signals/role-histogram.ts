@@ -8,8 +8,9 @@
  * still inside the window, one past the 64-pod cap, one whose window has a
  * counter reset. It equals the merge only when the pods it covers are exactly
  * the pods the merge adds, on the engine the merge reads them from, each
- * with a usable count and sum, and the sum's `+Inf` bucket is their counts'
- * total (a pod whose bucket series were dropped, by a relabelling rule, while its
+ * with a usable count and sum (where a pod's sum was not asked, the role's sum
+ * is finite and not negative: a pod's NaN sum makes it NaN), and the sum's
+ * `+Inf` bucket is their counts' total (a pod whose bucket series were dropped, by a relabelling rule, while its
  * count was kept, shows there). Anything else is not proven: the source asks
  * those roles' pods for their own buckets, and the core reads an unproven sum
  * as unknown, never as a latency.
@@ -20,7 +21,7 @@
  * one and the sum adds each bound over the pods that have it (both undercount,
  * moving the percentile up, the sum more); docs/prometheus-signals.md, "Cost".
  */
-import { isUsable } from "./histogram.js";
+import { isAddable, isUsable } from "./histogram.js";
 import type { LatencyField, PodSample, RoleHistogram, RoleSamples, WindowName } from "./types.js";
 
 /** Relative slack between the `+Inf` bucket and the counts' total: the same increases, summed in another order. */
@@ -41,6 +42,8 @@ export function roleSumHolds(
   for (const pod of merged) {
     const histogram = pod.windows[window][field];
     if (covered.get(pod.pod) !== pod.engine || histogram === undefined || !isUsable(histogram)) return false;
+    // A pod's sum not asked is carried by the role's: a pod's NaN or infinite sum shows there.
+    if (histogram.sum === undefined && (role.sum === undefined || !isAddable(role.sum))) return false;
     total += histogram.count;
   }
   const last = role.buckets.at(-1);

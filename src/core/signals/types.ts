@@ -19,7 +19,12 @@ export type WindowName = "stable" | "panic";
 export interface HistogramWindow {
   readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
   readonly count: number;
-  readonly sum: number;
+  /**
+   * Absent where the source did not ask the pod's sum because its role's sum
+   * carries it (`RoleHistogram.sum`, the `native` plan); a sum the source asked
+   * and did not get leaves the pod without a histogram.
+   */
+  readonly sum?: number;
 }
 
 /** Counter rates of one pod over one window, already summed over data-parallel ranks. */
@@ -111,13 +116,16 @@ export type LatencyField = "ttftSeconds" | "itlSeconds" | "queueTimeSeconds";
  * `roles` query plan), with the pods whose series the sum covers: each pod, with
  * its engine, that answered the histogram's count in the window (a pod listed
  * twice answered for both engines). The pods' own histograms then carry count and
- * sum without buckets. The core uses the sum only where it is the merge it would
- * have made of the pods' buckets (`role-histogram.ts`).
+ * sum without buckets (`native`: their count alone, the role's sum carrying the
+ * sum). The core uses the sum only where it is the merge it would have made of
+ * the pods' buckets (`role-histogram.ts`).
  */
 export interface RoleHistogram {
   readonly pods: readonly { readonly pod: string; readonly engine: EngineKind }[];
   /** Cumulative counts by upper bound, ascending, as in `HistogramWindow`; empty when no pod had buckets. */
   readonly buckets: readonly { readonly upperBound: number; readonly count: number }[];
+  /** The histograms' sums added over the same pods (`native`), where the pods' own sums were not asked. */
+  readonly sum?: number;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
 } from "../../../src/adapters/prometheus/config.js";
 import {
   anyOf,
+  bucketParts,
   escapePromQLString,
   resetGroups,
   escapeRegex,
@@ -204,16 +205,21 @@ describe("one pass, a fixed number of queries", () => {
     expect(summed.find((q) => q.signal === "sglang/queue/bucket")?.text).toContain('pp_rank=~"0|"');
   });
 
-  it("asks the roles plan's queries in the native plan, its six bucket queries reading the native histograms", () => {
-    const roles = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "roles" });
+  it("asks the roles plan's queries in the native plan but the pods' sums, its six bucket queries reading the native histograms", () => {
+    const rolesPlan = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "roles" });
     const native = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "native" });
     const scalers = Array.from({ length: 3 }, (_, i) => scaler(i));
-    const r = roles.issuedFor(scalers);
+    // The pods' histogram sums are not asked under `native`: the role's native sum carries them.
+    const podSum = (q: { readonly signal?: string; readonly perRole?: true }): boolean =>
+      q.perRole !== true && (q.signal ?? "").endsWith("/sum");
+    const r = rolesPlan.issuedFor(scalers).filter((q) => !podSum(q));
     const n = native.issuedFor(scalers);
+    expect(rolesPlan.issuedFor(scalers).filter(podSum)).toHaveLength(6);
+    expect(n.filter(podSum)).toEqual([]);
     expect(n.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`)).toEqual(
       r.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`),
     );
-    // Every query but the sums word for word: the per-pod counts and sums are the classic series'.
+    // Every query but the sums word for word: the per-pod counts are the classic series'.
     expect(n.filter((q) => q.perRole !== true).map((q) => q.text)).toEqual(
       r.filter((q) => q.perRole !== true).map((q) => q.text),
     );
@@ -339,5 +345,46 @@ describe("joining a query's parts", () => {
   it("nests as a balanced tree: 48 parts (the counter query's count) are six levels deep, not 47", () => {
     const parts = Array.from({ length: 48 }, (_, i) => `p${i}`);
     expect(depth(union(parts))).toBe(Math.ceil(Math.log2(48)));
+  });
+});
+
+describe("the follow-ups' sums where the first ask left the pods' sums out (`native`)", () => {
+  const ctx = { labels: defaultLabelNames, separator: ":" as const, matchers: [] };
+  const sel = { namespaces: ["ns"], deployments: ["md"], roles: ["decode"] };
+  const windows = [{ windowSeconds: 60, selection: sel }];
+  const signals = (parts: ReturnType<typeof bucketParts>): string[] =>
+    [...parts.ttft, ...parts.itl].map((p) => `${p.signal}${p.perRole === true ? " by role" : ""}`);
+
+  it("asks the classic buckets' sums beside them, per pod or by role as the buckets are", () => {
+    expect(signals(bucketParts(ctx, windows, "pod"))).not.toContain("vllm/sum");
+    expect(signals(bucketParts(ctx, windows, "pod", true))).toEqual([
+      "vllm/bucket",
+      "vllm/sum",
+      "sglang/bucket",
+      "sglang/sum",
+      "vllm/queue/bucket",
+      "vllm/queue/sum",
+      "sglang/queue/bucket",
+      "sglang/queue/sum",
+      "vllm/bucket",
+      "vllm/sum",
+      "sglang/bucket",
+      "sglang/sum",
+    ]);
+    const byRole = bucketParts(ctx, windows, "role", true);
+    expect(signals(byRole).filter((s) => s.includes("/sum"))).toEqual([
+      "vllm/sum by role",
+      "sglang/sum by role",
+      "vllm/queue/sum by role",
+      "sglang/queue/sum by role",
+      "vllm/sum by role",
+      "sglang/sum by role",
+    ]);
+    const ttftSum = byRole.ttft.find((p) => p.signal === "vllm/sum");
+    expect(ttftSum?.expr).toMatch(
+      /^sum by \(namespace, app_kubernetes_io_instance, app_kubernetes_io_component\) \(increase\(vllm:time_to_first_token_seconds_sum\{/,
+    );
+    // A native sum carries its sum: nothing is asked beside it.
+    expect(signals(bucketParts(ctx, windows, "native", true))).toEqual(signals(bucketParts(ctx, windows, "native")));
   });
 });

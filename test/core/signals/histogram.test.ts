@@ -187,6 +187,30 @@ describe("histogram edges: empty, merged layouts, exact 95%", () => {
     expect(mergeHistograms([{ buckets: [], count: 1, sum: -1 }])).toBeUndefined();
   });
 
+  it("a pod whose sum was not asked is usable by its count; the merge then has no sum, and no mean", () => {
+    const noSum = {
+      buckets: [
+        { upperBound: 0.1, count: 1 },
+        { upperBound: Infinity, count: 2 },
+      ],
+      count: 2,
+    };
+    const merged = mergeHistograms([noSum, eightOfTenUnder100ms]);
+    expect(merged).toEqual({
+      buckets: [
+        { upperBound: 0.1, count: 9 },
+        { upperBound: Infinity, count: 12 },
+      ],
+      count: 12,
+    });
+    // 95 % of 12 falls in +Inf: the mean would be read, and no sum is known.
+    expect(p95Milliseconds(merged)).toBeUndefined();
+    expect(p95Bracket(merged)).toBeUndefined();
+    expect(mergeHistograms([{ buckets: [], count: Number.NaN }])).toBeUndefined();
+    // A boundary reaching 95 % needs no sum.
+    expect(p95Milliseconds(mergeHistograms([{ ...noSum, buckets: [{ upperBound: 0.1, count: 2 }] }]))).toBe(100);
+  });
+
   it("a pod without observations and without buckets still withholds the bucket merge", () => {
     const merged = mergeHistograms([{ buckets: [], count: 0, sum: 0 }, eightOfTenUnder100ms]);
     expect(merged).toEqual({ buckets: [], count: 10, sum: 0.9 });

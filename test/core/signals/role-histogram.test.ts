@@ -135,6 +135,53 @@ describe("a role's summed buckets stand for its pods only where they are the pod
     expect(observe(pods.slice(0, 64), { ...role, pods: role.pods.slice(0, 64) }).ttftMilliseconds).toBe(100);
   });
 
+  describe("the `native` plan: the pods' sums not asked, the role's sum carrying them", () => {
+    /** The pods as `native` reads them: their counts alone. */
+    const countsOnly = (): PodSample[] =>
+      [
+        ["a", a],
+        ["b", b],
+      ].map(([name, h]) => {
+        const { count } = h as HistogramWindow;
+        return pod(name as string, { stable: { ttftSeconds: { buckets: [], count } } });
+      });
+    /** `a` and `b` with their sum, 2.4 s, and every observation in `+Inf`: the p95 is the mean, 120 ms. */
+    const inInf = (sum: number | undefined): RoleHistogram => ({
+      pods: summed().pods,
+      buckets: [{ upperBound: Infinity, count: 20 }],
+      ...(sum === undefined ? {} : { sum }),
+    });
+
+    it("reads the same latency, the mean from the role's sum where the p95 falls in +Inf", () => {
+      expect(observe(countsOnly(), { ...summed(), sum: 2.4 })).toEqual(observe(podsOf(), summed()));
+      const fromRole = observe(countsOnly(), inInf(2.4));
+      expect(fromRole.ttftMilliseconds).toBe(120);
+      expect(fromRole).toEqual(observe(podsOf(), inInf(undefined)));
+      expect(fromRole.ttftBracket).toEqual({
+        lowerMilliseconds: 0,
+        upperMilliseconds: Infinity,
+        estimateMilliseconds: 120,
+      });
+    });
+
+    it.each([
+      { name: "NaN (a pod observed a NaN, its sum NaN for the life of its process)", sum: Number.NaN },
+      { name: "infinite", sum: Infinity },
+      { name: "negative", sum: -1 },
+      { name: "absent", sum: undefined },
+    ])("not proven where the role's sum is $name: the pods are asked their own", ({ sum }) => {
+      expect(roleSumHolds(inInf(sum), countsOnly(), "stable", "ttftSeconds")).toBe(false);
+      const observation = observe(countsOnly(), inInf(sum));
+      expect(observation.ttftMilliseconds).toBeUndefined();
+      expect(observation.ttftBracket).toBeUndefined();
+    });
+
+    it("a pod with its own sum needs none from the role (the `roles` plan)", () => {
+      expect(roleSumHolds(inInf(Number.NaN), podsOf(), "stable", "ttftSeconds")).toBe(true);
+      expect(observe(podsOf(), inInf(Number.NaN)).ttftMilliseconds).toBe(120);
+    });
+  });
+
   it("a sum without buckets stands for pods that have none: the mean, as the merge reads it", () => {
     const role: RoleHistogram = { pods: summed().pods, buckets: [] };
     expect(observe(podsOf(), role).ttftMilliseconds).toBe(120);

@@ -43,7 +43,7 @@ function delta(a: HistogramWindow, b: HistogramWindow): HistogramWindow {
   return {
     buckets: b.buckets.map((x, i) => ({ upperBound: x.upperBound, count: x.count - (a.buckets[i]?.count ?? 0) })),
     count: b.count - a.count,
-    sum: b.sum - a.sum,
+    sum: (b.sum ?? NaN) - (a.sum ?? NaN),
   };
 }
 
