@@ -288,10 +288,21 @@ const leScrapes = (() => {
   ];
 })();
 
-function podLabels(key: string): Record<string, string> {
+function podLabels(key: string, index = 0): Record<string, string> {
   const l = defaultPrometheusSignalConfig.labels;
-  return { [l.namespace]: namespace, [l.pod]: `${key}-0`, [l.deployment]: key, [l.role]: "role" };
+  return { [l.namespace]: namespace, [l.pod]: `${key}-${index}`, [l.deployment]: key, [l.role]: "role" };
 }
+
+/** Two pods of one role from the vLLM grep capture (TTFT count and sum, no buckets), the second without its TTFT `_sum`. */
+const sumGapKey = "vllm-sum-gap";
+const sumGapPods = (() => {
+  const full = readFileSync(`${captures}vllm-v1-grep-no-type.prom`, "utf8");
+  const withoutSum = full
+    .split("\n")
+    .filter((line) => !line.startsWith("vllm:time_to_first_token_seconds_sum"))
+    .join("\n");
+  return [full, withoutSum].map((text) => [text, advanceCounters(text, 2)]);
+})();
 
 let server: CaptureServer;
 let prometheus: PrometheusHarness;
@@ -306,12 +317,12 @@ async function promQuery(query: string): Promise<{ metric: Record<string, string
   return body.data.result;
 }
 
-/** Scrape timestamps (ms) of one capture's pod, once it has at least `count` of them. */
-async function scrapeTimesMs(key: string, count: number, timeoutMs = 60_000): Promise<number[]> {
+/** Scrape timestamps (ms) of one capture's pod (its `index`), once it has at least `count` of them. */
+async function scrapeTimesMs(key: string, count: number, timeoutMs = 60_000, index = 0): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   let seen: number[] = [];
   while (Date.now() < deadline) {
-    const result = await promQuery(`up{pod="${key}-0"}[5m]`);
+    const result = await promQuery(`up{pod="${key}-${index}"}[5m]`);
     seen = (result[0]?.values ?? []).filter(([, v]) => v === "1").map(([t]) => Math.round(t * 1000));
     if (seen.length >= count) return seen.slice(0, count);
     await new Promise((r) => setTimeout(r, 250));
@@ -363,6 +374,7 @@ beforeAll(async () => {
     served.set(c.key, { labels: podLabels(c.key), scrapes: [text, advanceCounters(text, 2)] });
   }
   served.set(leKey, { labels: podLabels(leKey), scrapes: leScrapes });
+  sumGapPods.forEach((scrapes, i) => served.set(`${sumGapKey}-${i}`, { labels: podLabels(sumGapKey, i), scrapes }));
   server = new CaptureServer(served);
   await server.start();
   prometheus = await PrometheusHarness.start({ scrapeIntervalSeconds, targets: server.fileSdGroups() });
@@ -507,5 +519,30 @@ describe("real and derived engine captures through a real Prometheus", () => {
     expect(perPod?.pods[0]?.windows.stable.itlSeconds?.buckets).toEqual(
       (await sampleAt(leKey, last, windowSeconds)).pods[0]?.windows.stable.itlSeconds?.buckets,
     );
+  }, 90_000);
+
+  it("reads a role one of whose pods has no TTFT `_sum` series as parts does, under every plan: that pod out of the latency", async () => {
+    // Every plan reads the parts plan's observations (BothPlans): under `native` on this Prometheus the role is read
+    // from its classic sums by role with the pods' own sums beside them, since a `_sum` summed by role could not
+    // tell the second pod missing from it (the mean would read one pod's sum over both pods' counts).
+    // Both pods scraped twice (their scrapes need not line up): the window reaches back to the earlier first.
+    const both = [await scrapeTimesMs(sumGapKey, 2), await scrapeTimesMs(sumGapKey, 2, 60_000, 1)];
+    const at = Math.max(...both.map((t) => t[1] ?? 0));
+    const windowSeconds = Math.ceil((at - Math.min(...both.map((t) => t[0] ?? at))) / 1000 + 0.5);
+    const samples = await sampleAt(sumGapKey, at, windowSeconds);
+    expect(samples.pods.map((p) => p.pod)).toEqual([`${sumGapKey}-0`, `${sumGapKey}-1`]);
+    expect(samples.pods.map((p) => p.windows.stable.established)).toEqual([true, true]);
+    expect(samples.pods[0]?.windows.stable.ttftSeconds?.count).toBeGreaterThan(0);
+    expect(samples.pods[1]?.windows.stable.ttftSeconds, "no histogram without its sum").toBeUndefined();
+    const observation = observeRole({
+      kind: "Server",
+      samples,
+      readyReplicas: 2,
+      nowMs: at,
+      staleAfterSeconds: 60,
+      reads: [],
+    });
+    // No buckets: the mean of the pod with a sum, 0.205 s / 10 (its count and sum extrapolated alike).
+    expect(observation.ttftMilliseconds).toBeCloseTo(20.5, 6);
   }, 90_000);
 });

@@ -32,10 +32,7 @@ export interface HistogramAcc {
 /** One histogram's buckets of one role and window, summed by Prometheus (`roles` plan). */
 export type RoleBuckets = Map<number, number>;
 
-/**
- * A role's sums of one window: each histogram's buckets and, where read (`native`: from the native sum, or the
- * classic `_sum` series summed by role), its sum.
- */
+/** A role's sums of one window: each histogram's buckets and, where native (`native`), its sum. */
 export type RoleWindowAcc = Record<HistogramName, RoleBuckets> & { sums: Partial<Record<HistogramName, number>> };
 
 /** A role's summed buckets, by window. */
@@ -91,6 +88,11 @@ export interface PassAcc {
    * with the histograms missing: those windows' sums are read from the classic `_bucket` series instead.
    */
   readonly classic: Map<string, ReadonlySet<HistogramName>>;
+  /**
+   * `native` plan: the cells (`cellOf`) whose pods' histogram sums were asked, beside the classic buckets of a
+   * follow-up (the pods' own, or the role's where its native sums were missing); the first ask asks none.
+   */
+  readonly podSums: Set<string>;
 }
 
 export function cellOf(key: string, w: number): string {
@@ -118,11 +120,11 @@ export function classicHistogramsByRole(acc: PassAcc): Map<string, ReadonlySet<H
 }
 
 /**
- * Whether the role's pods' histogram sums were asked: under every plan but `native`, and under `native` for
- * the roles read from their pods' own buckets (`perPodRoles`), whose sums that ask brings beside them.
+ * Whether the pods' histogram sums of a role's window were asked: under every plan but `native`, and under
+ * `native` where that window was read from classic buckets (`podSums`), whose sums that ask brings beside them.
  */
-export function podSumsAsked(acc: PassAcc, key: string, perPodRoles: ReadonlySet<string> | undefined): boolean {
-  return !acc.native || perPodRoles?.has(key) === true;
+export function podSumsAsked(acc: PassAcc, key: string, w: number): boolean {
+  return !acc.native || acc.podSums.has(cellOf(key, w));
 }
 
 /** Whether a role's sums of this window are native histograms: under `native`, unless they were missing there. */

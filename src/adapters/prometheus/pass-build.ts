@@ -52,7 +52,7 @@ export function buildPass(
       const key = roleKey(s.namespace, s.deployment, role);
       const pods = byRole.get(key) ?? [];
       const samples: PodSample[] = [];
-      const sums = podSumsAsked(acc, key, perPodRoles);
+      const sums = (w: number): boolean => podSumsAsked(acc, key, w);
       for (const pod of pods) {
         const sample = toPodSample(pod, s, sums);
         if (sample) samples.push(sample);
@@ -106,8 +106,15 @@ export function roleHistograms(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** `podSums`: whether the pod's histogram sums were asked (`podSumsAsked`); a sum asked and not answered is no histogram. */
-export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput, podSums: boolean): PodSample | undefined {
+/**
+ * `podSums`: whether the pod's histogram sums of a window (in seconds) were asked (`podSumsAsked`); a sum
+ * asked and not answered is no histogram.
+ */
+export function toPodSample(
+  acc: PodAcc,
+  scaler: ScalerSamplingInput,
+  podSums: (windowSeconds: number) => boolean,
+): PodSample | undefined {
   // A pod without a current gauge sample did not answer.
   const target = newestTarget(acc);
   const engine = target?.engine;
@@ -139,10 +146,19 @@ export function toPodSample(acc: PodAcc, scaler: ScalerSamplingInput, podSums: b
     ...(kv !== undefined ? { kvCacheUsage: kv } : {}),
     ...(Object.keys(gaugeSeries).length > 0 ? { gaugeSeries } : {}),
     windows: {
-      stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine, podSums),
-      panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine, podSums),
+      stable: windowRatesOf(acc, windowSeconds(scaler.stableWindowSeconds), engine, podSums),
+      panic: windowRatesOf(acc, windowSeconds(scaler.panicWindowSeconds), engine, podSums),
     },
   };
+}
+
+function windowRatesOf(
+  acc: PodAcc,
+  w: number,
+  engine: EngineKind,
+  podSums: (windowSeconds: number) => boolean,
+): PodWindowRates {
+  return toWindowRates(acc.windows.get(w), engine, podSums(w));
 }
 
 export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind, podSums: boolean): PodWindowRates {

@@ -98,34 +98,29 @@ export function readSample(
 }
 
 /**
- * A bucket of a role's sum (`roles` plan), or a role's `_sum` summed (a `native` follow-up): per role, window
- * and histogram, both engines' parts added.
+ * A bucket of a role's sum (`roles` plan), or a role's native histogram with its sum (`native`): per role,
+ * window and histogram, both engines' parts added.
  */
 export function readRoleBuckets(
   roles: Map<string, RoleAcc>,
   l: PrometheusLabelNames,
   answer: UsableAnswer,
   s: VectorSample,
-  { signal, counter }: Tag,
+  { signal }: Tag,
 ): void {
   const namespace = s.labels[l.namespace];
   const deployment = s.labels[l.deployment];
   const role = s.labels[l.role];
   const w = answer.query.windowSeconds ?? Number(s.labels[windowLabel]);
-  const part = signal === "queue" ? counter : signal;
   const le = parseLe(s.labels["le"]);
-  if (!namespace || !deployment || !role || !Number.isFinite(w)) return;
-  if (part !== "sum" && le === undefined && s.histogram === undefined) return;
+  if (!namespace || !deployment || !role || !Number.isFinite(w) || (le === undefined && s.histogram === undefined))
+    return;
   const key = roleKey(namespace, deployment, role);
   let acc = roles.get(key);
   if (!acc) roles.set(key, (acc = new Map()));
   let win = acc.get(w);
   if (!win) acc.set(w, (win = { ttft: new Map(), itl: new Map(), queue: new Map(), sums: {} }));
   const name: HistogramName = signal === "queue" ? "queue" : answer.query.family === "ttft" ? "ttft" : "itl";
-  if (part === "sum") {
-    win.sums[name] = (win.sums[name] ?? 0) + s.value;
-    return;
-  }
   if (s.histogram !== undefined) {
     win.sums[name] = (win.sums[name] ?? 0) + s.histogram.sum;
     return addNativeSum(win[name], s.histogram);

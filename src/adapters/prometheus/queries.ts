@@ -383,15 +383,10 @@ export const resetGroups = {
 export type BucketsBy = "pod" | "role" | "native";
 
 /**
- * Where a histogram's sums are asked: per pod, summed by role (a follow-up's classic sums under `native`, whose
- * pods' sums were not asked), or not at all (`native`'s first ask: the role's native sum carries them; a
- * follow-up whose pods' sums are in the first ask).
- */
-export type SumsBy = "pod" | "role" | "none";
-
-/**
  * Whether a first ask whose buckets are read so reads each pod's histogram sums: not from native sums by role,
- * which carry them (a pod's sum is read for the mean alone, and the role's is the one the mean reads).
+ * which carry them (a pod's sum is read for the mean alone, and the role's is the one the mean reads). Classic
+ * buckets, per pod or summed by role, are always asked with the pods' own sums beside them: a `_sum` series
+ * summed by role could not tell a pod missing from it.
  */
 export function asksPodSums(bucketsBy: BucketsBy): boolean {
   return bucketsBy !== "native";
@@ -429,7 +424,7 @@ export function histogramParts(
   histogram: "time_to_first_token_seconds" | "inter_token_latency_seconds",
   bucketsBy: BucketsBy = "pod",
   bucketWindows: readonly WindowSelection[] = windows,
-  sumsBy: SumsBy = "pod",
+  podSums = true,
 ): Part[] {
   const b = new Builder(ctx);
   const g = b.group;
@@ -459,15 +454,10 @@ export function histogramParts(
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
       parts.push(part(delta("_count", g), `${engine}/count`, w));
-      if (sumsBy === "pod") parts.push(part(delta("_sum", g), `${engine}/sum`, w));
-      else if (sumsBy === "role") {
-        const sum =
-          names.length === 1 ? inc(histogram, "_sum", b.roleGroup) : `sum by (${b.roleGroup}) (${delta("_sum", g)})`;
-        parts.push(part(sum, `${engine}/sum`, w, true));
-      }
+      if (podSums) parts.push(part(delta("_sum", g), `${engine}/sum`, w));
     }
     if (histogram === "time_to_first_token_seconds")
-      parts.push(...queueTimeParts(b, w, sel, bucketsBy, bucketSel, sumsBy));
+      parts.push(...queueTimeParts(b, w, sel, bucketsBy, bucketSel, podSums));
   }
   return parts;
 }
@@ -484,7 +474,7 @@ function queueTimeParts(
   sel: TargetSelection,
   bucketsBy: BucketsBy,
   bucketSel: TargetSelection | undefined,
-  sumsBy: SumsBy,
+  podSums: boolean,
 ): Part[] {
   const g = b.group;
   const range = `[${w}s]`;
@@ -506,12 +496,8 @@ function queueTimeParts(
       perRole,
     ),
   ];
-  const sum = (engine: "vllm" | "sglang"): Part[] => {
-    if (sumsBy === "none") return [];
-    const by = sumsBy === "role" ? b.roleGroup : g;
-    const expr = engine === "vllm" ? vllm("_sum", by) : sglang("_sum", [], by);
-    return [part(expr, `${engine}/queue/sum`, w, sumsBy === "role")];
-  };
+  const sum = (engine: "vllm" | "sglang"): Part[] =>
+    podSums ? [part(engine === "vllm" ? vllm("_sum", g) : sglang("_sum", []), `${engine}/queue/sum`, w)] : [];
   return [
     ...(bucketSel === undefined ? [] : bucket("vllm", bucketSel)),
     part(vllm("_count", g), "vllm/queue/count", w),
@@ -558,7 +544,7 @@ export function samplingParts(
   bucketWindows: readonly WindowSelection[] = windows,
   resetWindows: readonly WindowSelection[] = windows,
 ): Readonly<Record<QueryName, readonly Part[]>> {
-  const sums: SumsBy = asksPodSums(bucketsBy) ? "pod" : "none";
+  const sums = asksPodSums(bucketsBy);
   return {
     gauges: gaugesParts(ctx, gauges),
     counters: countersParts(ctx, windows, resetWindows),
@@ -572,8 +558,8 @@ export function samplingParts(
  * what a `roles` pass asks again, in a constant number of queries, for the
  * roles whose sum the core cannot use (per pod) and for the stable window of
  * the roles whose panic window held no observation (by role). `withSums` (a
- * `native` pass, whose first ask left the pods' sums out): the classic buckets'
- * sums beside them, per pod or by role as the buckets are.
+ * `native` pass, whose first ask left the pods' sums out): the pods' own sums
+ * beside classic buckets, whether those are asked per pod or by role.
  */
 export function bucketParts(
   ctx: QueryContext,
@@ -581,15 +567,15 @@ export function bucketParts(
   bucketsBy: BucketsBy,
   withSums = false,
 ): Readonly<Record<QueryName, readonly Part[]>> {
-  // A native sum carries its sum; classic buckets need their `_sum` series beside them.
-  const sumsBy: SumsBy = !withSums || bucketsBy === "native" ? "none" : bucketsBy;
+  // A native sum carries its sum; classic buckets need the pods' `_sum` series beside them.
+  const podSums = withSums && bucketsBy !== "native";
   const buckets = (parts: readonly Part[]): Part[] =>
-    parts.filter((p) => p.signal.endsWith("/bucket") || (sumsBy !== "none" && p.signal.endsWith("/sum")));
+    parts.filter((p) => p.signal.endsWith("/bucket") || (podSums && p.signal.endsWith("/sum")));
   return {
     gauges: [],
     counters: [],
-    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, windows, sumsBy)),
-    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, windows, sumsBy)),
+    ttft: buckets(histogramParts(ctx, windows, "time_to_first_token_seconds", bucketsBy, windows, podSums)),
+    itl: buckets(histogramParts(ctx, windows, "inter_token_latency_seconds", bucketsBy, windows, podSums)),
   };
 }
 

@@ -14,7 +14,7 @@
  * pods' own buckets. The `native` plan reads those sums from native histograms,
  * whose sums stand for the pods' histogram sums (not asked: `asksPodSums`), and a
  * window whose native sums are missing from the classic series summed by role,
- * as `roles` does, with their sums beside them. Each of these asks is the same
+ * as `roles` does, with the pods' sums beside them. Each of these asks is the same
  * six queries whatever the number of roles in it (twelve where it asks sums). Under both, the counters' resets are asked for each
  * scaler's longer window, and the shorter window's (four queries) only for the
  * roles a pod of which saw a reset there (window-resets.ts).
@@ -206,6 +206,7 @@ export class PrometheusSignalSource {
       summed: new Map(),
       native: this.sums === "native",
       classic: new Map(),
+      podSums: new Set(),
     };
     this.accumulate(acc, first.usable);
     const asked: Asked = { issued: firstIssued, settled: firstSettled, answers: first };
@@ -253,7 +254,7 @@ export class PrometheusSignalSource {
     const classic = classicReads(missing, quietAll, acc);
     const { quiet, quietClassic } = classic;
     if (unproven.length === 0 && quietAll.length === 0 && classic.cells.size === 0) return undefined;
-    // Where the first ask left the pods' sums out (`native`), the classic buckets are asked with their sums.
+    // Where the first ask left the pods' sums out (`native`), classic buckets are asked with the pods' sums.
     const sums = !asksPodSums(this.sums);
     const classicQueries = [
       ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) => bucketParts(ctx, panic, "role", sums)),
@@ -271,6 +272,14 @@ export class PrometheusSignalSource {
     const all = readAnswers(issued, settled);
     const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
     for (const key of newPerPod) perPod.add(key);
+    // The pods' sums came beside the classic buckets: their pods' own (both windows), and the roles' (that window).
+    if (sums) {
+      for (const s of unproven)
+        for (const r of s.roles)
+          for (const w of [s.stableWindowSeconds, s.panicWindowSeconds])
+            acc.podSums.add(cellOf(roleKey(s.namespace, s.deployment, r), windowSeconds(w)));
+      for (const cell of classic.cells.keys()) acc.podSums.add(cell);
+    }
     const stableOf = new Set<string>();
     for (const s of quiet)
       for (const r of s.roles) {

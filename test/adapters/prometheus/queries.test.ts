@@ -354,8 +354,9 @@ describe("the follow-ups' sums where the first ask left the pods' sums out (`nat
   const windows = [{ windowSeconds: 60, selection: sel }];
   const signals = (parts: ReturnType<typeof bucketParts>): string[] =>
     [...parts.ttft, ...parts.itl].map((p) => `${p.signal}${p.perRole === true ? " by role" : ""}`);
+  const sums = ["vllm/sum", "sglang/sum", "vllm/queue/sum", "sglang/queue/sum", "vllm/sum", "sglang/sum"];
 
-  it("asks the classic buckets' sums beside them, per pod or by role as the buckets are", () => {
+  it("asks the pods' own sums beside classic buckets, whether those are per pod or by role", () => {
     expect(signals(bucketParts(ctx, windows, "pod"))).not.toContain("vllm/sum");
     expect(signals(bucketParts(ctx, windows, "pod", true))).toEqual([
       "vllm/bucket",
@@ -371,18 +372,15 @@ describe("the follow-ups' sums where the first ask left the pods' sums out (`nat
       "sglang/bucket",
       "sglang/sum",
     ]);
+    // A `_sum` summed by role could not tell a pod missing from it: the pods' own, as the pods' buckets ask them.
     const byRole = bucketParts(ctx, windows, "role", true);
-    expect(signals(byRole).filter((s) => s.includes("/sum"))).toEqual([
-      "vllm/sum by role",
-      "sglang/sum by role",
-      "vllm/queue/sum by role",
-      "sglang/queue/sum by role",
-      "vllm/sum by role",
-      "sglang/sum by role",
-    ]);
-    const ttftSum = byRole.ttft.find((p) => p.signal === "vllm/sum");
-    expect(ttftSum?.expr).toMatch(
-      /^sum by \(namespace, app_kubernetes_io_instance, app_kubernetes_io_component\) \(increase\(vllm:time_to_first_token_seconds_sum\{/,
+    expect(signals(byRole).filter((s) => s.includes("/sum"))).toEqual(sums);
+    const perPod = bucketParts(ctx, windows, "pod", true);
+    const texts = (parts: ReturnType<typeof bucketParts>): string[] =>
+      [...parts.ttft, ...parts.itl].filter((p) => p.signal.endsWith("/sum")).map((p) => p.expr);
+    expect(texts(byRole)).toEqual(texts(perPod));
+    expect(texts(byRole)[0]).toMatch(
+      /^sum by \(namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component\) \(increase\(vllm:time_to_first_token_seconds_sum\{/,
     );
     // A native sum carries its sum: nothing is asked beside it.
     expect(signals(bucketParts(ctx, windows, "native", true))).toEqual(signals(bucketParts(ctx, windows, "native")));

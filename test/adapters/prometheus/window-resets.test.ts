@@ -24,6 +24,7 @@ function emptyAcc(): PassAcc {
     summed: new Map(),
     native: false,
     classic: new Map(),
+    podSums: new Set(),
   };
 }
 
