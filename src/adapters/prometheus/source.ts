@@ -14,10 +14,11 @@
  * pods' own buckets. The `native` plan reads those sums from native histograms,
  * whose sums stand for the pods' histogram sums (not asked: `asksPodSums`), and a
  * window whose native sums are missing from the classic series summed by role,
- * as `roles` does, with the pods' sums beside them. Each of these asks is the same
- * six queries whatever the number of roles in it (twelve where it asks sums). Under both, the counters' resets are asked for each
- * scaler's longer window, and the shorter window's (four queries) only for the
- * roles a pod of which saw a reset there (window-resets.ts).
+ * as `roles` does, with the pods' sums beside them. Each of these asks is the
+ * same six queries whatever the number of roles in it (twelve where it asks the
+ * pods' sums). Under both, the counters' resets are asked for each scaler's
+ * longer window, and the shorter window's (four queries) only for the roles a
+ * pod of which saw a reset there (window-resets.ts).
  *
  * This file runs a pass's asks; what the pass has read is pass-acc.ts, reading
  * answers into it pass-read.ts, turning it into `RoleSamples` pass-build.ts, and
@@ -231,7 +232,7 @@ export class PrometheusSignalSource {
    * Under the `roles` and `native` plans, one more ask when the pass so far leaves roles unread: the pods' own
    * buckets of roles whose sums failed their proof, the stable window's sums of roles whose panic window is
    * empty, and under `native` the classic sums of windows whose native sums are missing. Each kind is six
-   * queries whatever its roles (twelve under `native` where classic buckets are asked with their sums); under
+   * queries whatever its roles (twelve under `native` where classic buckets are asked with the pods' sums); under
    * `roles` there are at most two asks (the second for roles whose stable sum is unproven), under `native` one
    * or two more where native sums are missing (the classic sums, then the pods of roles whose classic sums fail
    * the proof). Undefined when nothing is left to ask.
@@ -272,7 +273,8 @@ export class PrometheusSignalSource {
     const all = readAnswers(issued, settled);
     const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
     for (const key of newPerPod) perPod.add(key);
-    // The pods' sums came beside the classic buckets: their pods' own (both windows), and the roles' (that window).
+    // The pods' sums came beside the classic buckets: both windows of the roles read from their pods' own
+    // buckets, and each window read from the classic sums by role.
     if (sums) {
       for (const s of unproven)
         for (const r of s.roles)
