@@ -88,11 +88,6 @@ export interface PassAcc {
    * with the histograms missing: those windows' sums are read from the classic `_bucket` series instead.
    */
   readonly classic: Map<string, ReadonlySet<HistogramName>>;
-  /**
-   * `native` plan: the cells (`cellOf`) whose pods' histogram sums were asked, beside the classic buckets of a
-   * follow-up (the pods' own, or the role's where its native sums were missing); the first ask asks none.
-   */
-  readonly podSums: Set<string>;
 }
 
 export function cellOf(key: string, w: number): string {
@@ -121,10 +116,16 @@ export function classicHistogramsByRole(acc: PassAcc): Map<string, ReadonlySet<H
 
 /**
  * Whether the pods' histogram sums of a role's window were asked: under every plan but `native`, and under
- * `native` where that window was read from classic buckets (`podSums`), whose sums that ask brings beside them.
+ * `native` where classic buckets were asked, which come with the pods' sums: the roles read from their pods' own
+ * buckets (`perPodRoles`, both windows) and the windows read from the classic sums by role (`classic`).
  */
-export function podSumsAsked(acc: PassAcc, key: string, w: number): boolean {
-  return !acc.native || acc.podSums.has(cellOf(key, w));
+export function podSumsAsked(
+  acc: PassAcc,
+  key: string,
+  w: number,
+  perPodRoles: ReadonlySet<string> | undefined,
+): boolean {
+  return !acc.native || perPodRoles?.has(key) === true || acc.classic.has(cellOf(key, w));
 }
 
 /** Whether a role's sums of this window are native histograms: under `native`, unless they were missing there. */

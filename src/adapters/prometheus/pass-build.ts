@@ -52,7 +52,7 @@ export function buildPass(
       const key = roleKey(s.namespace, s.deployment, role);
       const pods = byRole.get(key) ?? [];
       const samples: PodSample[] = [];
-      const sums = (w: number): boolean => podSumsAsked(acc, key, w);
+      const sums = (w: number): boolean => podSumsAsked(acc, key, w, perPodRoles);
       for (const pod of pods) {
         const sample = toPodSample(pod, s, sums);
         if (sample) samples.push(sample);

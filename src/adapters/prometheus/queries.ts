@@ -383,10 +383,9 @@ export const resetGroups = {
 export type BucketsBy = "pod" | "role" | "native";
 
 /**
- * Whether a first ask whose buckets are read so reads each pod's histogram sums: not from native sums by role,
- * which carry them (a pod's sum is read for the mean alone, and the role's is the one the mean reads). Classic
- * buckets, per pod or summed by role, are always asked with the pods' own sums beside them: a `_sum` series
- * summed by role could not tell a pod missing from it.
+ * Whether buckets read so are asked with each pod's histogram sums beside them: not native sums by role, which
+ * carry them (a pod's sum is read for the mean alone, and the role's is the one the mean reads). Classic
+ * buckets, per pod or summed by role, are: a `_sum` series summed by role could not tell a pod missing from it.
  */
 export function asksPodSums(bucketsBy: BucketsBy): boolean {
   return bucketsBy !== "native";
@@ -568,7 +567,7 @@ export function bucketParts(
   withSums = false,
 ): Readonly<Record<QueryName, readonly Part[]>> {
   // A native sum carries its sum; classic buckets need the pods' `_sum` series beside them.
-  const podSums = withSums && bucketsBy !== "native";
+  const podSums = withSums && asksPodSums(bucketsBy);
   const buckets = (parts: readonly Part[]): Part[] =>
     parts.filter((p) => p.signal.endsWith("/bucket") || (podSums && p.signal.endsWith("/sum")));
   return {

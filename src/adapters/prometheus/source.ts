@@ -207,7 +207,6 @@ export class PrometheusSignalSource {
       summed: new Map(),
       native: this.sums === "native",
       classic: new Map(),
-      podSums: new Set(),
     };
     this.accumulate(acc, first.usable);
     const asked: Asked = { issued: firstIssued, settled: firstSettled, answers: first };
@@ -256,14 +255,18 @@ export class PrometheusSignalSource {
     const { quiet, quietClassic } = classic;
     if (unproven.length === 0 && quietAll.length === 0 && classic.cells.size === 0) return undefined;
     // Where the first ask left the pods' sums out (`native`), classic buckets are asked with the pods' sums.
-    const sums = !asksPodSums(this.sums);
+    const withPodSums = !asksPodSums(this.sums);
     const classicQueries = [
-      ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) => bucketParts(ctx, panic, "role", sums)),
+      ...this.bucketQueries(missing.panic, (ctx, _gauges, _windows, panic) =>
+        bucketParts(ctx, panic, "role", withPodSums),
+      ),
       ...this.bucketQueries(classic.stable, (ctx, _gauges, _windows, _panic, stable) =>
-        bucketParts(ctx, stable, "role", sums),
+        bucketParts(ctx, stable, "role", withPodSums),
       ),
     ];
-    const podQueries = this.bucketQueries(unproven, (ctx, _gauges, windows) => bucketParts(ctx, windows, "pod", sums));
+    const podQueries = this.bucketQueries(unproven, (ctx, _gauges, windows) =>
+      bucketParts(ctx, windows, "pod", withPodSums),
+    );
     const stableQueries = this.bucketQueries(quiet, (ctx, _gauges, _windows, _panic, stable) =>
       bucketParts(ctx, stable, this.sums),
     );
@@ -273,15 +276,6 @@ export class PrometheusSignalSource {
     const all = readAnswers(issued, settled);
     const newPerPod = new Set(unproven.flatMap((s) => s.roles.map((r) => roleKey(s.namespace, s.deployment, r))));
     for (const key of newPerPod) perPod.add(key);
-    // The pods' sums came beside the classic buckets: both windows of the roles read from their pods' own
-    // buckets, and each window read from the classic sums by role.
-    if (sums) {
-      for (const s of unproven)
-        for (const r of s.roles)
-          for (const w of [s.stableWindowSeconds, s.panicWindowSeconds])
-            acc.podSums.add(cellOf(roleKey(s.namespace, s.deployment, r), windowSeconds(w)));
-      for (const cell of classic.cells.keys()) acc.podSums.add(cell);
-    }
     const stableOf = new Set<string>();
     for (const s of quiet)
       for (const r of s.roles) {

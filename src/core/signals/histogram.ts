@@ -49,9 +49,10 @@ export function mergeHistograms(histograms: readonly HistogramWindow[]): MergedH
   const usable = histograms.filter(isUsable);
   if (usable.length === 0) return undefined;
   const count = usable.reduce((total, h) => total + h.count, 0);
-  let sum: number | undefined = 0;
-  for (const h of usable) sum = sum === undefined || h.sum === undefined ? undefined : sum + h.sum;
-  const sums = sum === undefined ? {} : { sum };
+  // One pod without a sum (not asked: its role's sum carries it) leaves the merge without one.
+  const sums = usable.every((h) => h.sum !== undefined)
+    ? { sum: usable.reduce((total, h) => total + (h.sum ?? 0), 0) }
+    : {};
   if (usable.some((h) => h.buckets.length === 0)) return { buckets: [], count, ...sums };
   const bounds = [...new Set(usable.flatMap((h) => h.buckets.map((b) => b.upperBound)))].sort((a, b) => a - b);
   const buckets = bounds.map((upperBound) => ({

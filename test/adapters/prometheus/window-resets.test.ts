@@ -24,7 +24,6 @@ function emptyAcc(): PassAcc {
     summed: new Map(),
     native: false,
     classic: new Map(),
-    podSums: new Set(),
   };
 }
 
