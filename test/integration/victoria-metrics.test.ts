@@ -510,9 +510,9 @@ describe("VictoriaMetrics' defaults", () => {
   }, 120_000);
 
   it("refuse a counter query longer than -search.maxQueryLen: counters unknown, not zero", async () => {
-    // Under the unions plan the counter query of the fleet's two scalers and four more (deployments without
-    // pods, whose names lengthen its selectors) is about 17 kB, above VictoriaMetrics' default 16 KiB; the roles
-    // plan (the default) splits it into queries that fit.
+    // Under the unions plan the counter query of the fleet's two scalers and fourteen more (deployments without
+    // pods, whose names lengthen its selectors) is above VictoriaMetrics' default 16 KiB; the roles plan (the
+    // default) splits it into queries that fit.
     const unions = new PrometheusSignalSource(new PrometheusClient({ endpoint: vmDefault.url, timeoutMs: 10_000 }), {
       ...defaultPrometheusSignalConfig,
       queryPlan: "unions",
@@ -520,7 +520,7 @@ describe("VictoriaMetrics' defaults", () => {
     const fleet = fleetScalers(tenantA);
     const [model] = fleet;
     if (model === undefined) throw new Error("the fleet has no scaler");
-    const padding = [0, 1, 2, 3].map((i): ScalerSamplingInput => ({
+    const padding = Array.from({ length: 14 }, (_, i): ScalerSamplingInput => ({
       ...model,
       key: `${tenantA}/padding-${i}`,
       deployment: `padding-${i}`,

@@ -317,7 +317,8 @@ export function countersParts(
       // A group's part answers only when one of its counters has a sample in the window, which tells the
       // absent-counter rule which groups exist (`resetGroups`).
       if (resetSel !== undefined) {
-        const resets = (counter: string): string => `resets(${b.series(engine, counter, resetSel)}${range})`;
+        const resets = (counter: string): string =>
+          `resets(${b.series(engine, counter, resetSel, resetMatchers[counter] ?? [])}${range})`;
         const groups: Readonly<Record<string, readonly string[]>> = resetGroups[engine];
         for (const [group, counters] of Object.entries(groups)) {
           const inner =
@@ -349,29 +350,35 @@ export function countersParts(
  * in the window, so a group is as present as its first counter to appear: SGLang's tokenizer counters created
  * when the first request finishes (`first_use`; its TTFT and ITL histograms are created earlier, at the first
  * token, so their presence says nothing about finished requests) and its counter created at start-up, seeded at
- * 0 on every rank (`startup`), are groups of their own for the absent-counter rule; the rest is one group.
+ * 0 on every rank (`startup`), are groups of their own for the absent-counter rule.
+ *
+ * A reset means the process restarted, which takes down every counter that had counted: so a restart is read
+ * from the counters that count first in a request's life (docs/prometheus-signals.md, "A restart read from the
+ * counters that count first"). vLLM counts a request's prompt tokens and its first generated token in one step,
+ * with its TTFT; its inter-token and per-output-token counts come later (`first`: both token counters, so that
+ * an exposition without one still answers, as the vLLM design document's example has no prompt counter). Only
+ * its prefix-cache hits can count before (a chunked prefill's blocks hit by another request), and a restart of
+ * a process that had counted nothing else changes no rate the core reads. SGLang's start-up
+ * counter counts at prefill, before the first token, and its `input` mode has counted whenever another mode
+ * has (a prefill computes at least its last token); builds without that counter (before mid-2026) read a
+ * restart from the TTFT count (`first_token`), which the ITL and per-output-token counts follow, and from the
+ * first-use family.
  */
 export const resetGroups = {
   vllm: {
-    counters: [
-      "prompt_tokens_total",
-      "generation_tokens_total",
-      "prefix_cache_hits_total",
-      "time_to_first_token_seconds_count",
-      "inter_token_latency_seconds_count",
-      "time_per_output_token_seconds_count",
-    ],
+    first: ["prompt_tokens_total", "generation_tokens_total"],
   },
   sglang: {
     first_use: ["prompt_tokens_total", "generation_tokens_total", "cached_tokens_total"],
     startup: ["prefill_effective_tokens_total"],
-    histograms: [
-      "time_to_first_token_seconds_count",
-      "inter_token_latency_seconds_count",
-      "time_per_output_token_seconds_count",
-    ],
+    first_token: ["time_to_first_token_seconds_count"],
   },
 } as const satisfies Record<"vllm" | "sglang", Record<string, readonly string[]>>;
+
+/** Matchers narrowing a reset counter's series: the start-up counter's `input` mode alone (`resetGroups`). */
+const resetMatchers: Readonly<Record<string, readonly string[]>> = {
+  prefill_effective_tokens_total: ['mode="input"'],
+};
 
 /**
  * Where the bucket series are summed: per pod, or per role (`roles` plan),

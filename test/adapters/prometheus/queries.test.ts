@@ -273,28 +273,32 @@ describe("one pass, a fixed number of queries", () => {
     );
   });
 
-  it("asks a pod's resets in groups: vLLM's counters in one part, SGLang's first-use, start-up and histogram counters apart", () => {
+  it("asks a pod's resets in groups: vLLM's token counters; SGLang's first-use family, its start-up counter's input mode and its TTFT count apart", () => {
     const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
     const resets = parts.issuedFor([scaler(1)]).filter((q) => q.signal?.includes("/resets/"));
     expect(resets.map((q) => q.signal)).toEqual([
-      "vllm/resets/counters",
+      "vllm/resets/first",
       "sglang/resets/first_use",
       "sglang/resets/startup",
-      "sglang/resets/histograms",
+      "sglang/resets/first_token",
     ]);
-    const vllm = resets[0]?.text ?? "";
-    for (const counter of resetGroups.vllm.counters) {
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
+    const tagged = (engine: string, counter: string): string => `label_replace(resets(${engine}:${counter}{`;
+    for (const counter of resetGroups.vllm.first) expect(resets[0]?.text).toContain(tagged("vllm", counter));
+    for (const other of ["prefix_cache_hits_total", "_count"]) expect(resets[0]?.text).not.toContain(other);
+    const firstUse = resets[1]?.text ?? "";
+    for (const counter of resetGroups.sglang.first_use) {
       // Each counter tagged with its name before the sum, so the counters' series do not collide.
-      expect(vllm).toContain(`label_replace(resets(vllm:${counter}{`);
-      expect(vllm).toContain(`"mds_series", "${counter}"`);
+      expect(firstUse).toContain(tagged("sglang", counter));
+      expect(firstUse).toContain(`"mds_series", "${counter}"`);
     }
     // Summed by pod, the tags dropped: one row per pod and window.
-    expect(vllm).toMatch(
-      /sum by \(namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component\) \(\(*label_replace\(resets/,
-    );
+    expect(firstUse).toMatch(new RegExp(`sum by \\(${group}\\) \\(\\(*label_replace\\(resets`));
     // A group of one counter needs no tag.
     expect(resets[2]?.text).not.toContain("mds_series");
-    expect(resets[2]?.text).toContain("(resets(sglang:prefill_effective_tokens_total{");
+    expect(resets[2]?.text).toMatch(/\(resets\(sglang:prefill_effective_tokens_total\{[^}]*mode="input"[^}]*\}\[/);
+    expect(resets[3]?.text).toContain("(resets(sglang:time_to_first_token_seconds_count{");
+    expect(resets[3]?.text).not.toContain("inter_token");
   });
 });
 
