@@ -311,8 +311,8 @@ export function countersParts(
       ),
     );
     for (const engine of ["vllm", "sglang"] as const) {
-      // Any counter of the pod going down means the process restarted inside the window: the resets are summed
-      // per pod over the counters of a group, each counter tagged with its name (`mds_series`) before the sum,
+      // A counter of the pod going down means the process restarted inside the window, and the counters that
+      // count first show it (`resetGroups`): the resets are summed per pod over the counters of a group, each counter tagged with its name (`mds_series`) before the sum,
       // since functions drop metric names and series of different counters would collide in one expression.
       // A group's part answers only when one of its counters has a sample in the window, which tells the
       // absent-counter rule which groups exist (`resetGroups`).

@@ -30,8 +30,8 @@ export interface HistogramWindow {
 /** Counter rates of one pod over one window, already summed over data-parallel ranks. */
 export interface PodWindowRates {
   /**
-   * False when a counter of this pod reset inside the window, or the window holds fewer
-   * than two samples: the pod's rates are not established and must not be used.
+   * False when the pod's process restarted inside the window (a counter reset), or the window
+   * holds fewer than two samples: the pod's rates are not established and must not be used.
    */
   readonly established: boolean;
   readonly promptTokensPerSecond?: number;
