@@ -312,10 +312,10 @@ export function countersParts(
     );
     for (const engine of ["vllm", "sglang"] as const) {
       // A counter of the pod going down means the process restarted inside the window, and the counters that
-      // count first show it (`resetGroups`): the resets are summed per pod over the counters of a group, each counter tagged with its name (`mds_series`) before the sum,
-      // since functions drop metric names and series of different counters would collide in one expression.
-      // A group's part answers only when one of its counters has a sample in the window, which tells the
-      // absent-counter rule which groups exist (`resetGroups`).
+      // count first show it (`resetGroups`): the resets are summed per pod over the counters of a group, each
+      // counter tagged with its name (`mds_series`) before the sum, since functions drop metric names and series
+      // of different counters would collide in one expression. A group's part answers only when one of its
+      // counters has a sample in the window, which tells the absent-counter rule which groups exist.
       if (resetSel !== undefined) {
         const resets = (counter: string): string =>
           `resets(${b.series(engine, counter, resetSel, resetMatchers[counter] ?? [])}${range})`;
@@ -358,11 +358,10 @@ export function countersParts(
  * with its TTFT; its inter-token and per-output-token counts come later (`first`: both token counters, so that
  * an exposition without one still answers, as the vLLM design document's example has no prompt counter). Only
  * its prefix-cache hits can count before (a chunked prefill's blocks hit by another request), and a restart of
- * a process that had counted nothing else changes no rate the core reads. SGLang's start-up
- * counter counts at prefill, before the first token, and its `input` mode has counted whenever another mode
- * has (a prefill computes at least its last token); builds without that counter (before mid-2026) read a
- * restart from the TTFT count (`first_token`), which the ITL and per-output-token counts follow, and from the
- * first-use family.
+ * a process that had counted nothing else changes no rate the core reads. SGLang's start-up counter counts at
+ * prefill, before the first token, and its `input` mode has counted whenever another mode has (a prefill
+ * computes at least its last token); builds without that counter (before mid-2026) read a restart from the
+ * TTFT count (`first_token`), which the ITL and per-output-token counts follow, and from the first-use family.
  */
 export const resetGroups = {
   vllm: {
