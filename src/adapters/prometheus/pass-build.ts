@@ -52,7 +52,11 @@ export function buildPass(
       const key = roleKey(s.namespace, s.deployment, role);
       const pods = byRole.get(key) ?? [];
       const samples: PodSample[] = [];
-      const sums = (w: number): boolean => podSumsAsked(acc, key, w, perPodRoles);
+      // Once per role and window, not per pod: every pod of the role was asked alike.
+      const sums: Record<WindowName, boolean> = {
+        stable: podSumsAsked(acc, key, windowSeconds(s.stableWindowSeconds), perPodRoles),
+        panic: podSumsAsked(acc, key, windowSeconds(s.panicWindowSeconds), perPodRoles),
+      };
       for (const pod of pods) {
         const sample = toPodSample(pod, s, sums);
         if (sample) samples.push(sample);
@@ -107,13 +111,13 @@ export function roleHistograms(
 }
 
 /**
- * `podSums`: whether the pod's histogram sums of a window (in seconds) were asked (`podSumsAsked`); a sum
- * asked and not answered is no histogram.
+ * `podSums`: whether the pod's histogram sums of each window were asked (`podSumsAsked`); a sum asked and
+ * not answered is no histogram.
  */
 export function toPodSample(
   acc: PodAcc,
   scaler: ScalerSamplingInput,
-  podSums: (windowSeconds: number) => boolean,
+  podSums: Readonly<Record<WindowName, boolean>>,
 ): PodSample | undefined {
   // A pod without a current gauge sample did not answer.
   const target = newestTarget(acc);
@@ -146,19 +150,10 @@ export function toPodSample(
     ...(kv !== undefined ? { kvCacheUsage: kv } : {}),
     ...(Object.keys(gaugeSeries).length > 0 ? { gaugeSeries } : {}),
     windows: {
-      stable: windowRatesOf(acc, windowSeconds(scaler.stableWindowSeconds), engine, podSums),
-      panic: windowRatesOf(acc, windowSeconds(scaler.panicWindowSeconds), engine, podSums),
+      stable: toWindowRates(acc.windows.get(windowSeconds(scaler.stableWindowSeconds)), engine, podSums.stable),
+      panic: toWindowRates(acc.windows.get(windowSeconds(scaler.panicWindowSeconds)), engine, podSums.panic),
     },
   };
-}
-
-function windowRatesOf(
-  acc: PodAcc,
-  w: number,
-  engine: EngineKind,
-  podSums: (windowSeconds: number) => boolean,
-): PodWindowRates {
-  return toWindowRates(acc.windows.get(w), engine, podSums(w));
 }
 
 export function toWindowRates(win: WindowAcc | undefined, engine: EngineKind, podSums: boolean): PodWindowRates {

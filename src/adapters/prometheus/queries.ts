@@ -562,7 +562,7 @@ export function samplingParts(
  * The bucket parts of the histogram families alone, per pod or summed by role:
  * what a `roles` pass asks again, in a constant number of queries, for the
  * roles whose sum the core cannot use (per pod) and for the stable window of
- * the roles whose panic window held no observation (by role). `withSums` (a
+ * the roles whose panic window held no observation (by role). `withPodSums` (a
  * `native` pass, whose first ask left the pods' sums out): the pods' own sums
  * beside classic buckets, whether those are asked per pod or by role.
  */
@@ -570,10 +570,10 @@ export function bucketParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
   bucketsBy: BucketsBy,
-  withSums = false,
+  withPodSums = false,
 ): Readonly<Record<QueryName, readonly Part[]>> {
   // A native sum carries its sum; classic buckets need the pods' `_sum` series beside them.
-  const podSums = withSums && asksPodSums(bucketsBy);
+  const podSums = withPodSums && asksPodSums(bucketsBy);
   const buckets = (parts: readonly Part[]): Part[] =>
     parts.filter((p) => p.signal.endsWith("/bucket") || (podSums && p.signal.endsWith("/sum")));
   return {
