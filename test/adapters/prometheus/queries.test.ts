@@ -110,10 +110,7 @@ describe("configuration", () => {
     expect(q.gauges).toContain("sglang_num_running_reqs{");
     expect(q.gauges).not.toContain("vllm:");
     expect(q.gauges).toContain('md=~"md-1"');
-    // The gauges name the pods with their deployment and role; every other per-pod part by namespace and pod.
-    expect(q.gauges).toContain("sum by (ns, pod_name, md, workload_role, instance)");
-    expect(q.counters).toContain("sum by (ns, pod_name) (rate(");
-    expect(q.counters).not.toContain("workload_role)");
+    expect(q.counters).toContain("sum by (ns, pod_name, md, workload_role)");
   });
 });
 
@@ -271,7 +268,9 @@ describe("one pass, a fixed number of queries", () => {
     expect(gauges).toContain(
       "sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (vllm:num_requests_running{",
     );
-    expect(counters).toContain("min by (namespace, pod, instance) (count_over_time(vllm:num_requests_running{");
+    expect(counters).toContain(
+      "min by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
+    );
   });
 
   it("asks a pod's resets in groups: vLLM's token counters; SGLang's first-use family, its start-up counter's input mode and its TTFT count apart", () => {
@@ -283,7 +282,7 @@ describe("one pass, a fixed number of queries", () => {
       "sglang/resets/startup",
       "sglang/resets/first_token",
     ]);
-    const group = "namespace, pod";
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
     const tagged = (engine: string, counter: string): string => `label_replace(resets(${engine}:${counter}{`;
     for (const counter of resetGroups.vllm.first) expect(resets[0]?.text).toContain(tagged("vllm", counter));
     for (const other of ["prefix_cache_hits_total", "_count"]) expect(resets[0]?.text).not.toContain(other);
@@ -320,8 +319,9 @@ describe("queue time", () => {
 
   it("reads SGLang's scheduler histogram from rank zero or per data-parallel rank, buckets by le", () => {
     const { ttft } = source.queriesFor([scaler(1)]);
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
     expect(ttft).toContain(
-      "sum by (namespace, pod, le) (max by (namespace, pod, dp_rank, instance, le) (increase(sglang:queue_time_seconds_bucket{",
+      `sum by (${group}, le) (max by (${group}, dp_rank, instance, le) (increase(sglang:queue_time_seconds_bucket{`,
     );
     expect(ttft).toMatch(/sglang:queue_time_seconds_bucket\{[^}]*tp_rank=~"0\|"/);
   });
@@ -383,7 +383,9 @@ describe("the follow-ups' sums where the first ask left the pods' sums out (`nat
     const texts = (parts: ReturnType<typeof bucketParts>): string[] =>
       [...parts.ttft, ...parts.itl].filter((p) => p.signal.endsWith("/sum")).map((p) => p.expr);
     expect(texts(byRole)).toEqual(texts(perPod));
-    expect(texts(byRole)[0]).toMatch(/^sum by \(namespace, pod\) \(increase\(vllm:time_to_first_token_seconds_sum\{/);
+    expect(texts(byRole)[0]).toMatch(
+      /^sum by \(namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component\) \(increase\(vllm:time_to_first_token_seconds_sum\{/,
+    );
     // A native sum carries its sum: nothing is asked beside it.
     expect(signals(bucketParts(ctx, windows, "native", true))).toEqual(signals(bucketParts(ctx, windows, "native")));
   });
