@@ -624,7 +624,7 @@ describe("beside a Prometheus Operator stack", () => {
         ...defaultPrometheusSignalConfig,
         queryPlan,
       });
-    // Until a pass reads the role's TTFT from its native sum in the first 51 queries, and reads as the classic
+    // Until a pass reads the role's TTFT from its native sum in the first 36 queries, and reads as the classic
     // buckets do: a pod started inside the window reads otherwise (prometheus-signals.md, "The native plan").
     const passes = await eventually(
       "a native pass reading the server role's latency sums as the parts plan reads its pods' buckets",
@@ -639,7 +639,7 @@ describe("beside a Prometheus Operator stack", () => {
         const same =
           JSON.stringify([...observationsOf(parts, [scaler])]) ===
           JSON.stringify([...observationsOf(native, [scaler])]);
-        return native.queries === 51 && total > 0 && same ? { parts, native } : undefined;
+        return native.queries === 36 && total > 0 && same ? { parts, native } : undefined;
       },
       90_000,
       2_000,

@@ -6,7 +6,7 @@
  * custom buckets (NHCB) and as its classic `_bucket`, `_count` and `_sum` series.
  *
  * - the plan reads every role's latency buckets from the native histograms, in the
- *   first 51 queries (no role asked again for its pods' buckets; no pod's sum asked, the
+ *   first 36 queries (no role asked again for its pods' buckets; no pod's sum asked, the
  *   role's native sum carrying it), and reads the same samples but for buckets and sums
  *   and the same observations as the `parts` plan reading the classic series, asked at
  *   the same evaluation time;
@@ -104,7 +104,7 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       sourceOf("parts").sample(scalers, at),
       sourceOf("native").sample(scalers, at),
     ]);
-    expect(native.queries, "no role asked again for its pods' buckets").toBe(51);
+    expect(native.queries, "no role asked again for its pods' buckets").toBe(36);
     expect(native.nativeSumsMissing, "every role's native sums answered").toEqual([]);
     expect(native.warnings).toEqual([]);
     for (const s of scalers)
@@ -151,7 +151,7 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       const [instant, ranged] = await Promise.all(
         [client, answers].map((c) => new PrometheusSignalSource(c, config).sample(scalers, t * 1000)),
       );
-      expect(ranged?.queries, `${t}: no role asked again`).toBe(51);
+      expect(ranged?.queries, `${t}: no role asked again`).toBe(36);
       expect(
         ranged?.scalers.get(`${namespace}/pd-vllm`)?.get("prefill")?.roleHistograms?.panic?.ttftSeconds,
       ).toBeDefined();
@@ -201,8 +201,8 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
     expect(native.warnings).toEqual([]);
     expect(native.infos.join("\n")).toMatch(/ttft: .*incompatible custom buckets/);
     // The classic sums by role with their `_sum`s (12), whose proof fails on a count no sampled pod answered, then
-    // the pods' buckets and sums of both windows (24).
-    expect(native.queries, "the role asked again for its classic sums, then its pods' buckets").toBe(51 + 12 + 24);
+    // the pods' buckets and sums (12).
+    expect(native.queries, "the role asked again for its classic sums, then its pods' buckets").toBe(36 + 12 + 12);
     // The role Prometheus could not add is named, with the histogram it could not add; no other role.
     expect(native.nativeSumsMissing).toEqual([`${namespace}/pd-vllm prefill (ttftSeconds)`]);
     const prefill = native.scalers.get(`${namespace}/pd-vllm`)?.get("prefill");
@@ -262,8 +262,8 @@ describe("the native plan on Prometheus 3.5 storing the engines' histograms as N
       sourceOf("native").sample(scalers, at),
     ]);
     const sglang = (pass: typeof parts) => pass.scalers.get(`${namespace}/chat-sglang`)?.get("server");
-    // The first ask (51), then the role's pods' own buckets and sums of both windows (24): its native sum answered, NaN.
-    expect(native.queries, "the role asked again for its pods' buckets and sums").toBe(51 + 24);
+    // The first ask (36), then the role's pods' own buckets and sums (12): its native sum answered, NaN.
+    expect(native.queries, "the role asked again for its pods' buckets and sums").toBe(36 + 12);
     expect(native.nativeSumsMissing).toEqual([]);
     expect(sglang(native)?.roleHistograms, "the role read from its pods' own buckets").toBeUndefined();
     for (const pass of [parts, native]) {

@@ -352,9 +352,9 @@ describe("PromQL source against a real Prometheus", () => {
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
     expect(observed?.itlMilliseconds, "ITL p95 read from the stable window").toBeGreaterThan(0);
 
-    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 63.
+    // The roles plan asked the stable window's six bucket queries for quiet-vllm alone, after the 42.
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(63 + 6);
+    expect(roles.queries).toBe(42 + 6);
     const summed = role(roles, "quiet-vllm", "server");
     expect(summed.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(summed.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
@@ -362,11 +362,11 @@ describe("PromQL source against a real Prometheus", () => {
     expect(busy.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(busy.roleHistograms?.stable, "chat-vllm had traffic in its panic window: no stable sums").toBeUndefined();
 
-    // The native plan on this Prometheus (no native sums): its first ask (51: the pods' sums left out, the role's
+    // The native plan on this Prometheus (no native sums): its first ask (36: the pods' sums left out, the role's
     // native sum carrying them), the panic window's classic sums with the pods' `_sum`s (12), then, the role being
     // quiet, its stable window's (12) at once, never a native stable sum that would be missing too.
     const native = await source.native.sample(scalers, at);
-    expect(native.queries).toBe(51 + 12 + 12);
+    expect(native.queries).toBe(36 + 12 + 12);
     const classic = role(native, "quiet-vllm", "server");
     expect(classic.roleHistograms?.stable?.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);
     expect(classic.roleHistograms?.panic?.ttftSeconds?.buckets.at(-1)?.count ?? 0).toBe(0);
@@ -389,10 +389,10 @@ describe("PromQL source against a real Prometheus", () => {
     const observed = observationsOf(pass, scalers).get(`${namespace}/quiet-restart-vllm/server/Server`);
     expect(observed?.ttftMilliseconds, "TTFT p95 read from the stable window").toBeGreaterThan(0);
 
-    // 63 queries, the panic window's resets of the role whose stable window saw one (4), the stable window's
-    // sums (6), then the pods' own buckets of both windows (12).
+    // 42 queries, the panic window's resets of the role whose stable window saw one (4), the stable window's
+    // sums (6), then the pods' own buckets (6).
     const roles = await source.roles.sample(scalers, at);
-    expect(roles.queries).toBe(63 + 4 + 6 + 12);
+    expect(roles.queries).toBe(42 + 4 + 6 + 6);
     const perPod = role(roles, "quiet-restart-vllm", "server");
     expect(perPod.roleHistograms).toBeUndefined();
     expect(perPod.pods[1]?.windows.stable.ttftSeconds?.buckets.at(-1)?.count).toBeGreaterThan(0);

@@ -510,7 +510,7 @@ describe("VictoriaMetrics' defaults", () => {
   }, 120_000);
 
   it("refuse a counter query longer than -search.maxQueryLen: counters unknown, not zero", async () => {
-    // Under the unions plan the counter query of the fleet's two scalers and eighteen more (deployments without
+    // Under the unions plan the counter query of the fleet's two scalers and fourteen more (deployments without
     // pods, whose names lengthen its selectors) is above VictoriaMetrics' default 16 KiB; the roles plan (the
     // default) splits it into queries that fit.
     const unions = new PrometheusSignalSource(new PrometheusClient({ endpoint: vmDefault.url, timeoutMs: 10_000 }), {
@@ -520,7 +520,7 @@ describe("VictoriaMetrics' defaults", () => {
     const fleet = fleetScalers(tenantA);
     const [model] = fleet;
     if (model === undefined) throw new Error("the fleet has no scaler");
-    const padding = Array.from({ length: 18 }, (_, i): ScalerSamplingInput => ({
+    const padding = Array.from({ length: 14 }, (_, i): ScalerSamplingInput => ({
       ...model,
       key: `${tenantA}/padding-${i}`,
       deployment: `padding-${i}`,

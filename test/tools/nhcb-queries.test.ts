@@ -19,13 +19,12 @@ const issued = new PrometheusSignalSource(
 const histogramNames = /(time_to_first_token|inter_token_latency|time_per_output_token|queue_time)_seconds/;
 
 describe("the roles plan rewritten for NHCB", () => {
-  it("rewrites the 30 latency queries and the resets query holding a histogram count (SGLang's TTFT), and leaves the other 32 as they are", () => {
+  it("rewrites the 18 latency queries and the resets query holding a histogram count (SGLang's TTFT), and leaves the other 23 as they are", () => {
     const kinds = issued.map(nativeRewriteOf);
-    // The counts and sums of each window their own queries; the buckets of the panic window alone.
-    expect(issued).toHaveLength(63);
+    expect(issued).toHaveLength(42);
     expect(kinds.filter((k) => k === "bucket")).toHaveLength(6);
-    expect(kinds.filter((k) => k === "count")).toHaveLength(12);
-    expect(kinds.filter((k) => k === "sum")).toHaveLength(12);
+    expect(kinds.filter((k) => k === "count")).toHaveLength(6);
+    expect(kinds.filter((k) => k === "sum")).toHaveLength(6);
     expect(kinds.filter((k) => k === "resets")).toHaveLength(1);
     for (const q of issued.filter((x) => nativeRewriteOf(x) === "unchanged")) {
       expect(nativeQueryText(q)).toBe(q.text);

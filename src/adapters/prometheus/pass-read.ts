@@ -78,33 +78,20 @@ export class Tags {
   }
 }
 
-/**
- * Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window.
- * `only`, where set, keeps the samples of the roles (`roleKey`) and windows it accepts.
- */
+/** Adds one sample of a usable answer to its pod: a gauge to its scrape target, anything else to its window. */
 export function readSample(
   pass: PassAcc,
   labels: PrometheusLabelNames,
   answer: UsableAnswer,
   s: VectorSample,
   tag: Tag,
-  only?: (key: string, windowSeconds: number) => boolean,
 ): void {
-  const w = answer.query.windowSeconds ?? Number(s.labels[windowLabel]);
-  if (answer.query.perRole === true) {
-    if (
-      only !== undefined &&
-      !only(roleKey(s.labels[labels.namespace], s.labels[labels.deployment], s.labels[labels.role]), w)
-    )
-      return;
-    return readRoleBuckets(pass.roles, labels, answer, s, tag);
-  }
-  const family = answer.query.family;
-  const acc = family === "gauges" ? podOf(pass, labels, s) : namedPod(pass, labels, s);
+  if (answer.query.perRole === true) return readRoleBuckets(pass.roles, labels, answer, s, tag);
+  const acc = podOf(pass, labels, s);
   if (!acc) return;
-  if (only !== undefined && !only(roleKey(acc.namespace, acc.deployment, acc.role), w)) return;
+  const family = answer.query.family;
   if (family === "gauges") return readGauge(targetOf(acc, s), s, tag, answer.use);
-  const win = windowOf(acc, w);
+  const win = windowOf(acc, answer.query.windowSeconds ?? Number(s.labels[windowLabel]));
   if (!win) return;
   if (family === "counters") return readCounter(win, s, tag);
   readHistogramPart(acc, win, family, s, tag);
@@ -170,25 +157,6 @@ export function podOf(pass: PassAcc, l: PrometheusLabelNames, s: VectorSample): 
   if (named === undefined) pass.podsByName.set(pod, [acc]);
   else named.push(acc);
   return acc;
-}
-
-/**
- * The pod the gauges named with the sample's namespace and pod name: every part but the gauges is aggregated
- * by those two alone (queries.ts, `podGroup`). Undefined for a pod the gauges did not name, and for a name
- * they named under two deployments or roles of one namespace, whose series cannot be told apart by role
- * (docs/prometheus-signals.md, "A pod's role read from its gauges").
- */
-export function namedPod(pass: PassAcc, l: PrometheusLabelNames, s: VectorSample): PodAcc | undefined {
-  const named = pass.podsByName.get(s.labels[l.pod] ?? "");
-  if (named === undefined) return undefined;
-  const namespace = s.labels[l.namespace];
-  let found: PodAcc | undefined;
-  for (const acc of named) {
-    if (acc.namespace !== namespace) continue;
-    if (found !== undefined) return undefined;
-    found = acc;
-  }
-  return found;
 }
 
 export function targetOf(acc: PodAcc, s: VectorSample): TargetAcc {

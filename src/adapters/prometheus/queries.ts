@@ -169,23 +169,12 @@ export const seriesFallbacks = {
 } as const;
 
 class Builder {
-  /**
-   * A pod's series with its deployment and role: the gauges, which name a pass's pods, and the per-pod sums
-   * inside a part summed by role.
-   */
   readonly group: string;
-  /**
-   * A pod's series by namespace and name alone: every other per-pod part. The source files each series under
-   * the pod the gauges named (docs/prometheus-signals.md, "A pod's role read from its gauges"); the two labels
-   * cost Prometheus a fifth of these parts and the controller a third of their answers.
-   */
-  readonly podGroup: string;
   /** A role's series summed over its pods. */
   readonly roleGroup: string;
   constructor(private readonly ctx: QueryContext) {
     const l = ctx.labels;
     this.group = `${l.namespace}, ${l.pod}, ${l.deployment}, ${l.role}`;
-    this.podGroup = `${l.namespace}, ${l.pod}`;
     this.roleGroup = `${l.namespace}, ${l.deployment}, ${l.role}`;
   }
 
@@ -220,8 +209,7 @@ class Builder {
    * (with DP attention `tp_rank` is that rank's global TP rank); then one value
    * per DP rank (duplicates from other TP ranks collapse) with `inner` applied,
    * per scrape target (`instance`) so that gauges can tell a recreated pod's targets apart. `by` keeps more
-   * labels, `collapse` is how duplicate ranks become one, `matchers` narrow the series further, `group` is
-   * the pod's grouping (`group` or `podGroup`).
+   * labels, `collapse` is how duplicate ranks become one, `matchers` narrow the series further.
    */
   sglangScheduler(
     metric: string,
@@ -231,13 +219,12 @@ class Builder {
       by = [],
       collapse = "max",
       matchers = [],
-      group = this.group,
-    }: { by?: readonly string[]; collapse?: "max" | "avg"; matchers?: readonly string[]; group?: string } = {},
+    }: { by?: readonly string[]; collapse?: "max" | "avg"; matchers?: readonly string[] } = {},
   ): string {
     const base = ['pp_rank=~"0|"', 'priority=""', ...matchers];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
-    return `${collapse} by (${[group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
+    return `${collapse} by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
   }
 }
 
@@ -294,7 +281,7 @@ export function countersParts(
   resetWindows: readonly WindowSelection[] = windows,
 ): Part[] {
   const b = new Builder(ctx);
-  const g = b.podGroup;
+  const g = b.group;
   const parts: Part[] = [];
   for (const { windowSeconds: w, selection: sel } of windows) {
     const range = `[${w}s]`;
@@ -311,7 +298,7 @@ export function countersParts(
       // three hit modes are never read (the hit tiers count only without it, from cached_tokens_total). They were
       // three of the four series, and this the dearest query of the pass (docs/prometheus-signals.md, Cost).
       part(
-        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, { by: ["mode"], matchers: ['mode="input"'], group: g })})`,
+        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, { by: ["mode"], matchers: ['mode="input"'] })})`,
         "sglang/effective",
         w,
       ),
@@ -445,7 +432,7 @@ export function histogramParts(
   podSums = true,
 ): Part[] {
   const b = new Builder(ctx);
-  const g = b.podGroup;
+  const g = b.group;
   const names: readonly string[] = histogram === "inter_token_latency_seconds" ? seriesFallbacks.itl : [histogram];
   const perRole = bucketsBy !== "pod";
   const { suffix, le } = bucketSeries(bucketsBy);
@@ -455,12 +442,11 @@ export function histogramParts(
     for (const engine of ["vllm", "sglang"] as const) {
       const inc = (name: string, suffix: string, by: string, of = sel): string =>
         `sum by (${by}) (increase(${b.series(engine, `${name}${suffix}`, of)}[${w}s]))`;
-      // The fallback between names is per pod (`on`), by the pod's grouping of the sum around it.
-      const delta = (suffix: string, by: string, of = sel, on = g): string =>
+      const delta = (suffix: string, by: string, of = sel): string =>
         names.length === 1
           ? inc(histogram, suffix, by, of)
           : firstPresent(
-              on,
+              g,
               names.map((metric) => ({ metric, expr: inc(metric, suffix, by, of) })),
             );
       if (bucketSel !== undefined) {
@@ -469,7 +455,7 @@ export function histogramParts(
           ? delta("_bucket", `${g}, le`, bucketSel)
           : names.length === 1
             ? inc(histogram, suffix, [b.roleGroup, ...le].join(", "), bucketSel)
-            : `sum by (${[b.roleGroup, ...le].join(", ")}) (${delta(suffix, [b.group, ...le].join(", "), bucketSel, b.group)})`;
+            : `sum by (${[b.roleGroup, ...le].join(", ")}) (${delta(suffix, [g, ...le].join(", "), bucketSel)})`;
         parts.push(part(buckets, `${engine}/bucket`, w, perRole));
       }
       parts.push(part(delta("_count", g), `${engine}/count`, w));
@@ -495,16 +481,15 @@ function queueTimeParts(
   bucketSel: TargetSelection | undefined,
   podSums: boolean,
 ): Part[] {
-  const g = b.podGroup;
+  const g = b.group;
   const range = `[${w}s]`;
   const perRole = bucketsBy !== "pod";
   const read = bucketSeries(bucketsBy);
   const vllm = (suffix: string, by: string, of = sel): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
   // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
-  // A pod's ranks summed by pod keep the pod's grouping alone; summed by role, its deployment and role too.
   const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel, ranks: "max" | "avg" = "max"): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, { by, collapse: ranks, group: sumBy === g ? g : b.group })})`;
+    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, { by, collapse: ranks })})`;
   const bucketGroup = perRole ? b.roleGroup : g;
   const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
     part(
@@ -606,18 +591,10 @@ export function buildSamplingQueries(parts: Readonly<Record<QueryName, readonly 
 }
 
 /**
- * A signal's windows are asked apart, one query each, while a pass holds at most this many: a query of one
- * window needs no window label, and a union of windows tagged by `label_replace` cost Prometheus about a third
- * more than its windows asked apart (docs/prometheus-signals.md, "Each window its own query"). Past it, a
- * signal's windows are one query, each tagged: the count stays bounded whatever the scalers' windows.
- */
-export const windowsAskedApart = 2;
-
-/**
- * The `parts` plan: one query per family, signal and window, in the order of the families and of their parts;
- * where a signal has more than `windowsAskedApart` windows, one query for them all, joined by `or`, each tagged
- * with its window. The count depends on the signals alone, never on the number of scalers: 73 with the default
- * two windows.
+ * The `parts` plan: one query per family and signal, its windows joined by
+ * `or` (each tagged with its window when there are several), in the order of
+ * the families and of their parts. The count depends on the signals alone,
+ * never on the number of scalers: 42 with the default two windows.
  */
 export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part[]>>): PartQuery[] {
   const out: PartQuery[] = [];
@@ -629,17 +606,16 @@ export function buildPartQueries(parts: Readonly<Record<QueryName, readonly Part
       else bySignal.set(p.signal, [p]);
     }
     for (const [signal, list] of bySignal) {
-      const [first] = list;
-      const perRole = first?.perRole === true ? { perRole: true as const } : {};
-      if (list.length <= windowsAskedApart) {
-        for (const p of list)
-          out.push({
-            family,
-            signal,
-            ...(p.windowSeconds === undefined ? {} : { windowSeconds: p.windowSeconds }),
-            text: p.expr,
-            ...perRole,
-          });
+      const [only] = list;
+      const perRole = only?.perRole === true ? { perRole: true as const } : {};
+      if (list.length === 1 && only !== undefined) {
+        out.push({
+          family,
+          signal,
+          ...(only.windowSeconds === undefined ? {} : { windowSeconds: only.windowSeconds }),
+          text: only.expr,
+          ...perRole,
+        });
         continue;
       }
       out.push({

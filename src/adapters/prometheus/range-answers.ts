@@ -7,7 +7,7 @@
  * passes read the same series and values (checked against a real Prometheus
  * and VictoriaMetrics under every query plan: prometheus-source.test.ts,
  * victoria-metrics.test.ts), and calibrate reading a day sends a few hundred
- * queries instead of a pass of 51 to 73 for each of its 1,440 minutes
+ * queries instead of a pass of 42 for each of its 1,440 minutes
  * (docs/calibrate.md, "Reading Prometheus"). Through a Thanos Querier that
  * deduplicates replicas a step may read the other replica's scrapes of the
  * same pods (thanos.test.ts).

@@ -58,6 +58,7 @@ import {
   resetParts,
   signalLabel,
   sumsByRole,
+  windowLabel,
   type BucketsBy,
   type Part,
   type QueryContext,
@@ -393,8 +394,7 @@ export class PrometheusSignalSource {
   }
 
   /**
-   * Reads the answers in the order the queries were issued: the gauges first, which name the pods the other
-   * answers are filed under and each pod's engine.
+   * Reads the answers in the order the queries were issued: the gauges first, so each pod's engine is known.
    * With `only`, reads the series of the roles (`roleKey`) and windows it accepts alone: a query's selection
    * is a cross product of namespaces, deployments and roles, wider than the roles it was asked for.
    */
@@ -410,10 +410,18 @@ export class PrometheusSignalSource {
       const signal = answer.query.signal;
       const queryTag = signal === undefined ? undefined : tags.of(signal);
       for (const s of answer.result.samples) {
+        if (
+          only !== undefined &&
+          !only(
+            roleKey(s.labels[l.namespace], s.labels[l.deployment], s.labels[l.role]),
+            answer.query.windowSeconds ?? Number(s.labels[windowLabel]),
+          )
+        )
+          continue;
         // NaN and ±Inf are unknown, never a reading; a native histogram is read by the sums alone.
         if (!Number.isFinite(s.value) && (s.histogram === undefined || answer.query.perRole !== true)) continue;
         const tag = signal === undefined ? tags.of(s.labels[signalLabel]) : queryTag;
-        if (tag !== undefined) readSample(acc, l, answer, s, tag, only);
+        if (tag !== undefined) readSample(acc, l, answer, s, tag);
       }
     }
   }

@@ -29,7 +29,7 @@ export const minuteSeconds = 60;
 const minutesPerRangeQuery = 360;
 /**
  * Sampling passes in flight at once. The first pass of a stretch sends its queries side by side as range
- * queries (4 under the `unions` plan, 51 to 73 under `native`, `roles` and `parts`; Prometheus queues what is beyond its
+ * queries (4 under the `unions` plan, 42 under `parts`, `roles` and `native`; Prometheus queues what is beyond its
  * `--query.max-concurrency`, default 20); the others are answered from them.
  */
 const passesInFlight = 2;

@@ -4,11 +4,9 @@
  * (`mergeHistograms` over the sampled pods with an established window).
  *
  * The sum covers every pod that answered the histogram's count in the window,
- * whether or not the observation counts it: a pod gone stale but still inside
- * the window, one past the 64-pod cap, one whose window has a counter reset.
- * A pod the source cannot name (the Prometheus source names the pods its gauges
- * answer for) is not listed: it shows in the `+Inf` check below when it had
- * observations, and adds nothing to the sum when it had none. It equals the merge only when the pods it covers are exactly
+ * whether or not the observation counts it: a pod gone stale or deleted but
+ * still inside the window, one past the 64-pod cap, one whose window has a
+ * counter reset. It equals the merge only when the pods it covers are exactly
  * the pods the merge adds, on the engine the merge reads them from, each
  * with a usable count and sum (where a pod's sum was not asked, the role's sum
  * is finite and not negative: a pod's NaN sum makes it NaN), and the sum's

@@ -13,7 +13,6 @@ import {
   gaugesQuery,
   union,
 } from "../../../src/adapters/prometheus/queries.js";
-import type { IssuedQuery } from "../../../src/adapters/prometheus/pass-read.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../../../src/adapters/prometheus/source.js";
 
 const neverCalled = { instantQuery: () => Promise.reject(new Error("not in this test")) };
@@ -111,10 +110,7 @@ describe("configuration", () => {
     expect(q.gauges).toContain("sglang_num_running_reqs{");
     expect(q.gauges).not.toContain("vllm:");
     expect(q.gauges).toContain('md=~"md-1"');
-    // The gauges name the pods with their deployment and role; every other per-pod part by namespace and pod.
-    expect(q.gauges).toContain("sum by (ns, pod_name, md, workload_role, instance)");
-    expect(q.counters).toContain("sum by (ns, pod_name) (rate(");
-    expect(q.counters).not.toContain("workload_role)");
+    expect(q.counters).toContain("sum by (ns, pod_name, md, workload_role)");
   });
 });
 
@@ -135,7 +131,7 @@ describe("one pass, a fixed number of queries", () => {
     expect(many.counters).toContain('"mds_window_seconds", "14"');
   });
 
-  it("asks each signal's two windows apart in the parts plan, and a signal's many windows in one query, for 1 or 500 scalers", () => {
+  it("asks the same 42 queries, one per signal, for 1 or 500 scalers and any mix of windows in the parts plan", () => {
     const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
     const one = parts.issuedFor([scaler(1)]);
     const many = parts.issuedFor(
@@ -143,40 +139,29 @@ describe("one pass, a fixed number of queries", () => {
         scaler(i, { stableWindowSeconds: 30 + (i % 20) * 10, panicWindowSeconds: 10 + (i % 5) }),
       ),
     );
-    const signals = (qs: readonly IssuedQuery[]): string[] => [...new Set(qs.map((q) => `${q.family}/${q.signal}`))];
-    // 42 signals: the 31 that read a window asked once per window (73 queries), the gauges once.
-    expect(signals(one)).toHaveLength(42);
-    expect(one).toHaveLength(73);
-    // The signal is the query's own: no series is tagged with it; nor with its window, the query's too.
+    expect(one).toHaveLength(42);
+    expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
+    // The signal is the query's own: no series is tagged with it.
     expect(one.some((q) => q.text.includes("mds_signal"))).toBe(false);
-    expect(one.some((q) => q.text.includes("mds_window_seconds"))).toBe(false);
-    const prompt = one.filter((q) => q.signal === "vllm/prompt");
-    expect(prompt.map((q) => q.windowSeconds)).toEqual([60, 180]);
-    expect(prompt[0]?.text).toContain("[60s]");
-    expect(prompt[0]?.text).not.toContain("[180s]");
-    // Twenty-five windows: each signal one query, each window's series tagged with it; never more queries.
-    expect(signals(many)).toEqual(signals(one));
-    expect(many).toHaveLength(42);
-    const manyPrompt = many.find((q) => q.signal === "vllm/prompt");
-    expect(manyPrompt?.windowSeconds).toBeUndefined();
-    expect(manyPrompt?.text).toContain('"mds_window_seconds", "190"');
+    // With two windows, each series says its window; alone, a window is the query's.
+    const prompt = one.find((q) => q.signal === "vllm/prompt");
+    expect(prompt?.windowSeconds).toBeUndefined();
+    expect(prompt?.text).toContain('"mds_window_seconds", "60"');
     const single = parts.issuedFor([scaler(1, { stableWindowSeconds: 60, panicWindowSeconds: 60 })]);
-    expect(single).toHaveLength(42);
     expect(single.find((q) => q.signal === "vllm/prompt")?.windowSeconds).toBe(60);
+    expect(single.some((q) => q.text.includes("mds_window_seconds"))).toBe(false);
     expect(one[0]?.family).toBe("gauges");
   });
 
-  it("asks the parts plan's signals in the roles plan, its six bucket queries summed by role over the panic window and its resets over the longer window, for 1 or 500 scalers", () => {
+  it("asks the parts plan's 42 queries in the roles plan, its six bucket queries summed by role over the panic window and its resets over the longer window, for 1 or 500 scalers", () => {
     const config = { ...defaultPrometheusSignalConfig, queryPlan: "roles" } as const;
     const roles = new PrometheusSignalSource(neverCalled, config);
     const parts = new PrometheusSignalSource(neverCalled, { ...config, queryPlan: "parts" }).issuedFor([scaler(1)]);
     const one = roles.issuedFor([scaler(1)]);
     const many = roles.issuedFor(Array.from({ length: 500 }, (_, i) => scaler(i)));
     const signals = (qs: readonly { family: string; signal?: string }[]): string[] =>
-      [...new Set(qs.map((q) => `${q.family}/${q.signal}`))].sort();
+      qs.map((q) => `${q.family}/${q.signal}`).sort();
     expect(signals(one)).toEqual(signals(parts));
-    // The parts plan's 73 but the stable window's six bucket queries and the panic window's four resets.
-    expect(one).toHaveLength(63);
     expect(many.map((q) => `${q.family}/${q.signal}`)).toEqual(one.map((q) => `${q.family}/${q.signal}`));
     const summed = one.filter((q) => q.perRole === true);
     expect(summed.map((q) => `${q.family}/${q.signal}`)).toEqual([
@@ -229,8 +214,7 @@ describe("one pass, a fixed number of queries", () => {
       q.perRole !== true && (q.signal ?? "").endsWith("/sum");
     const r = rolesPlan.issuedFor(scalers).filter((q) => !podSum(q));
     const n = native.issuedFor(scalers);
-    // Six pods' sums, each window its own query.
-    expect(rolesPlan.issuedFor(scalers).filter(podSum)).toHaveLength(12);
+    expect(rolesPlan.issuedFor(scalers).filter(podSum)).toHaveLength(6);
     expect(n.filter(podSum)).toEqual([]);
     expect(n.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`)).toEqual(
       r.map((q) => `${q.family}/${q.signal}/${q.windowSeconds}/${q.perRole}`),
@@ -284,22 +268,21 @@ describe("one pass, a fixed number of queries", () => {
     expect(gauges).toContain(
       "sum by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (vllm:num_requests_running{",
     );
-    expect(counters).toContain("min by (namespace, pod, instance) (count_over_time(vllm:num_requests_running{");
+    expect(counters).toContain(
+      "min by (namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component, instance) (count_over_time(vllm:num_requests_running{",
+    );
   });
 
   it("asks a pod's resets in groups: vLLM's token counters; SGLang's first-use family, its start-up counter's input mode and its TTFT count apart", () => {
     const parts = new PrometheusSignalSource(neverCalled, { ...defaultPrometheusSignalConfig, queryPlan: "parts" });
-    // Each window its own query: the panic window's.
-    const resets = parts
-      .issuedFor([scaler(1)])
-      .filter((q) => q.signal?.includes("/resets/") === true && q.windowSeconds === 60);
+    const resets = parts.issuedFor([scaler(1)]).filter((q) => q.signal?.includes("/resets/"));
     expect(resets.map((q) => q.signal)).toEqual([
       "vllm/resets/first",
       "sglang/resets/first_use",
       "sglang/resets/startup",
       "sglang/resets/first_token",
     ]);
-    const group = "namespace, pod";
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
     const tagged = (engine: string, counter: string): string => `label_replace(resets(${engine}:${counter}{`;
     for (const counter of resetGroups.vllm.first) expect(resets[0]?.text).toContain(tagged("vllm", counter));
     for (const other of ["prefix_cache_hits_total", "_count"]) expect(resets[0]?.text).not.toContain(other);
@@ -336,8 +319,9 @@ describe("queue time", () => {
 
   it("reads SGLang's scheduler histogram from rank zero or per data-parallel rank, buckets by le", () => {
     const { ttft } = source.queriesFor([scaler(1)]);
+    const group = "namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component";
     expect(ttft).toContain(
-      "sum by (namespace, pod, le) (max by (namespace, pod, dp_rank, instance, le) (increase(sglang:queue_time_seconds_bucket{",
+      `sum by (${group}, le) (max by (${group}, dp_rank, instance, le) (increase(sglang:queue_time_seconds_bucket{`,
     );
     expect(ttft).toMatch(/sglang:queue_time_seconds_bucket\{[^}]*tp_rank=~"0\|"/);
   });
@@ -399,7 +383,9 @@ describe("the follow-ups' sums where the first ask left the pods' sums out (`nat
     const texts = (parts: ReturnType<typeof bucketParts>): string[] =>
       [...parts.ttft, ...parts.itl].filter((p) => p.signal.endsWith("/sum")).map((p) => p.expr);
     expect(texts(byRole)).toEqual(texts(perPod));
-    expect(texts(byRole)[0]).toMatch(/^sum by \(namespace, pod\) \(increase\(vllm:time_to_first_token_seconds_sum\{/);
+    expect(texts(byRole)[0]).toMatch(
+      /^sum by \(namespace, pod, app_kubernetes_io_instance, app_kubernetes_io_component\) \(increase\(vllm:time_to_first_token_seconds_sum\{/,
+    );
     // A native sum carries its sum: nothing is asked beside it.
     expect(signals(bucketParts(ctx, windows, "native", true))).toEqual(signals(bucketParts(ctx, windows, "native")));
   });
