@@ -85,7 +85,7 @@ export function versionHash(promtoolVersion: string): string {
   return h.digest("hex").slice(0, 16);
 }
 
-interface ParsedLine {
+export interface ParsedLine {
   readonly name: string;
   /** The engine's own labels, inside the braces. */
   readonly labels: string;
@@ -93,7 +93,7 @@ interface ParsedLine {
 }
 
 /** One template pod's exposition at every scrape time. */
-type PodScrapes = ParsedLine[][];
+export type PodScrapes = readonly (readonly ParsedLine[])[];
 
 function parseExposition(text: string): ParsedLine[] {
   const out: ParsedLine[] = [];
@@ -135,7 +135,7 @@ function simulateTemplate(engine: SimEngineKind, seed: number): PodScrapes[] {
     }),
   });
   const pods = fleet.listPods();
-  const scrapes: PodScrapes[] = pods.map(() => []);
+  const scrapes: ParsedLine[][][] = pods.map(() => []);
   for (
     let t = shape.startUnixSeconds;
     t <= shape.startUnixSeconds + shape.spanSeconds;
@@ -174,8 +174,16 @@ export interface GeneratedText {
   readonly bytes: number;
 }
 
-/** Writes the OpenMetrics text for `deployments` deployments: scrape after scrape, so every series is in time order. */
-export function writeOpenMetrics(path: string, deployments: number): GeneratedText {
+/** The pods of the prepared data: each deployment's pods, their target labels and their template's scrapes. */
+export interface PreparedPods {
+  /** How many scrapes the data holds, `tsdbShape.scrapeIntervalSeconds` apart from `tsdbShape.startUnixSeconds`. */
+  readonly scrapeCount: number;
+  /** Deployment `d`'s pods: the labels the PodMonitor adds (rendered, without braces) and the pod's scrapes. */
+  pods(d: number): readonly { readonly target: string; readonly scrapes: PodScrapes }[];
+}
+
+/** Simulates the templates (seconds of CPU) and names every pod of `deployments` deployments. */
+export function preparedPods(deployments: number): PreparedPods {
   const templates = new Map<SimEngineKind, PodScrapes[][]>();
   for (const engine of ["vllm", "sglang"] as const) {
     templates.set(
@@ -188,25 +196,34 @@ export function writeOpenMetrics(path: string, deployments: number): GeneratedTe
       Array.from({ length: podsPerRole }, (_, i) => targetLabels(d, role, r * podsPerRole + i, engineOf(d))),
     ),
   );
+  return {
+    scrapeCount: Math.floor(tsdbShape.spanSeconds / tsdbShape.scrapeIntervalSeconds) + 1,
+    pods(d) {
+      const template = templates.get(engineOf(d))?.[d % tsdbShape.templatesPerEngine];
+      if (!template) throw new Error(`no template for deployment ${d}`);
+      return template.map((scrapes, p) => ({ target: targets[d]?.[p] ?? "", scrapes }));
+    },
+  };
+}
+
+/** Writes the OpenMetrics text for `deployments` deployments: scrape after scrape, so every series is in time order. */
+export function writeOpenMetrics(path: string, deployments: number): GeneratedText {
+  const prepared = preparedPods(deployments);
   const fd = openSync(path, "w");
   let series = 0;
   let samples = 0;
   let bytes = 0;
   try {
-    const scrapeCount = Math.floor(tsdbShape.spanSeconds / tsdbShape.scrapeIntervalSeconds) + 1;
-    for (let s = 0; s < scrapeCount; s++) {
+    for (let s = 0; s < prepared.scrapeCount; s++) {
       const ts = String(tsdbShape.startUnixSeconds + s * tsdbShape.scrapeIntervalSeconds);
       for (let d = 0; d < deployments; d++) {
-        const template = templates.get(engineOf(d))?.[d % tsdbShape.templatesPerEngine];
-        if (!template) throw new Error(`no template for deployment ${d}`);
         const chunk: string[] = [];
-        template.forEach((pod, p) => {
-          const target = targets[d]?.[p] ?? "";
-          for (const line of pod[s] ?? []) {
+        for (const { target, scrapes } of prepared.pods(d)) {
+          for (const line of scrapes[s] ?? []) {
             const labels = line.labels === "" ? target : `${target},${line.labels}`;
             chunk.push(`${line.name}{${labels}} ${line.value} ${ts}\n`);
           }
-        });
+        }
         const text = chunk.join("");
         bytes += writeSync(fd, text);
         samples += chunk.length;
