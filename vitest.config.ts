@@ -19,6 +19,8 @@ export const integrationTests = [
   "test/app/start/controller.test.ts",
   // Bench TSDB blocks built by promtool and served by Prometheus 3.
   "test/tools/bench-tsdb.test.ts",
+  // The prepared TSDB served as scrapes into a Prometheus 3 head, beside blocks built by promtool.
+  "test/tools/prepared-scrapes.test.ts",
   // `mds-scaler observe` against a real Prometheus.
   "test/cli/observe.test.ts",
   // `mds-scaler simulate --report` rendered by headless Chromium.
