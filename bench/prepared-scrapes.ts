@@ -16,18 +16,23 @@ import type { FileSdGroup } from "../src/sim/engines/index.js";
 import { preparedPods, tsdbShape, type PreparedPods } from "./engine-tsdb.js";
 
 export class PreparedScrapes {
+  /** Per target, how many of the data's scrapes it has answered: the next request gets the next one. */
   private readonly served: number[];
   private readonly histograms: ReadonlySet<string>;
   /** Each series name's family: a histogram's `_bucket`, `_count` and `_sum` are one family. */
   private readonly families = new Map<string, string>();
+  /** How far the data's timestamps are moved. */
+  private readonly shiftMs: number;
 
   private constructor(
     private readonly server: Server,
     private readonly prepared: PreparedPods,
     private readonly deployments: number,
     private readonly deploymentsPerTarget: number,
-    private readonly shiftMs: number,
+    /** The time the last scrape is stamped with, where a pass reads what the blocks' `evaluationUnixMs` reads. */
+    readonly lastScrapeUnixMs: number,
   ) {
+    this.shiftMs = lastScrapeUnixMs - dataScrapeUnixMs(prepared.scrapeCount - 1);
     this.served = new Array<number>(Math.ceil(deployments / deploymentsPerTarget)).fill(0);
     // Every engine's histograms: deployments 0 and 1 run the two engines (engineOf).
     const names = new Set<string>();
@@ -44,15 +49,13 @@ export class PreparedScrapes {
     options: { readonly deploymentsPerTarget: number; readonly lastScrapeUnixMs: number },
   ): Promise<PreparedScrapes> {
     const prepared = preparedPods(deployments);
-    const lastDataMs =
-      (tsdbShape.startUnixSeconds + (prepared.scrapeCount - 1) * tsdbShape.scrapeIntervalSeconds) * 1000;
     const server = createServer();
     const scrapes = new PreparedScrapes(
       server,
       prepared,
       deployments,
       options.deploymentsPerTarget,
-      options.lastScrapeUnixMs - lastDataMs,
+      options.lastScrapeUnixMs,
     );
     server.on("request", (req, res) => {
       const target = Number(/^\/targets\/(\d+)$/.exec(req.url ?? "")?.[1] ?? NaN);
@@ -82,14 +85,6 @@ export class PreparedScrapes {
     }));
   }
 
-  /** The time the last scrape is stamped with, where a pass reads what the blocks' `evaluationUnixMs` reads. */
-  get lastScrapeUnixMs(): number {
-    return (
-      (tsdbShape.startUnixSeconds + (this.prepared.scrapeCount - 1) * tsdbShape.scrapeIntervalSeconds) * 1000 +
-      this.shiftMs
-    );
-  }
-
   /** How many of the targets' scrapes have been served, and of how many. */
   progress(): { readonly served: number; readonly of: number } {
     return {
@@ -104,9 +99,7 @@ export class PreparedScrapes {
 
   /** Target `k`'s scrape `s` in the text format: each family's lines together, histograms typed. */
   private render(k: number, s: number): string {
-    const timestampMs = String(
-      (tsdbShape.startUnixSeconds + s * tsdbShape.scrapeIntervalSeconds) * 1000 + this.shiftMs,
-    );
+    const timestampMs = String(dataScrapeUnixMs(s) + this.shiftMs);
     const families = new Map<string, string[]>();
     const end = Math.min(this.deployments, (k + 1) * this.deploymentsPerTarget);
     for (let d = k * this.deploymentsPerTarget; d < end; d++)
@@ -136,6 +129,11 @@ export class PreparedScrapes {
     }
     return family;
   }
+}
+
+/** The time the data stamps its scrape `s` with (the prepared blocks' own). */
+function dataScrapeUnixMs(s: number): number {
+  return (tsdbShape.startUnixSeconds + s * tsdbShape.scrapeIntervalSeconds) * 1000;
 }
 
 /**

@@ -85,7 +85,7 @@ interface Side {
   readonly cpuSeconds: () => Promise<number>;
 }
 
-/** Each side's Prometheus, and what the passes ask of them. */
+/** What every pass asks, of either side: every deployment of the data, with the plan the run measures. */
 const scalers = samplingInputs(deployments, { stableWindowSeconds, panicWindowSeconds });
 const sourceOf = (url: string): PrometheusSignalSource =>
   new PrometheusSignalSource(new PrometheusClient({ endpoint: url, timeoutMs: queryTimeoutMs }), {
