@@ -224,7 +224,8 @@ class Builder {
     const base = ['pp_rank=~"0|"', 'priority=""', ...matchers];
     const leader = wrap(this.series("sglang", metric, sel, [...base, 'tp_rank=~"0|"']));
     const dataParallel = wrap(this.series("sglang", metric, sel, [...base, 'dp_rank!=""']));
-    return `${collapse} by (${[this.group, "dp_rank", instanceLabel, ...by].join(", ")}) (${leader} or ${dataParallel})`;
+    const group = [this.group, "dp_rank", instanceLabel, ...by].join(", ");
+    return `${collapse} by (${group}) (${leader} or ${dataParallel})`;
   }
 }
 
@@ -288,6 +289,10 @@ export function countersParts(
     const resetSel = resetWindows.find((rw) => rw.windowSeconds === w)?.selection;
     const rate = (engine: "vllm" | "sglang", metric: string): string =>
       `sum by (${g}) (rate(${b.series(engine, metric, sel)}${range}))`;
+    const inputMode = b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, {
+      by: ["mode"],
+      matchers: ['mode="input"'],
+    });
     parts.push(
       part(rate("vllm", "prompt_tokens_total"), "vllm/prompt", w),
       part(rate("vllm", "generation_tokens_total"), "vllm/generation", w),
@@ -297,11 +302,7 @@ export function countersParts(
       // The `input` mode alone: where the pod has this counter its prompt demand is that mode's rate, and the
       // three hit modes are never read (the hit tiers count only without it, from cached_tokens_total). They were
       // three of the four series, and this the dearest query of the pass (docs/prometheus-signals.md, Cost).
-      part(
-        `sum by (${g}, mode) (${b.sglangScheduler("prefill_effective_tokens_total", sel, (s) => `rate(${s}${range})`, { by: ["mode"], matchers: ['mode="input"'] })})`,
-        "sglang/effective",
-        w,
-      ),
+      part(`sum by (${g}, mode) (${inputMode})`, "sglang/effective", w),
       // Cached prompt tokens by tier at request finish: the cache accounting of SGLang builds without
       // prefill_effective_tokens_total (cache_source came in 2026-01; before it the series is unlabelled).
       part(
@@ -488,8 +489,11 @@ function queueTimeParts(
   const vllm = (suffix: string, by: string, of = sel): string =>
     `sum by (${by}) (increase(${b.series("vllm", `request_queue_time_seconds${suffix}`, of)}${range}))`;
   // The ranks are chosen per DP rank (`sglangScheduler`), then summed: by pod, or by role.
-  const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel, ranks: "max" | "avg" = "max"): string =>
-    `sum by (${[sumBy, ...by].join(", ")}) (${b.sglangScheduler(`queue_time_seconds${suffix}`, of, (s) => `increase(${s}${range})`, { by, collapse: ranks })})`;
+  const sglang = (suffix: string, by: readonly string[], sumBy = g, of = sel, ranks: "max" | "avg" = "max"): string => {
+    const increase = (s: string): string => `increase(${s}${range})`;
+    const ranked = b.sglangScheduler(`queue_time_seconds${suffix}`, of, increase, { by, collapse: ranks });
+    return `sum by (${[sumBy, ...by].join(", ")}) (${ranked})`;
+  };
   const bucketGroup = perRole ? b.roleGroup : g;
   const bucket = (engine: "vllm" | "sglang", of: TargetSelection): Part[] => [
     part(
@@ -513,7 +517,10 @@ function queueTimeParts(
   ];
 }
 
-/** The `resets()` parts of the counters family alone, for these windows: what a pass asks again (`shorterWindowResets`). */
+/**
+ * The `resets()` parts of the counters family alone, for these windows: what a pass asks again
+ * (`shorterWindowResets`).
+ */
 export function resetParts(
   ctx: QueryContext,
   windows: readonly WindowSelection[],
