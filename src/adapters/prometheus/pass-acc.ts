@@ -22,11 +22,12 @@ export interface WindowAcc {
 }
 
 export interface HistogramAcc {
-  buckets: Map<number, number>;
+  /** By upper bound; absent until the first bucket is read. */
+  buckets?: Map<number, number>;
   count?: number;
   sum?: number;
   /** The engines whose count part answered for the pod, whichever it runs: the pods a role's sum covers. */
-  counted: EngineKind[];
+  counted: readonly EngineKind[];
 }
 
 /** One histogram's buckets of one role and window, summed by Prometheus (`roles` plan). */
@@ -55,7 +56,7 @@ export interface TargetAcc {
   timestamp?: number;
   gauges: Map<string, number>;
   /** The series a renamed gauge was read from, by `<engine>/<signal>`. */
-  gaugeSeries: Map<string, string>;
+  gaugeSeries?: Map<string, string>;
 }
 
 export interface PodAcc {
@@ -198,8 +199,15 @@ export function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
       }
 }
 
+/**
+ * Shared by every histogram no count part answered for. A pass keeps six histograms for each of its thousands
+ * of pods; most hold no buckets (the plans that sum them by role) and one count, so neither gets a container
+ * of its own until it holds something: what a pass keeps is what its collector copies (docs/prometheus-signals.md, Cost).
+ */
+const noEngines: readonly EngineKind[] = [];
+
 export function emptyHistogram(): HistogramAcc {
-  return { buckets: new Map(), counted: [] };
+  return { counted: noEngines };
 }
 
 /** Kubernetes names and label values hold no NUL, so the key names one role. */

@@ -130,8 +130,8 @@ export function toPodSample(
   const transfer = g("transfer");
   const prealloc = g("prealloc");
   const bootstrap = g("bootstrap");
-  const kvSeries = target.gaugeSeries.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
-  const bootstrapSeries = target.gaugeSeries.get(`${engine}/bootstrap`);
+  const kvSeries = target.gaugeSeries?.get(`${engine}/kv`) ?? (engine === "sglang" ? "sglang:token_usage" : undefined);
+  const bootstrapSeries = target.gaugeSeries?.get(`${engine}/bootstrap`);
   const gaugeSeries = {
     ...(kv !== undefined && kvSeries !== undefined ? { kvCacheUsage: kvSeries } : {}),
     ...(bootstrap !== undefined && bootstrapSeries !== undefined
@@ -250,7 +250,11 @@ export function sglangCacheSeries(win: WindowAcc): string | undefined {
  */
 export function toHistogram(h: HistogramAcc, podSums: boolean): HistogramWindow | undefined {
   if (h.count === undefined || (podSums && h.sum === undefined)) return undefined;
-  return { buckets: cumulativeBuckets(h.buckets), count: h.count, ...(h.sum === undefined ? {} : { sum: h.sum }) };
+  return {
+    buckets: h.buckets === undefined ? [] : cumulativeBuckets(h.buckets),
+    count: h.count,
+    ...(h.sum === undefined ? {} : { sum: h.sum }),
+  };
 }
 
 /**

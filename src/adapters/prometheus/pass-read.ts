@@ -61,6 +61,10 @@ export interface Tag {
   readonly engine: EngineKind;
   readonly signal: string;
   readonly counter: string | undefined;
+  /** `<engine>/<signal>`, made once per tag. */
+  readonly key: string;
+  /** `<engine>/<counter>`, made once per tag. */
+  readonly group: string | undefined;
 }
 
 /** Each tag read once per pass, however many series carry it. */
@@ -72,7 +76,15 @@ export class Tags {
     if (this.read.has(text)) return this.read.get(text);
     const [engine, signal, counter] = text.split("/");
     const tag: Tag | undefined =
-      (engine === "vllm" || engine === "sglang") && signal ? { engine, signal, counter } : undefined;
+      (engine === "vllm" || engine === "sglang") && signal
+        ? {
+            engine,
+            signal,
+            counter,
+            key: `${engine}/${signal}`,
+            group: counter === undefined ? undefined : `${engine}/${counter}`,
+          }
+        : undefined;
     this.read.set(text, tag);
     return tag;
   }
@@ -162,7 +174,7 @@ export function podOf(pass: PassAcc, l: PrometheusLabelNames, s: VectorSample): 
 export function targetOf(acc: PodAcc, s: VectorSample): TargetAcc {
   const instance = s.labels[instanceLabel] ?? "";
   let target = acc.targets.get(instance);
-  if (!target) acc.targets.set(instance, (target = { gauges: new Map(), gaugeSeries: new Map() }));
+  if (!target) acc.targets.set(instance, (target = { gauges: new Map() }));
   return target;
 }
 
@@ -185,21 +197,21 @@ export function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
 }
 
 /** The scrape time names the target's engine; gauge values count only from a complete answer. */
-export function readGauge(target: TargetAcc, s: VectorSample, { engine, signal }: Tag, use: Usable): void {
+export function readGauge(target: TargetAcc, s: VectorSample, { engine, signal, key }: Tag, use: Usable): void {
   if (signal === "timestamp") {
     if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engine;
     target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
   } else if (use === "all") {
-    target.gauges.set(`${engine}/${signal}`, s.value);
+    target.gauges.set(key, s.value);
     const series = s.labels[seriesLabel];
-    if (series !== undefined) target.gaugeSeries.set(`${engine}/${signal}`, `${engine}:${series}`);
+    if (series !== undefined) (target.gaugeSeries ??= new Map()).set(key, `${engine}:${series}`);
   }
 }
 
-export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, counter }: Tag): void {
+export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, key: tagKey, group }: Tag): void {
   if (signal === "resets") {
     win.resets = (win.resets ?? 0) + s.value;
-    if (counter !== undefined) win.present.add(`${engine}/${counter}`);
+    if (group !== undefined) win.present.add(group);
   } else if (signal === "cached") {
     // Storage tiers are named per backend (`storage_HiCacheNixl`); an unlabelled series is a total.
     const source = s.labels["cache_source"] ?? "";
@@ -212,7 +224,7 @@ export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, c
     win.samples = Math.min(win.samples ?? Infinity, s.value);
     win.targetsByEngine[engine] = (win.targetsByEngine[engine] ?? 0) + 1;
   } else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
-  else win.rates.set(`${engine}/${signal}`, s.value);
+  else win.rates.set(tagKey, s.value);
 }
 
 /** A TTFT, ITL or queue-time part, counted only when it comes from the engine the pod's newest target runs. */
@@ -227,7 +239,7 @@ export function readHistogramPart(
   const queue = signal === "queue";
   const h = queue ? win.queue : family === "ttft" ? win.ttft : win.itl;
   const part = queue ? counter : signal;
-  if (part === "count") h.counted.push(tagEngine);
+  if (part === "count") h.counted = [...h.counted, tagEngine];
   const engine = newestTarget(acc)?.engine;
   if (tagEngine !== engine && engine !== undefined) return;
   if (family === "itl" && s.labels[seriesLabel] !== undefined) win.itlSeries = `${tagEngine}:${s.labels[seriesLabel]}`;
@@ -235,7 +247,10 @@ export function readHistogramPart(
     // `le="1.0"` (Prometheus 2) and `le="1"` (Prometheus 3) are one bucket: a window
     // spanning an upgrade holds both series, each with part of the increase.
     const le = parseLe(s.labels["le"]);
-    if (le !== undefined) h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
+    if (le !== undefined) {
+      const buckets = (h.buckets ??= new Map());
+      buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+    }
   } else if (part === "count") h.count = s.value;
   else if (part === "sum") h.sum = s.value;
 }
