@@ -11,15 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Runs one step, saying first what it took on a cold run of this machine's kind (2 cores, nothing cached,
-# measured on 2026-12-02 with nothing else running: load average 2.5 to 3.3) and then what it took here.
+# measured on 2026-12-02 with nothing else running, load average 2.5 to 3.3, and on 2026-12-06 with little else
+# running during the builds) and then what it took here.
 # A warm cache (~/.cache/mds-scaler) skips the builds: each then takes seconds.
-kube_cold="12.5 min for the three"
-prom_cold="10 min for the three"
+kube_cold="6.5–12.5 min for the three"
+prom_cold="6–10 min for the three"
 # After the builds above, which leave the modules and packages it shares in the Go caches.
-vm_cold="35 s"
+vm_cold="20–35 s"
 # With the release's build tags (netgo, slicelabels) and the Go 1.27.3 toolchain to fetch; peak memory 1.3 GB.
 # Alone with empty caches, beside other work at load average 6.5 to 11.9, it took 24 min.
-thanos_cold="6.5 min: the Go 1.27.3 toolchain, the modules and the build"
+thanos_cold="3.5–6.5 min: the Go 1.27.3 toolchain, the modules and the build"
 traces_cold="seconds when ../shared/traces holds them (a checksum check); a download of the missing files otherwise, not measured cold"
 step() {
   local name=$1 cold=$2
