@@ -200,9 +200,9 @@ export function forgetFamily(acc: PassAcc, family: "ttft" | "itl"): void {
 }
 
 /**
- * Shared by every histogram no count part answered for. A pass keeps six histograms for each of its thousands
- * of pods; most hold no buckets (the plans that sum them by role) and one count, so neither gets a container
- * of its own until it holds something: what a pass keeps is what its collector copies
+ * The engine list of every histogram no count part answered for, shared. A pass keeps six histograms for each of
+ * its thousands of pods, most with no buckets (the plans that sum them by role) and one count, so neither list nor
+ * bucket map is made until it holds something: what a pass keeps is what its collector copies
  * (docs/prometheus-signals.md, "What a pass keeps, made smaller").
  */
 const noEngines: readonly EngineKind[] = [];

@@ -61,10 +61,13 @@ export interface Tag {
   readonly engine: EngineKind;
   readonly signal: string;
   readonly counter: string | undefined;
-  /** `<engine>/<signal>`, made once per tag. */
-  readonly key: string;
-  /** `<engine>/<counter>`, made once per tag. */
-  readonly group: string | undefined;
+  /**
+   * `<engine>/<signal>`: what a gauge or rate is filed under. Made here, once per tag, so a pass's maps share one
+   * string where they held one for each of its hundreds of thousands of series.
+   */
+  readonly signalKey: string;
+  /** `<engine>/<counter>`: what a reset count's counter group is filed under (`WindowAcc.present`), made once too. */
+  readonly groupKey: string | undefined;
 }
 
 /** Each tag read once per pass, however many series carry it. */
@@ -81,8 +84,8 @@ export class Tags {
             engine,
             signal,
             counter,
-            key: `${engine}/${signal}`,
-            group: counter === undefined ? undefined : `${engine}/${counter}`,
+            signalKey: `${engine}/${signal}`,
+            groupKey: counter === undefined ? undefined : `${engine}/${counter}`,
           }
         : undefined;
     this.read.set(text, tag);
@@ -197,21 +200,21 @@ export function windowOf(acc: PodAcc, w: number): WindowAcc | undefined {
 }
 
 /** The scrape time names the target's engine; gauge values count only from a complete answer. */
-export function readGauge(target: TargetAcc, s: VectorSample, { engine, signal, key }: Tag, use: Usable): void {
+export function readGauge(target: TargetAcc, s: VectorSample, { engine, signal, signalKey }: Tag, use: Usable): void {
   if (signal === "timestamp") {
     if (target.engine === undefined || (target.timestamp ?? -Infinity) < s.value) target.engine = engine;
     target.timestamp = Math.max(target.timestamp ?? -Infinity, s.value);
   } else if (use === "all") {
-    target.gauges.set(key, s.value);
+    target.gauges.set(signalKey, s.value);
     const series = s.labels[seriesLabel];
-    if (series !== undefined) (target.gaugeSeries ??= new Map()).set(key, `${engine}:${series}`);
+    if (series !== undefined) (target.gaugeSeries ??= new Map()).set(signalKey, `${engine}:${series}`);
   }
 }
 
-export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, key: tagKey, group }: Tag): void {
+export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, signalKey, groupKey }: Tag): void {
   if (signal === "resets") {
     win.resets = (win.resets ?? 0) + s.value;
-    if (group !== undefined) win.present.add(group);
+    if (groupKey !== undefined) win.present.add(groupKey);
   } else if (signal === "cached") {
     // Storage tiers are named per backend (`storage_HiCacheNixl`); an unlabelled series is a total.
     const source = s.labels["cache_source"] ?? "";
@@ -224,7 +227,7 @@ export function readCounter(win: WindowAcc, s: VectorSample, { engine, signal, k
     win.samples = Math.min(win.samples ?? Infinity, s.value);
     win.targetsByEngine[engine] = (win.targetsByEngine[engine] ?? 0) + 1;
   } else if (signal === "effective") win.rates.set(`${engine}/effective/${s.labels["mode"] ?? ""}`, s.value);
-  else win.rates.set(tagKey, s.value);
+  else win.rates.set(signalKey, s.value);
 }
 
 /** A TTFT, ITL or queue-time part, counted only when it comes from the engine the pod's newest target runs. */
