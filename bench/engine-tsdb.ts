@@ -20,11 +20,11 @@ import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:f
 import { cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { ScalerSamplingInput } from "../src/adapters/prometheus/source.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
+import { repoRoot } from "../harness/repo-root.js";
 import { EngineFleet, renderExposition, SyntheticWorkload, type SimEngineKind } from "../src/sim/engines/index.js";
 
 const run = promisify(execFile);
@@ -69,8 +69,6 @@ export function samplingInputs(
   }));
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-
 /** Bump when this file changes what it writes (the hash covers the rest). */
 const generatorVersion = 1;
 
@@ -78,8 +76,8 @@ const generatorVersion = 1;
 export function versionHash(promtoolVersion: string): string {
   const h = createHash("sha256");
   h.update(`generator ${generatorVersion}\n`);
-  for (const file of [join(here, "../src/sim/engines/exposition.ts"), join(here, "../src/sim/engines/buckets.ts")])
-    h.update(readFileSync(file));
+  for (const file of ["src/sim/engines/exposition.ts", "src/sim/engines/buckets.ts"])
+    h.update(readFileSync(join(repoRoot, file)));
   h.update(JSON.stringify(tsdbShape));
   h.update(promtoolVersion);
   return h.digest("hex").slice(0, 16);

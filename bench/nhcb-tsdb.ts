@@ -13,12 +13,11 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { repoRoot } from "../harness/repo-root.js";
 import { benchCacheDir, copyBlocks, prepareTsdb } from "./engine-tsdb.js";
 
 const run = promisify(execFile);
-const here = dirname(fileURLToPath(import.meta.url));
 
 /** `nhcb`: histograms as NHCB only; `mixed`: NHCB and the classic series both. */
 export type TwinKind = "nhcb" | "mixed";
@@ -33,7 +32,7 @@ export interface PreparedTwin {
 
 /** The cached nhcb-twin program's directory, built first when absent. */
 async function twinProgramDir(): Promise<string> {
-  const { stdout } = await run("bash", [join(here, "nhcb/build.sh")], { maxBuffer: 16 * 2 ** 20 });
+  const { stdout } = await run("bash", [join(repoRoot, "bench/nhcb/build.sh")], { maxBuffer: 16 * 2 ** 20 });
   const dir = stdout.trim().split("\n").pop() ?? "";
   if (dir === "") throw new Error("bench/nhcb/build.sh printed no directory");
   return dir;

@@ -8,11 +8,12 @@
  * so it suits a change to the controller's reading (the queries and answers the same).
  *
  *   npm run bench:sampling-replay [-- --deployments 1000 --passes 8 --plan native]
+ *   npm run build && node dist/bench/sampling-replay.js [--deployments 1000 ...]   (the JavaScript the image ships)
  *
  * Prints `controller cost at N deployments (<plan> plan, replayed answers): X ms of CPU per deployment per
  * pass`. Exits 1 unless every pod answered and every query was answered from the recording. Never run by CI.
  */
-import { fork } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import { rm } from "node:fs/promises";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
@@ -67,6 +68,8 @@ function proxy(): void {
       out.end(form);
     });
   });
+  // The bench that forked it is gone (it ended, or was killed): nothing is left to answer.
+  process.on("disconnect", () => process.exit(0));
   process.on("message", (m: { upstream?: string; replay?: true }) => {
     if (m.upstream !== undefined) upstream = new URL(m.upstream);
     if (m.replay === true) {
@@ -90,6 +93,16 @@ async function main(): Promise<void> {
     throw new Error(`--plan: ${JSON.stringify(plan)} is not one of ${queryPlans.join(", ")}`);
 
   const child = fork(new URL(import.meta.url).pathname, ["--proxy"], { execArgv: process.execArgv });
+  try {
+    await measure(child, deployments, passes, plan);
+  } finally {
+    // Also where preparing the blocks failed: a proxy left behind would hold the caller's pipe open.
+    child.kill();
+  }
+}
+
+/** Records one pass through the proxy, then times `passes` passes replayed from it. */
+async function measure(child: ChildProcess, deployments: number, passes: number, plan: QueryPlan): Promise<void> {
   const next = <T>(): Promise<T> => new Promise((resolve) => child.once("message", (m) => resolve(m as T)));
   const { port } = await next<{ port: number }>();
   const bins = findPromBinaries();
@@ -130,7 +143,6 @@ async function main(): Promise<void> {
   } finally {
     await served.prometheus.stop();
     await rm(served.storage, { recursive: true, force: true });
-    child.kill();
   }
 }
 

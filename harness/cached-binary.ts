@@ -6,10 +6,8 @@
  */
 import { accessSync, constants, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+import { join } from "node:path";
+import { repoRoot } from "./repo-root.js";
 
 export interface CachedBinary {
   readonly path: string;

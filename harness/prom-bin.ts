@@ -5,8 +5,8 @@
  */
 import { accessSync, constants, readFileSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { repoRoot } from "./repo-root.js";
 
 export interface PromBinaries {
   readonly dirPath: string;
@@ -20,7 +20,6 @@ export interface PromBinaries {
   readonly operatorVersion: string;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const versionsFilePath = join(repoRoot, "tools/prom-bin/versions.env");
 const buildHint = "run tools/prom-bin/build.sh (it caches them), or set MDS_PROM_BIN_DIR to a directory holding them";
 

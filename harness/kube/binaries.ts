@@ -1,7 +1,7 @@
 import { accessSync, constants, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { repoRoot } from "../repo-root.js";
 
 /** Where the binaries come from, and how to get them when they are missing. */
 export interface KubeBinaries {
@@ -14,7 +14,6 @@ export interface KubeBinaries {
   etcdVersion: string;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const versionsFilePath = join(repoRoot, "tools/kube-bin/versions.env");
 const buildHint =
   "run tools/kube-bin/build.sh (it caches kube-apiserver, kube-controller-manager and etcd), or set MDS_KUBE_BIN_DIR to a directory holding them";
