@@ -71,7 +71,10 @@ export interface InstantQueryResult {
 }
 
 export interface PrometheusQueryClient {
-  /** `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own timings. */
+  /**
+   * `name` says which of the source's queries this is (`gauges`, `counters`, ...), for the controller's own
+   * timings.
+   */
   instantQuery(query: string, atUnixMs: number, name?: string): Promise<InstantQueryResult>;
 }
 
@@ -304,7 +307,8 @@ export class PrometheusClient implements PrometheusQueryClient, PrometheusRangeC
             if ("warnings" in body && Array.isArray(body.warnings))
               for (const w of body.warnings) warnings.push(String(w));
             if ("infos" in body && Array.isArray(body.infos)) for (const i of body.infos) infos.push(String(i));
-            // VictoriaMetrics cluster's vmselect marks an answer that missed a vmstorage node this way, without a warning.
+            // VictoriaMetrics cluster's vmselect marks an answer that missed a vmstorage node this way, without a
+            // warning.
             if ("isPartial" in body && body.isPartial === true) warnings.push(vmPartialWarning);
             // Where the driver would take the body's `data` as the result, it is read here instead, once,
             // and the driver is handed an empty vector: its own reading builds several objects per series.
@@ -484,8 +488,9 @@ function readSample(item: unknown): VectorSample {
 }
 
 /**
- * A native histogram of the HTTP API: `{"count": "…", "sum": "…", "buckets": [[rule, "lower", "upper", "count"], …]}`,
- * numbers as strings ("+Inf" and "-Inf" included), `buckets` absent when every bucket is empty. Anything else is malformed.
+ * A native histogram of the HTTP API:
+ * `{"count": "…", "sum": "…", "buckets": [[rule, "lower", "upper", "count"], …]}`, numbers as strings ("+Inf" and
+ * "-Inf" included), `buckets` absent when every bucket is empty. Anything else is malformed.
  */
 export function readHistogram(value: unknown): NativeHistogram {
   const h = value as { count?: unknown; sum?: unknown; buckets?: unknown } | null;

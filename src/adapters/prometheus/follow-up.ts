@@ -52,7 +52,8 @@ export function quietRoles(
       const samples = out.get(s.key)?.get(role);
       if (samples === undefined || samples.queryFailed !== undefined) return false;
       const pods = sampledPods(samples.pods, atUnixMs, stale);
-      // Where the stable window holds no observation either (the counts say so), latency is unknown whatever its buckets.
+      // Where the stable window holds no observation either (the counts say so), latency is unknown whatever its
+      // buckets.
       return fields.some((field) => !holdsObservation(pods, "panic", field) && holdsObservation(pods, "stable", field));
     });
     if (roles.length > 0) quiet.push({ ...s, roles });

@@ -9,7 +9,10 @@ import type { ScalerSamplingInput } from "./source.js";
 export interface WindowAcc {
   rates: Map<string, number>;
   resets?: number;
-  /** Counter groups with a sample in the window (their `resets()` part answered), `<engine>/<group>` (`resetGroups`). */
+  /**
+   * Counter groups with a sample in the window (their `resets()` part answered), `<engine>/<group>`
+   * (`resetGroups`).
+   */
   present: Set<string>;
   itlSeries?: string;
   /** The fewest samples of the pod's running gauge in the window, over its scrape targets. */
@@ -103,7 +106,10 @@ export function windowOfCell(cell: string): number {
   return Number(cell.slice(cell.lastIndexOf("\u0000") + 1));
 }
 
-/** The roles (`roleKey`) with a window read from the classic series, with the histograms whose native sums were missing. */
+/**
+ * The roles (`roleKey`) with a window read from the classic series, with the histograms whose native sums were
+ * missing.
+ */
 export function classicHistogramsByRole(acc: PassAcc): Map<string, ReadonlySet<HistogramName>> {
   const out = new Map<string, Set<HistogramName>>();
   for (const [cell, histograms] of acc.classic) {
@@ -141,7 +147,10 @@ export function markSummed(acc: PassAcc, s: ScalerSamplingInput, role: string, s
   windows.add(windowSeconds(seconds));
 }
 
-/** The pass's pods by role (`roleKey`), indexed once: a scan of every pod for every scaler and role grows with the square of the fleet. */
+/**
+ * The pass's pods by role (`roleKey`), indexed once: a scan of every pod for every scaler and role grows with the
+ * square of the fleet.
+ */
 export function podsByRole(acc: PassAcc): Map<string, PodAcc[]> {
   const byRole = new Map<string, PodAcc[]>();
   for (const pod of acc.pods) {
@@ -174,7 +183,10 @@ export function nativeSumMissing(podsCounted: boolean, answeredBounds: number): 
   return podsCounted && answeredBounds === 0;
 }
 
-/** The histograms of one role and window whose native sums are missing (`nativeSumMissing`); none where they are not native. */
+/**
+ * The histograms of one role and window whose native sums are missing (`nativeSumMissing`); none where they are
+ * not native.
+ */
 export function missingHistograms(acc: PassAcc, key: string, pods: readonly PodAcc[], w: number): HistogramName[] {
   if (!nativeSumsAt(acc, key, w)) return [];
   return histogramNames.filter((histogram) => {

@@ -218,7 +218,10 @@ function scrapeTargets(win: WindowAcc): number | undefined {
   return counts.length === 0 ? undefined : Math.max(...counts);
 }
 
-/** Whether this SGLang window has `prefill_effective_tokens_total` (2026 builds): its `input` mode is the prompt demand. */
+/**
+ * Whether this SGLang window has `prefill_effective_tokens_total` (2026 builds): its `input` mode is the prompt
+ * demand.
+ */
 export function usesEffectiveCounter(win: WindowAcc): boolean {
   return [...win.rates.keys()].some((k) => k.startsWith("sglang/effective/"));
 }

@@ -23,7 +23,10 @@ export function longerAndShorter(s: ScalerSamplingInput): { readonly longer: num
   return { longer: Math.max(stable, panic), shorter: Math.min(stable, panic) };
 }
 
-/** What `readShorterFromLonger` leaves to ask: the roles whose shorter window's resets are asked, and where they are read. */
+/**
+ * What `readShorterFromLonger` leaves to ask: the roles whose shorter window's resets are asked, and where they are
+ * read.
+ */
 export interface ShorterWindowAsk {
   /** The scalers, each with the roles a pod of which saw a reset in the longer window. */
   readonly asked: ScalerSamplingInput[];
