@@ -380,6 +380,19 @@ export async function serveBlocks(options: {
   return { prometheus, storage };
 }
 
+/**
+ * The version a running Prometheus reports (`/api/v1/status/buildinfo`): the binary's own, which may not be the one
+ * `tools/prom-bin/versions.env` names where `MDS_PROM_BIN_DIR` points elsewhere; "unstamped" for a build without
+ * version flags (a plain `go build`).
+ */
+export async function servedVersion(url: string): Promise<string> {
+  const res = await fetch(`${url}/api/v1/status/buildinfo`);
+  if (!res.ok) throw new Error(`${url}/api/v1/status/buildinfo answered ${res.status}`);
+  const body = (await res.json()) as { data?: { version?: unknown } };
+  const version = body.data?.version;
+  return typeof version === "string" && version !== "" ? version : "unstamped";
+}
+
 /** `deployments`' prepared blocks (built first where not cached), served by the cached Prometheus 3. */
 export async function servePrepared(
   deployments: number,

@@ -21,7 +21,7 @@ import { defaultPrometheusSignalConfig } from "../src/adapters/prometheus/config
 import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { PrometheusHarness } from "../harness/prometheus.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
-import { evaluationUnixMs, prepareTsdb, samplingInputs, serveBlocks } from "./engine-tsdb.js";
+import { evaluationUnixMs, prepareTsdb, samplingInputs, serveBlocks, servedVersion } from "./engine-tsdb.js";
 import {
   nativePodHistogramText,
   nativeQueryText,
@@ -307,7 +307,7 @@ async function main(): Promise<void> {
       await leastCpu(nhcb, podHistogramPass, list);
     }
     const loadAfter = loadavg()[0] ?? NaN;
-    report(measured, passCpu, loadBefore, loadAfter, bins.prometheusVersion);
+    report(measured, passCpu, loadBefore, loadAfter, await servedVersion(nhcb.prometheus.url));
     const rss = await Promise.all(
       servers.map(async (s) => `${s.kind} ${(((await s.prometheus.peakRssKb()) ?? NaN) / 1024).toFixed(0)} MiB`),
     );

@@ -50,6 +50,7 @@ import {
   samplingInputs,
   roles as preparedRoles,
   serveBlocks,
+  servedVersion,
   tsdbShape,
 } from "./engine-tsdb.js";
 import { cpuSecondsOf } from "./proc-cpu.js";
@@ -321,6 +322,8 @@ const compressionsFlag = (): PrometheusCompression[] => listFlag("compression", 
 
 interface SizeResult {
   readonly size: number;
+  /** The served Prometheus' own version (`servedVersion`). */
+  readonly version: string;
   readonly lines: string[];
   /** Queries per pass, by plan. */
   readonly queries: ReadonlyMap<QueryPlan, number>;
@@ -399,6 +402,7 @@ async function measureSize(
     queryTimeoutSeconds: queryTimeoutMs / 1000,
   });
   try {
+    const version = await servedVersion(prometheus.url);
     const scalers = samplingInputs(size, {
       stableWindowSeconds: positiveNumberFlag("stable-window", 180),
       panicWindowSeconds: positiveNumberFlag("panic-window", 60),
@@ -519,6 +523,7 @@ async function measureSize(
     );
     return {
       size,
+      version,
       lines: [...lines, ...perQuery.map((l) => `q${l}`), ...problems.slice(0, 5).map((l) => `!${l}`)],
       queries: new Map(runs.map((r) => [r.plan, r.queries])),
     };
@@ -540,7 +545,7 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${bins.prometheusVersion} over prepared blocks${tsdbFlag() === "mixed" ? " with every histogram also stored as NHCB" : ""} (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
+    `\nPrometheus ${[...new Set(results.map((r) => r.version))].join(", ")}${process.env["MDS_PROM_BIN_DIR"] ? ` (${bins.prometheusPath})` : ""} over prepared blocks${tsdbFlag() === "mixed" ? " with every histogram also stored as NHCB" : ""} (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
   console.log(
     "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",
