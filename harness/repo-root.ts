@@ -10,11 +10,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The nearest directory at or above `from` that holds `package.json`; an error naming `from` where none does. */
-export function rootAbove(from: string): string {
+export function nearestPackageDir(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, "package.json"))) return dir;
     if (dirname(dir) === dir) throw new Error(`repo root: no package.json in ${from} or above it`);
   }
 }
 
-export const repoRoot = rootAbove(dirname(fileURLToPath(import.meta.url)));
+export const repoRoot = nearestPackageDir(dirname(fileURLToPath(import.meta.url)));

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { repoRoot, rootAbove } from "../../harness/repo-root.js";
+import { repoRoot, nearestPackageDir } from "../../harness/repo-root.js";
 
 describe("the repository's root", () => {
   let dir: string | undefined;
@@ -21,8 +21,8 @@ describe("the repository's root", () => {
     dir = await mkdtemp(join(tmpdir(), "mds-repo-root-"));
     await writeFile(join(dir, "package.json"), "{}");
     await mkdir(join(dir, "dist", "harness", "kube"), { recursive: true });
-    expect(rootAbove(join(dir, "dist", "harness", "kube"))).toBe(dir);
-    expect(rootAbove(dir)).toBe(dir);
+    expect(nearestPackageDir(join(dir, "dist", "harness", "kube"))).toBe(dir);
+    expect(nearestPackageDir(dir)).toBe(dir);
   });
 
   it("names the directory it started from where no directory above holds package.json", async () => {
@@ -30,6 +30,6 @@ describe("the repository's root", () => {
     const from = join(dir, "a", "b");
     await mkdir(from, { recursive: true });
     // The temporary directory's parents hold no package.json on this machine; the error names where it looked from.
-    expect(() => rootAbove(from)).toThrow(`repo root: no package.json in ${from} or above it`);
+    expect(() => nearestPackageDir(from)).toThrow(`repo root: no package.json in ${from} or above it`);
   });
 });
