@@ -1,0 +1,31 @@
+/** What a pass reports to the scaler's metrics: pure, from the plan and the observations it planned on. */
+import type { ModelDeployment } from "../../core/api/model-deployment.js";
+import type { Scaler, ScalerSpec } from "../../core/api/scaler.js";
+import type { PlanResult } from "../../core/planner/types.js";
+import type { RoleObservation } from "../../core/signals/types.js";
+import type { ScalerReport } from "../../adapters/telemetry/metrics.js";
+import { roleReports } from "../../adapters/telemetry/role-reports.js";
+import { namespaceOf } from "./identity.js";
+
+export function reportOf(
+  scaler: Scaler,
+  spec: ScalerSpec,
+  result: PlanResult,
+  target: ModelDeployment | undefined,
+  observations: Readonly<Record<string, RoleObservation>>,
+): ScalerReport {
+  return {
+    namespace: namespaceOf(scaler),
+    scaler: scaler.metadata.name,
+    target: spec.targetRef.name,
+    mode: spec.mode,
+    ...(result.bindingTerm !== undefined ? { bindingTerm: result.bindingTerm } : {}),
+    conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
+    roles: roleReports(
+      spec,
+      result.status,
+      Object.fromEntries((target?.spec.roles ?? []).map((r) => [r.name, r.kind])),
+      observations,
+    ),
+  };
+}
