@@ -350,7 +350,8 @@ describe("helm template with defaults", () => {
     });
     expect(chartValues.metricSeparator).toBe(controllerDefaults.metricSeparator);
     expect(chartValues.prometheus.timeoutMs).toBe(controllerDefaults.prometheusTimeoutMs);
-    expect(chartValues.prometheus.queries).toBe(controllerDefaults.prometheusQueries);
+    // Empty: the chart picks the plan from the PodMonitor (below), the controller's default without conversion.
+    expect(chartValues.prometheus.queries).toBe("");
     expect(chartValues.controller).toMatchObject({
       targetApiVersion: controllerDefaults.targetApiVersion,
       logLevel: controllerDefaults.logLevel,
@@ -585,6 +586,18 @@ describe("helm template with values", () => {
 
   it("passes the query plan to the controller", () => {
     expect(parsedControllerArgs(render({ set: { "prometheus.queries": "unions" } })).prometheusQueries).toBe("unions");
+  });
+
+  it.each([
+    ["the controller's default without conversion", {}, controllerDefaults.prometheusQueries],
+    ["native where the PodMonitor converts", { "podMonitor.convertClassicHistogramsToNHCB": "true" }, "native"],
+    [
+      "the plan set, conversion or not",
+      { "podMonitor.convertClassicHistogramsToNHCB": "true", "prometheus.queries": "roles" },
+      "roles",
+    ],
+  ])("with prometheus.queries empty picks %s", (_case, set, plan) => {
+    expect(parsedControllerArgs(render({ set })).prometheusQueries).toBe(plan);
   });
 
   it("passes label matchers to the controller only when set, quotes and all", () => {

@@ -14,8 +14,8 @@
  * as rendered, with 2 s scrape intervals and the engines' histograms also
  * stored as native ones (`podMonitor.convertClassicHistogramsToNHCB`, and the
  * Prometheus object's `native-histograms` feature), which the controller reads
- * with the `native` query plan (`prometheus.queries: native`, the flag taken
- * from the chart's Deployment). Prometheus logs its queries to a file
+ * with the `native` query plan (`prometheus.queries` left empty, so the chart
+ * picks it from the conversion; the flag taken from the chart's Deployment). Prometheus logs its queries to a file
  * (the Prometheus object's `queryLogFile`), so the test sees what the
  * controller asked.
  *
@@ -101,8 +101,6 @@ function renderChart(): KubernetesObject[] {
     `podMonitor.endpoint.interval=${scrapeIntervalSeconds}s`,
     "--set",
     "podMonitor.convertClassicHistogramsToNHCB=true",
-    "--set",
-    "prometheus.queries=native",
   ]);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   return parseAllDocuments(result.stdout)

@@ -147,3 +147,19 @@ controller.watchNamespace, in a Role there. Only the verbs it calls.
     resources: [modeldeployments]
     verbs: [get, list, watch, patch]
 {{- end }}
+
+{{/*
+The sampling pass's query plan: prometheus.queries when set; otherwise native
+where the PodMonitor stores the engines' histograms as native ones (the plan
+reads its latency sums from them), and the controller's default, roles, where
+it does not.
+*/}}
+{{- define "mds-scaler.queryPlan" -}}
+{{- if .Values.prometheus.queries -}}
+{{- .Values.prometheus.queries -}}
+{{- else if .Values.podMonitor.convertClassicHistogramsToNHCB -}}
+native
+{{- else -}}
+roles
+{{- end -}}
+{{- end }}
