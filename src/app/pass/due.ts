@@ -4,7 +4,7 @@
  * deleted; a scaler whose previous pass is still running is skipped until that pass ends.
  */
 import type { Scaler } from "../../core/api/scaler.js";
-import { scalerKey } from "./identity.js";
+import { scalerKey, uidOf } from "./identity.js";
 import type { ScalerMemory } from "./memory.js";
 
 export interface DueInput {
@@ -24,7 +24,7 @@ export function dueScalers(input: DueInput): Scaler[] {
     const key = scalerKey(scaler);
     if (input.running.has(key)) return false;
     const memory = input.memory.get(key);
-    if (memory === undefined || memory.uid !== scaler.metadata.uid) return true;
+    if (memory === undefined || memory.uid !== uidOf(scaler)) return true;
     if (scaler.metadata.deletionTimestamp !== undefined) return true;
     return input.nowMs - memory.lastPassMs >= scaler.spec.sampling.intervalSeconds * 1000;
   });

@@ -6,6 +6,11 @@ export function scalerKey(scaler: Scaler): string {
   return `${namespaceOf(scaler)}/${scaler.metadata.name}`;
 }
 
+/** The uid a scaler's memory belongs to: another uid is a recreated scaler, which starts over. */
+export function uidOf(scaler: Scaler): string {
+  return scaler.metadata.uid ?? "";
+}
+
 export function namespaceOf(scaler: Scaler): string {
   return scaler.metadata.namespace ?? "default";
 }

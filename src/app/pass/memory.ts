@@ -1,5 +1,6 @@
 /** What the loop keeps of one scaler between passes. */
 import type { Scaler, ScalerStatus } from "../../core/api/scaler.js";
+import { uidOf } from "./identity.js";
 
 export interface ScalerMemory {
   /** The last planned status, newer than the object's when a pass wrote nothing. */
@@ -21,7 +22,7 @@ export interface ScalerMemory {
  * status write is guarded by: a status planned from an older read is never forced.
  */
 export function memoryForPass(kept: ScalerMemory | undefined, scaler: Scaler, nowMs: number): ScalerMemory {
-  const uid = scaler.metadata.uid ?? "";
+  const uid = uidOf(scaler);
   const memory: ScalerMemory =
     kept?.uid === uid ? kept : { status: scaler.status, lastPassMs: nowMs, uid, unwritten: "Nothing" };
   memory.lastPassMs = nowMs;

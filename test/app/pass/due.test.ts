@@ -95,3 +95,13 @@ describe("memoryForPass", () => {
     });
   });
 });
+
+describe("one uid rule for due and memory", () => {
+  it("a scaler without a uid (a hand-made object) waits for its interval like any other", () => {
+    const bare = ScalerSchema.parse({ ...scaler("bare"), metadata: { name: "bare", namespace: "llm" } });
+    const memory = memoryForPass(undefined, bare, t0);
+    const kept = new Map([["llm/bare", memory]]);
+    expect(dueScalers({ scalers: [bare], memory: kept, running: new Set(), nowMs: t0 + 1_000 })).toEqual([]);
+    expect(dueScalers({ scalers: [bare], memory: kept, running: new Set(), nowMs: t0 + 15_000 })).toEqual([bare]);
+  });
+});
