@@ -64,6 +64,13 @@ function renderText(options: RenderOptions = {}): string {
   return result.stdout;
 }
 
+/** The notes `helm install` prints for these values (a client-side dry run). */
+function installNotes(set: Record<string, string>): string {
+  const result = runHelm(helmArgs(["install", release, "--dry-run=client"], { set }));
+  expect(result.status, result.stderr).toBe(0);
+  return result.stdout.slice(result.stdout.indexOf("NOTES:"));
+}
+
 function render(options: RenderOptions = {}): K8sObject[] {
   return parseAllDocuments(renderText(options))
     .map((doc) => {
@@ -848,13 +855,17 @@ describe("helm template with values", () => {
   });
 
   it("warns in the notes when the label mapping does not match the PodMonitor", () => {
-    const notes = (set: Record<string, string>): string => {
-      const result = runHelm(helmArgs(["install", release, "--dry-run=client"], { set }));
-      expect(result.status, result.stderr).toBe(0);
-      return result.stdout.slice(result.stdout.indexOf("NOTES:"));
-    };
-    expect(notes({})).not.toContain("WARNING");
-    expect(notes({ "labels.role": "role" })).toContain('labels.role is "role"');
+    expect(installNotes({})).not.toContain("WARNING");
+    expect(installNotes({ "labels.role": "role" })).toContain('labels.role is "role"');
+  });
+
+  it("names the query plan in the notes, and what the native plan needs of Prometheus", () => {
+    const plain = installNotes({});
+    expect(plain).toContain("with the roles query plan.");
+    expect(plain).not.toContain("native-histograms");
+    const converted = installNotes({ "podMonitor.convertClassicHistogramsToNHCB": "true" });
+    expect(converted).toContain("with the native query plan.");
+    expect(converted).toContain("spec.enableFeatures: [native-histograms]");
   });
 });
 
