@@ -1,7 +1,9 @@
 /**
  * Which listed scalers get a pass this tick: pure, the clock passed in. A scaler is due when its sampling
  * interval has passed since its last pass, when it is new or recreated (another uid), or while it is being
- * deleted; a scaler whose previous pass is still running is skipped until that pass ends.
+ * deleted (a deleting scaler samples nothing); a scaler whose previous pass is still running is skipped until
+ * that pass ends. An edited scaler waits for its interval too: the specification has the sampler never scrape a
+ * target again before the interval has passed.
  */
 import type { Scaler } from "../../core/api/scaler.js";
 import { scalerKey, uidOf } from "./identity.js";
