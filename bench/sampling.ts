@@ -545,7 +545,7 @@ async function prepared(): Promise<void> {
   }
   const kind = (l: string): string => (/^[q!=+]/.test(l) ? (l[0] ?? "") : "");
   console.log(
-    `\nPrometheus ${[...new Set(results.map((r) => r.version))].join(", ")}${process.env["MDS_PROM_BIN_DIR"] ? ` (${bins.prometheusPath})` : ""} over prepared blocks${tsdbFlag() === "mixed" ? " with every histogram also stored as NHCB" : ""} (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
+    `\nPrometheus ${[...new Set(results.map((r) => r.version))].join(", ")}${bins.overridden ? ` (${bins.prometheusPath})` : ""} over prepared blocks${tsdbFlag() === "mixed" ? " with every histogram also stored as NHCB" : ""} (${tsdbShape.scrapeIntervalSeconds}s scrapes, ${preparedRoles.length} roles x ${preparedPodsPerRole} pods per deployment); ${passes} passes per size and plan after one cold pass each, the plans taking turns; windows ${positiveNumberFlag("stable-window", 180)}s/${positiveNumberFlag("panic-window", 60)}s; CPU seconds per timed pass (Prometheus, this process); series answered per deployment per timed pass`,
   );
   console.log(
     "deployments plan   queries  fresh/pods/expected cold ms  p50 ms  p99 ms prom CPU s bench CPU s series/dep",

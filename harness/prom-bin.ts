@@ -18,6 +18,8 @@ export interface PromBinaries {
   /** e.g. v3.5.0: the Prometheus object's spec.version, so the operator writes a configuration this binary accepts. */
   readonly prometheusVersion: string;
   readonly operatorVersion: string;
+  /** Whether MDS_PROM_BIN_DIR chose the directory (another build than versions.env names, perhaps). */
+  readonly overridden: boolean;
 }
 
 const versionsFilePath = join(repoRoot, "tools/prom-bin/versions.env");
@@ -40,8 +42,9 @@ function readVersions(): { prometheusVersion: string; operatorVersion: string } 
 export function findPromBinaries(env: NodeJS.ProcessEnv = process.env): PromBinaries {
   const { prometheusVersion, operatorVersion } = readVersions();
   const cacheHome = env["XDG_CACHE_HOME"] || join(env["HOME"] || homedir(), ".cache");
+  const override = env["MDS_PROM_BIN_DIR"] || undefined;
   const dirPath =
-    env["MDS_PROM_BIN_DIR"] ||
+    override ??
     join(cacheHome, "mds-scaler", "prom-bin", `prometheus-${prometheusVersion}_operator-${operatorVersion}`);
   const paths = {
     prometheusPath: join(dirPath, "prometheus"),
@@ -63,5 +66,5 @@ export function findPromBinaries(env: NodeJS.ProcessEnv = process.env): PromBina
   } catch (cause) {
     throw new Error(`prom binaries: no CRDs in ${join(dirPath, "crds")}; ${buildHint}`, { cause });
   }
-  return { dirPath, ...paths, crdPaths, prometheusVersion, operatorVersion };
+  return { dirPath, ...paths, crdPaths, prometheusVersion, operatorVersion, overridden: override !== undefined };
 }
