@@ -35,6 +35,7 @@ import { minutesFromSimulations } from "./calibrate/simulation-minutes.js";
 import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test.js";
 import { checkOnSlice } from "./calibrate/slice-check.js";
 import { floorsFromYesterday } from "./calibrate/hourly-floors.js";
+import { fleetStepsFromYesterday } from "./calibrate/fleet-step.js";
 import type { RoleMinutes } from "../core/calibrate/minute.js";
 import { secondsPerDay } from "../core/calibrate/hourly-floors.js";
 import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
@@ -120,6 +121,11 @@ const ownFlags: readonly CommandFlag[] = [
     flag: "--hourly-floors-from",
     value: "FILE|prometheus",
     help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus)",
+  },
+  {
+    flag: "--swing-from",
+    value: "FILE",
+    help: `the docs' step for replacing a fixed fleet, in the scaler written: a \`simulate -o json\` run of the same hours of the day before, served by that fleet; each role whose demand swung above ${keepFleetAboveSwing} there (or where no swing was measured, or calibrate gave no figure) is held at its maxReplicas (minReplicas = maxReplicas: the fleet), the others written as calibrated, capped at maxReplicas`,
   },
   { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
@@ -465,7 +471,26 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
   };
 }
 
-/** Phase 5: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`. */
+/**
+ * Phase 5: the docs' step for replacing a fleet, from the day before's run (calibrate/fleet-step.ts): which roles the
+ * scaler holds at their fleet.
+ */
+function withFleetSteps(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
+  if (from === undefined) return answer;
+  const run = minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--swing-from");
+  return {
+    ...answer,
+    result: {
+      ...answer.result,
+      fleetSteps: fleetStepsFromYesterday(answer.result, answer.spec, run.roles, run.runs.join("; ")),
+    },
+  };
+}
+
+/**
+ * Phase 6: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`
+ * unless the fleet step holds it at its fleet.
+ */
 function writeOutputs(invocation: Invocation, answer: Calibrated, io: CliIo): number {
   const { values, output } = invocation;
   const { result, document, spec } = answer;
@@ -507,17 +532,18 @@ export async function runCalibrate(
   if (typeof invocation === "number") return invocation;
   const answer = await readAndCalibrate(invocation, io, nowMs());
   if (typeof answer === "number") return answer;
-  let floored: Calibrated;
+  let stepped: Calibrated;
   try {
-    floored = withHourlyFloors(
+    const floored = withHourlyFloors(
       withSwingHeadroom(answer, invocation.headroomSwing),
       invocation.values["hourly-floors-from"] as string | undefined,
       io,
     );
+    stepped = withFleetSteps(floored, invocation.values["swing-from"] as string | undefined, io);
   } catch (error) {
     return failed(error, io);
   }
-  return writeOutputs(invocation, floored, io);
+  return writeOutputs(invocation, stepped, io);
 }
 
 export const calibrateCommand: Command = {

@@ -346,6 +346,81 @@ describe("calibrate --from-simulation", () => {
     expect(notRun.err).toContain("no-such-day.json");
   });
 
+  describe("--swing-from: the docs' step for replacing a fleet, written into the scaler", () => {
+    /** A day before whose ninth minute carries two and a half times the others: 2 requests a second, 5 in minute 8. */
+    function swingingDay(): string {
+      const rows = ["arrival_seconds,prompt_tokens,output_tokens"];
+      for (let minute = 0; minute < 15; minute++) {
+        const perMinute = (minute === 8 ? 5 : 2) * 60;
+        for (let i = 0; i < perMinute; i++)
+          rows.push(`${(minute * 60 + ((i + 0.5) * 60) / perMinute).toFixed(3)},800,120`);
+      }
+      const csv = join(dir, "swinging-day.csv");
+      writeFileSync(csv, `${rows.join("\n")}\n`);
+      const io = memoryIo();
+      expect(runSimulate(["--trace", csv, "--scaler", staticScaler(2), "-o", "json"], io)).toBe(0);
+      const path = join(dir, "swinging-day.json");
+      writeFileSync(path, io.out);
+      return path;
+    }
+
+    interface Written {
+      spec: {
+        roles: { minReplicas?: number; maxReplicas: number }[];
+        algorithm: { tokenThroughput: Record<string, string> };
+      };
+    }
+    const written = (out: string): Written => parse(out.replace(/^#.*\n/gm, "")) as Written;
+
+    it("where the day before swung at most 1.65, writes the scaler as calibrated, capped at maxReplicas", async () => {
+      const args = userScalerArgs("swing-calm.yaml", "TokenThroughput");
+      const plain = memoryIo();
+      expect(await runCalibrate([...args, "-o", "scaler"], plain)).toBe(0);
+      const stepped = memoryIo();
+      // The day before: the 2-replica run of the same 15 minutes, which swung 1.48 ×.
+      expect(await runCalibrate([...args, "--swing-from", runs[2] as string, "-o", "scaler"], stepped)).toBe(0);
+      expect(written(stepped.out)).toEqual(written(plain.out));
+      const table = memoryIo();
+      expect(await runCalibrate([...args, "--swing-from", runs[2] as string], table)).toBe(0);
+      expect(table.out).toMatch(
+        /the demand swung at most 1\.48 ×, at most 1\.65; the scaler written replaces the fleet, capped at its 16 replicas/,
+      );
+    });
+
+    it("where it swung more, holds the role at its fleet, and says so in the file", async () => {
+      const args = userScalerArgs("swing-high.yaml", "TokenThroughput");
+      const io = memoryIo();
+      expect(await runCalibrate([...args, "--swing-from", swingingDay(), "-o", "scaler"], io)).toBe(0);
+      const scaler = written(io.out);
+      expect(validateScaler(scaler).ok).toBe(true);
+      expect(scaler.spec.roles[0]).toMatchObject({ minReplicas: 16, maxReplicas: 16 });
+      expect(io.out).toMatch(
+        /^# server: held at its fleet of 16 replicas by the docs' step: the demand swung 2\.48 ×, above 1\.65$/m,
+      );
+    });
+
+    it("holds a role calibrate gave no figure at its fleet instead of failing, so a script always gets a file", async () => {
+      const io = memoryIo();
+      expect(
+        await runCalibrate(
+          ["--from-simulation", runs[4] as string, "--swing-from", runs[2] as string, "-o", "scaler"],
+          io,
+        ),
+      ).toBe(0);
+      expect(written(io.out).spec.roles[0]).toMatchObject({ minReplicas: 4, maxReplicas: 4 });
+      expect(io.out).toMatch(
+        /held at its fleet of 4 replicas by the docs' step: calibrate gave no figure \(not enough evidence\)/,
+      );
+    });
+
+    it("names the flag and the file it could not read", async () => {
+      const io = memoryIo();
+      const args = userScalerArgs("swing-missing.yaml", "TokenThroughput");
+      expect(await runCalibrate([...args, "--swing-from", join(dir, "no-such-day.json")], io)).toBe(1);
+      expect(io.err).toContain("no-such-day.json");
+    });
+  });
+
   it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {
     const table = memoryIo();
     expect(await runCalibrate(["--from-simulation", runs[4] as string], table)).toBe(0);

@@ -12,7 +12,13 @@ import {
   type RoleCalibration,
 } from "../../core/calibrate/bands.js";
 import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
-import { keepFleetAboveSwing, minSwingWindows, precedingMinutes } from "../../core/calibrate/demand-swing.js";
+import {
+  fleetStep,
+  keepFleetAboveSwing,
+  minSwingWindows,
+  precedingMinutes,
+  type DemandSwing,
+} from "../../core/calibrate/demand-swing.js";
 import type { CalibrationMinute, RoleMinutes, SkipReason } from "../../core/calibrate/minute.js";
 import type { RoleKind } from "../../core/api/model-deployment.js";
 import { quantityValue } from "../../core/api/quantity.js";
@@ -20,6 +26,7 @@ import type { ScalerSpec, TokenThroughputParams } from "../../core/api/scaler.js
 import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { tokenThroughputBlockOf } from "../../core/algorithms/windows.js";
 import { describeSliceCheck, type SliceCheck } from "./slice-check.js";
+import { heldAtFleet, type FleetSteps } from "./fleet-step.js";
 
 export interface CalibrationResult {
   /** Where the minutes came from, in words. */
@@ -38,6 +45,8 @@ export interface CalibrationResult {
   readonly sliceCheck?: SliceCheck & { readonly role: string };
   /** `--hourly-floors-from`: each calibrated role's floors by the UTC hour, read from the day before (hourly-floors.ts). */
   readonly hourlyFloors?: HourlyFloors;
+  /** `--swing-from`: the docs' step for replacing a fleet, per role (fleet-step.ts). */
+  readonly fleetSteps?: FleetSteps;
 }
 
 export interface HourlyFloors {
@@ -98,8 +107,8 @@ export function calibrate(
  * The docs' step on the swing, said where the swing is printed: it decides only over the same hours of the day
  * before served by the fleet being replaced; the training slice's own swing did not tell the replay's.
  */
-function swingStep(largestRatio: number): string {
-  const keeps = largestRatio > keepFleetAboveSwing;
+function describeSwingStep(swing: DemandSwing): string {
+  const keeps = fleetStep(swing).kind === "keep the fleet";
   const step = keeps
     ? "keep that fleet"
     : `replace it with the scaler capped at its size, calibrated with --swing-headroom ${keepFleetAboveSwing}`;
@@ -168,13 +177,22 @@ export function table(result: CalibrationResult): string {
         : `  demand noise: ${fmt(r.demandNoise.varianceTokensPerSecondSquared)} (tok/s)² from ${r.demandNoise.pairs} pairs of adjacent minutes (Predictive's measurementNoise)`,
       r.demandSwing === undefined
         ? `  demand swing: fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes, not measured`
-        : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow); ${swingStep(r.demandSwing.largestRatio)} (docs/calibrate.md, "The demand swing")`,
+        : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow); ${describeSwingStep(r.demandSwing)} (docs/calibrate.md, "The demand swing")`,
     );
     if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
     const floors = result.hourlyFloors?.roles.find((f) => f.role === r.role);
     if (floors !== undefined)
       lines.push(
         `  floors by UTC hour 0–23 (floorReplicasByUtcHour, from ${result.hourlyFloors?.source}): ${floors.floorReplicasByUtcHour.join(", ")}`,
+      );
+    const fleet = result.fleetSteps?.roles.find((f) => f.role === r.role);
+    if (fleet !== undefined)
+      lines.push(
+        `  the day before (${result.fleetSteps?.source}): ${fleet.step.why}; ${
+          fleet.step.kind === "keep the fleet"
+            ? `the scaler written keeps the fleet: ${fleet.fleetReplicas} replicas (minReplicas = maxReplicas)`
+            : `the scaler written replaces the fleet, capped at its ${fleet.fleetReplicas} replicas (maxReplicas)`
+        }`,
       );
   }
   return `${lines.join("\n")}\n`;
@@ -273,7 +291,8 @@ export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): s
  * writes half an answer.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
-  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated");
+  const held = heldAtFleet(result.fleetSteps);
+  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated" && !held.has(r.role));
   if (missing.length > 0)
     throw new Error(
       missing.map((r) => `role ${r.role}: no calibrated figure (${r.answer.kind}: ${r.answer.why})`).join("\n"),
@@ -290,12 +309,23 @@ export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown
       throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so its floors cannot be written`);
     entry["floorReplicasByUtcHour"] = [...f.floorReplicasByUtcHour];
   }
+  for (const f of result.fleetSteps?.roles ?? []) {
+    if (f.step.kind !== "keep the fleet") continue;
+    const entry = doc.spec.roles?.find((r) => r["name"] === f.role);
+    if (entry === undefined)
+      throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so it cannot be held at its fleet`);
+    entry["minReplicas"] = f.fleetReplicas;
+    entry["maxReplicas"] = f.fleetReplicas;
+  }
   const header = result.roles
-    .map((r) =>
-      r.answer.kind === "calibrated"
+    .map((r) => {
+      const fleet = result.fleetSteps?.roles.find((f) => f.role === r.role);
+      if (fleet?.step.kind === "keep the fleet")
+        return `# ${r.role}: held at its fleet of ${fleet.fleetReplicas} replicas by the docs' step: ${fleet.step.why}`;
+      return r.answer.kind === "calibrated"
         ? `# ${r.role}: ${fmt(r.answer.tokensPerSecondPerReplica)} tok/s per ready replica, ${r.answer.why}`
-        : "",
-    )
+        : "";
+    })
     .join("\n");
   return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(doc, { lineWidth: 0 })}`;
 }

@@ -64,3 +64,25 @@ export function demandSwing(minutes: readonly CalibrationMinute[]): DemandSwing 
   if (windows < minSwingWindows || largest === undefined) return undefined;
   return { largestRatio: threeFigures(largest.ratio), endSeconds: largest.endSeconds, windows };
 }
+
+/** What the docs' step does with a fleet, given the swing of the same hours of the day before, served by it. */
+export type FleetStep =
+  { readonly kind: "replace"; readonly why: string } | { readonly kind: "keep the fleet"; readonly why: string };
+
+/**
+ * The docs' step (docs/calibrate.md, "The demand swing"): replace the fleet with the scaler capped at its size
+ * where the day before swung at most `keepFleetAboveSwing`; keep it where it swung more, and where no swing was
+ * measured (too few adjacent minutes): a swing not measured is not a small one.
+ *
+ * Example: 1.4 → replace; 2.1 → keep the fleet; undefined → keep the fleet.
+ */
+export function fleetStep(swing: DemandSwing | undefined): FleetStep {
+  if (swing === undefined)
+    return {
+      kind: "keep the fleet",
+      why: `no demand swing measured (fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes)`,
+    };
+  return swing.largestRatio > keepFleetAboveSwing
+    ? { kind: "keep the fleet", why: `the demand swung ${swing.largestRatio} ×, above ${keepFleetAboveSwing}` }
+    : { kind: "replace", why: `the demand swung at most ${swing.largestRatio} ×, at most ${keepFleetAboveSwing}` };
+}

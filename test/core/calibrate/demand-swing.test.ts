@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { demandSwing, minSwingWindows, precedingMinutes } from "../../../src/core/calibrate/demand-swing.js";
+import {
+  demandSwing,
+  fleetStep,
+  keepFleetAboveSwing,
+  minSwingWindows,
+  precedingMinutes,
+} from "../../../src/core/calibrate/demand-swing.js";
 import { calibrationMinutes as minutes } from "../../support/calibration-minutes.js";
 
 describe("demandSwing: the largest minute's demand over the mean of the three before it", () => {
@@ -35,5 +41,20 @@ describe("demandSwing: the largest minute's demand over the mean of the three be
 
   it("rounds to three significant figures", () => {
     expect(demandSwing(minutes([900, 1000, 1100, 1234.5, 1000, 1000, 1000, 1000]))?.largestRatio).toBe(1.23);
+  });
+});
+
+describe("fleetStep: the docs' step on the day before's swing", () => {
+  it.each([
+    ["a swing at the limit replaces the fleet", keepFleetAboveSwing, "replace"],
+    ["a calm day replaces it", 1.2, "replace"],
+    ["a swing just above the limit keeps it", 1.66, "keep the fleet"],
+  ] as const)("%s", (_case, largestRatio, kind) => {
+    expect(fleetStep({ largestRatio, endSeconds: 600, windows: 12 }).kind).toBe(kind);
+  });
+
+  it("keeps the fleet where no swing was measured, and says why", () => {
+    const step = fleetStep(undefined);
+    expect(step).toEqual({ kind: "keep the fleet", why: expect.stringContaining("no demand swing measured") });
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * `calibrate --swing-from`: the docs' step for replacing a fixed fleet, written into the scaler. Per role, the
+ * demand swing of the same hours of the day before, served by the fleet (a `simulate -o json` run), and what the
+ * step does there (`fleetStep`, src/core/calibrate/demand-swing.ts): where it keeps the fleet, or calibrate gave
+ * the role no figure, the scaler holds the role at its `maxReplicas` (the fleet the steps cap the scaler at); where
+ * it replaces the fleet, the role is written as calibrated. So the steps are one command from a day's run to the
+ * file to deploy, whichever way they go (docs/calibrate.md, "The demand swing").
+ */
+import { demandSwing, fleetStep, type FleetStep } from "../../core/calibrate/demand-swing.js";
+import type { RoleMinutes } from "../../core/calibrate/minute.js";
+import type { ScalerSpec } from "../../core/api/scaler.js";
+import type { CalibrationResult } from "./result.js";
+
+export interface FleetSteps {
+  /** Where the day before's minutes came from, in words. */
+  readonly source: string;
+  readonly roles: readonly {
+    readonly role: string;
+    /** The day before's largest swing; absent where too few adjacent minutes measured none. */
+    readonly swing?: number;
+    readonly step: FleetStep;
+    /** The fleet: the role's `maxReplicas`, which the scaler holds where the step keeps it. */
+    readonly fleetReplicas: number;
+  }[];
+}
+
+/** The step for every role of the answer; an error names a role the day before's run does not have. */
+export function fleetStepsFromYesterday(
+  result: CalibrationResult,
+  spec: ScalerSpec,
+  yesterday: readonly RoleMinutes[],
+  source: string,
+): FleetSteps {
+  const roles = result.roles.map((r) => {
+    const minutes = yesterday.find((y) => y.role === r.role);
+    if (minutes === undefined)
+      throw new Error(`--swing-from: role ${r.role} is not in the day before's run (${source})`);
+    const bounds = spec.roles.find((b) => b.name === r.role);
+    if (bounds === undefined) throw new Error(`spec.roles: role ${r.role} has no bounds`);
+    const swing = demandSwing(minutes.minutes);
+    const step: FleetStep =
+      r.answer.kind === "calibrated"
+        ? fleetStep(swing)
+        : { kind: "keep the fleet", why: `calibrate gave no figure (${r.answer.kind})` };
+    return {
+      role: r.role,
+      ...(swing === undefined ? {} : { swing: swing.largestRatio }),
+      step,
+      fleetReplicas: bounds.maxReplicas,
+    };
+  });
+  return { source, roles };
+}
+
+/** The roles the step holds at their fleet. */
+export function heldAtFleet(steps: FleetSteps | undefined): ReadonlySet<string> {
+  return new Set((steps?.roles ?? []).filter((r) => r.step.kind === "keep the fleet").map((r) => r.role));
+}
