@@ -51,7 +51,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
-import { demandSwing, keepFleetAboveSwing } from "../src/core/calibrate/demand-swing.js";
+import { demandSwing, keepFleetAboveSwing, stepReplacesFleet } from "../src/core/calibrate/demand-swing.js";
 import { figureForSwing } from "../src/core/calibrate/swing-headroom.js";
 import type { CalibrationMinute } from "../src/core/calibrate/minute.js";
 import { doubling, smallestHolding } from "../src/sim/quality/smallest-fleet.js";
@@ -569,7 +569,7 @@ try {
         ? undefined
         : yesterdaySwing(yesterday, copies, fleet.n, { text: userText, path: userPath });
     // The docs' step: replace the fleet only where yesterday's swing was read and at most the limit.
-    const replaces = swingYesterday !== undefined && swingYesterday <= keepFleetAboveSwing;
+    const replaces = stepReplacesFleet(swingYesterday);
     // The capped scaler at a target a jump of the swing `swingToSizeFor` names fits under (each mode's runs there);
     // a target at the figure is the capped run itself, so it is not replayed again.
     const figure = Number(figureOf(calibrated));

@@ -13,7 +13,7 @@ import {
 } from "../../core/calibrate/bands.js";
 import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
 import {
-  fleetStep,
+  stepReplacesFleet,
   keepFleetAboveSwing,
   minSwingWindows,
   precedingMinutes,
@@ -108,7 +108,7 @@ export function calibrate(
  * before served by the fleet being replaced; the training slice's own swing did not tell the replay's.
  */
 function describeSwingStep(swing: DemandSwing): string {
-  const keeps = fleetStep(swing).kind === "keep the fleet";
+  const keeps = !stepReplacesFleet(swing.largestRatio);
   const step = keeps
     ? "keep that fleet"
     : `replace it with the scaler capped at its size, calibrated with --swing-headroom ${keepFleetAboveSwing}`;

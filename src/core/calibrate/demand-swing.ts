@@ -65,6 +65,14 @@ export function demandSwing(minutes: readonly CalibrationMinute[]): DemandSwing 
   return { largestRatio: threeFigures(largest.ratio), endSeconds: largest.endSeconds, windows };
 }
 
+/**
+ * The docs' step (docs/calibrate.md, "The demand swing"): whether it replaces the fleet, given the largest swing of
+ * the same hours of the day before, served by that fleet. A swing not measured (undefined) is not a small one.
+ */
+export function stepReplacesFleet(largestRatio: number | undefined): boolean {
+  return largestRatio !== undefined && largestRatio <= keepFleetAboveSwing;
+}
+
 /** What the docs' step does with a fleet, given the swing of the same hours of the day before, served by it. */
 export type FleetStep =
   { readonly kind: "replace"; readonly why: string } | { readonly kind: "keep the fleet"; readonly why: string };
@@ -82,7 +90,7 @@ export function fleetStep(swing: DemandSwing | undefined): FleetStep {
       kind: "keep the fleet",
       why: `no demand swing measured (fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes)`,
     };
-  return swing.largestRatio > keepFleetAboveSwing
-    ? { kind: "keep the fleet", why: `the demand swung ${swing.largestRatio} ×, above ${keepFleetAboveSwing}` }
-    : { kind: "replace", why: `the demand swung at most ${swing.largestRatio} ×, at most ${keepFleetAboveSwing}` };
+  return stepReplacesFleet(swing.largestRatio)
+    ? { kind: "replace", why: `the demand swung at most ${swing.largestRatio} ×, at most ${keepFleetAboveSwing}` }
+    : { kind: "keep the fleet", why: `the demand swung ${swing.largestRatio} ×, above ${keepFleetAboveSwing}` };
 }

@@ -5,6 +5,7 @@ import {
   keepFleetAboveSwing,
   minSwingWindows,
   precedingMinutes,
+  stepReplacesFleet,
 } from "../../../src/core/calibrate/demand-swing.js";
 import { calibrationMinutes as minutes } from "../../support/calibration-minutes.js";
 
@@ -54,6 +55,7 @@ describe("fleetStep: the docs' step on the day before's swing", () => {
   });
 
   it("keeps the fleet where no swing was measured, and says why", () => {
+    expect(stepReplacesFleet(undefined)).toBe(false);
     const step = fleetStep(undefined);
     expect(step).toEqual({ kind: "keep the fleet", why: expect.stringContaining("no demand swing measured") });
   });
