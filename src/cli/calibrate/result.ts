@@ -287,8 +287,9 @@ export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): s
 
 /**
  * The scaler document with every calibrated role's per-replica target written
- * in; an error naming the role when any role has no figure, so a script never
- * writes half an answer.
+ * in, its floors, and the roles the fleet step keeps held at their fleet; an
+ * error naming the role when a role has no figure and is not held, so a script
+ * never writes half an answer.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
   const held = heldAtFleet(result.fleetSteps);
