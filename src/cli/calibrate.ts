@@ -120,7 +120,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--hourly-floors-from",
     value: "FILE|prometheus",
-    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus)",
+    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus); a role without a figure is held at its maxReplicas (minReplicas = maxReplicas: the fleet, as the whole-day steps keep it)",
   },
   {
     flag: "--swing-from",

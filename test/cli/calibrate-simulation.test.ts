@@ -346,6 +346,27 @@ describe("calibrate --from-simulation", () => {
     expect(notRun.err).toContain("no-such-day.json");
   });
 
+  it("under the whole-day steps (--hourly-floors-from) holds a role without a figure at its fleet, as the steps keep it", async () => {
+    const io = memoryIo();
+    // The user's scaler (1 to 16 replicas) with only the 4-replica run, which never loaded a replica to a break.
+    const user = userScalerArgs("whole-day-no-figure.yaml", "TokenThroughput").at(-1) as string;
+    const args = ["--from-simulation", runs[4] as string, "-f", user, "--hourly-floors-from", runs[2] as string];
+    expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
+    const written = parse(io.out.replace(/^#.*\n/gm, "")) as {
+      spec: { roles: { minReplicas: number; maxReplicas: number; floorReplicasByUtcHour?: number[] }[] };
+    };
+    expect(validateScaler(written).ok).toBe(true);
+    expect(written.spec.roles[0]).toEqual({ name: "server", minReplicas: 16, maxReplicas: 16 });
+    expect(io.out).toMatch(
+      /^# server: held at its fleet of 16 replicas, calibrate gave no figure \(not enough evidence\); the whole-day steps keep the fleet$/m,
+    );
+    const table = memoryIo();
+    expect(await runCalibrate(args, table)).toBe(0);
+    expect(table.out).toContain(
+      "no floors: calibrate gave no figure (not enough evidence); the whole-day steps keep the fleet",
+    );
+  });
+
   describe("--swing-from: the docs' step for replacing a fleet, written into the scaler", () => {
     /** A day before whose ninth minute carries two and a half times the others: 2 requests a second, 5 in minute 8. */
     function swingingDay(): string {
@@ -395,21 +416,19 @@ describe("calibrate --from-simulation", () => {
       expect(validateScaler(scaler).ok).toBe(true);
       expect(scaler.spec.roles[0]).toMatchObject({ minReplicas: 16, maxReplicas: 16 });
       expect(io.out).toMatch(
-        /^# server: held at its fleet of 16 replicas by the docs' step: the demand swung 2\.48 ×, above 1\.65$/m,
+        /^# server: held at its fleet of 16 replicas, by the docs' step: the demand swung 2\.48 ×, above 1\.65$/m,
       );
     });
 
     it("holds a role calibrate gave no figure at its fleet instead of failing, so a script always gets a file", async () => {
       const io = memoryIo();
-      expect(
-        await runCalibrate(
-          ["--from-simulation", runs[4] as string, "--swing-from", runs[2] as string, "-o", "scaler"],
-          io,
-        ),
-      ).toBe(0);
-      expect(written(io.out).spec.roles[0]).toMatchObject({ minReplicas: 4, maxReplicas: 4 });
+      // The user's scaler (1 to 16 replicas) with only the 4-replica run, which never loaded a replica to a break.
+      const user = userScalerArgs("swing-no-figure.yaml", "TokenThroughput").at(-1) as string;
+      const args = ["--from-simulation", runs[4] as string, "-f", user, "--swing-from", runs[2] as string];
+      expect(await runCalibrate([...args, "-o", "scaler"], io)).toBe(0);
+      expect(written(io.out).spec.roles[0]).toMatchObject({ minReplicas: 16, maxReplicas: 16 });
       expect(io.out).toMatch(
-        /held at its fleet of 4 replicas by the docs' step: calibrate gave no figure \(not enough evidence\)/,
+        /held at its fleet of 16 replicas, by the docs' step: calibrate gave no figure \(not enough evidence\)/,
       );
     });
 

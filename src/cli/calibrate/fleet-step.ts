@@ -51,8 +51,3 @@ export function fleetStepsFromYesterday(
   });
   return { source, roles };
 }
-
-/** The roles the step holds at their fleet. */
-export function heldAtFleet(steps: FleetSteps | undefined): ReadonlySet<string> {
-  return new Set((steps?.roles ?? []).filter((r) => r.step.kind === "keep the fleet").map((r) => r.role));
-}

@@ -2,7 +2,8 @@
  * `calibrate --hourly-floors-from`: each calibrated role's floors by the UTC hour (`floorReplicasByUtcHour`), read
  * from the minutes of the day before at the figure calibrate writes (after `--swing-headroom`), at most the role's
  * `maxReplicas`. The rule is `hourlyFloors` (src/core/calibrate/hourly-floors.ts); this file only pairs each role's
- * figure with its minutes of yesterday and says where they came from.
+ * figure with its minutes of yesterday and says where they came from. A role calibrate gave no figure is held at
+ * its fleet (`maxReplicas`), as the whole-day steps keep the fleet there (docs/calibrate.md, "A whole day").
  */
 import { hourlyFloors, type DemandMinute } from "../../core/calibrate/hourly-floors.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
@@ -16,13 +17,32 @@ const demandOf = (minutes: RoleMinutes): DemandMinute[] =>
     tokensPerSecond: m.tokensPerSecondPerReplica * m.readyReplicas,
   }));
 
-/** The floors of every calibrated role; an error names a role the day before's minutes do not have. */
+/**
+ * The floors of every calibrated role, and the roles without a figure held at their fleet; an error names a role
+ * the day before's minutes do not have.
+ */
 export function floorsFromYesterday(
   result: CalibrationResult,
   spec: ScalerSpec,
   yesterday: readonly RoleMinutes[],
   source: string,
 ): HourlyFloors {
+  const maxReplicasOf = (role: string): number => {
+    const bounds = spec.roles.find((b) => b.name === role);
+    if (bounds === undefined) throw new Error(`spec.roles: role ${role} has no bounds`);
+    return bounds.maxReplicas;
+  };
+  const held = result.roles.flatMap((r) =>
+    r.answer.kind === "calibrated"
+      ? []
+      : [
+          {
+            role: r.role,
+            fleetReplicas: maxReplicasOf(r.role),
+            why: `calibrate gave no figure (${r.answer.kind}); the whole-day steps keep the fleet`,
+          },
+        ],
+  );
   const roles = result.roles.flatMap((r) => {
     if (r.answer.kind !== "calibrated") return [];
     const minutes = yesterday.find((y) => y.role === r.role);
@@ -30,14 +50,16 @@ export function floorsFromYesterday(
       throw new Error(
         `--hourly-floors-from: role ${r.role}: no minutes of the day before were read (${source}), so no floor can be written`,
       );
-    const bounds = spec.roles.find((b) => b.name === r.role);
-    if (bounds === undefined) throw new Error(`spec.roles: role ${r.role} has no bounds`);
     return [
       {
         role: r.role,
-        floorReplicasByUtcHour: hourlyFloors(demandOf(minutes), r.answer.tokensPerSecondPerReplica, bounds.maxReplicas),
+        floorReplicasByUtcHour: hourlyFloors(
+          demandOf(minutes),
+          r.answer.tokensPerSecondPerReplica,
+          maxReplicasOf(r.role),
+        ),
       },
     ];
   });
-  return { source, roles };
+  return { source, roles, held };
 }

@@ -26,7 +26,7 @@ import type { ScalerSpec, TokenThroughputParams } from "../../core/api/scaler.js
 import { materialQueueFractionOfTtftTarget, type LatencyGuardReading } from "../../core/algorithms/ttft-reading.js";
 import { tokenThroughputBlockOf } from "../../core/algorithms/windows.js";
 import { describeSliceCheck, type SliceCheck } from "./slice-check.js";
-import { heldAtFleet, type FleetSteps } from "./fleet-step.js";
+import type { FleetSteps } from "./fleet-step.js";
 
 export interface CalibrationResult {
   /** Where the minutes came from, in words. */
@@ -53,6 +53,25 @@ export interface HourlyFloors {
   /** Where the day before's minutes came from, in words. */
   readonly source: string;
   readonly roles: readonly { readonly role: string; readonly floorReplicasByUtcHour: readonly number[] }[];
+  /** The roles without a figure, which the whole-day steps keep at their fleet. */
+  readonly held: readonly HeldRole[];
+}
+
+/** A role the scaler written holds at its fleet (`minReplicas` = `maxReplicas`), and why. */
+export interface HeldRole {
+  readonly role: string;
+  readonly fleetReplicas: number;
+  readonly why: string;
+}
+
+/** Every role held at its fleet: by the fleet step (`--swing-from`), or without a figure under the whole-day steps. */
+function heldRoles(result: CalibrationResult): HeldRole[] {
+  const held = new Map<string, HeldRole>();
+  for (const h of result.hourlyFloors?.held ?? []) held.set(h.role, h);
+  for (const f of result.fleetSteps?.roles ?? [])
+    if (f.step.kind === "keep the fleet")
+      held.set(f.role, { role: f.role, fleetReplicas: f.fleetReplicas, why: `by the docs' step: ${f.step.why}` });
+  return [...held.values()];
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
@@ -185,6 +204,11 @@ export function table(result: CalibrationResult): string {
       lines.push(
         `  floors by UTC hour 0–23 (floorReplicasByUtcHour, from ${result.hourlyFloors?.source}): ${floors.floorReplicasByUtcHour.join(", ")}`,
       );
+    const unfloored = result.hourlyFloors?.held.find((h) => h.role === r.role);
+    if (unfloored !== undefined)
+      lines.push(
+        `  no floors: ${unfloored.why}; the scaler written holds it at ${unfloored.fleetReplicas} replicas (minReplicas = maxReplicas)`,
+      );
     const fleet = result.fleetSteps?.roles.find((f) => f.role === r.role);
     if (fleet !== undefined)
       lines.push(
@@ -292,8 +316,8 @@ export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): s
  * never writes half an answer.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
-  const held = heldAtFleet(result.fleetSteps);
-  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated" && !held.has(r.role));
+  const held = heldRoles(result);
+  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated" && !held.some((h) => h.role === r.role));
   if (missing.length > 0)
     throw new Error(
       missing.map((r) => `role ${r.role}: no calibrated figure (${r.answer.kind}: ${r.answer.why})`).join("\n"),
@@ -310,19 +334,17 @@ export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown
       throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so its floors cannot be written`);
     entry["floorReplicasByUtcHour"] = [...f.floorReplicasByUtcHour];
   }
-  for (const f of result.fleetSteps?.roles ?? []) {
-    if (f.step.kind !== "keep the fleet") continue;
-    const entry = doc.spec.roles?.find((r) => r["name"] === f.role);
+  for (const h of held) {
+    const entry = doc.spec.roles?.find((r) => r["name"] === h.role);
     if (entry === undefined)
-      throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so it cannot be held at its fleet`);
-    entry["minReplicas"] = f.fleetReplicas;
-    entry["maxReplicas"] = f.fleetReplicas;
+      throw new Error(`spec.roles: role ${h.role} is not in the scaler file, so it cannot be held at its fleet`);
+    entry["minReplicas"] = h.fleetReplicas;
+    entry["maxReplicas"] = h.fleetReplicas;
   }
   const header = result.roles
     .map((r) => {
-      const fleet = result.fleetSteps?.roles.find((f) => f.role === r.role);
-      if (fleet?.step.kind === "keep the fleet")
-        return `# ${r.role}: held at its fleet of ${fleet.fleetReplicas} replicas by the docs' step: ${fleet.step.why}`;
+      const kept = held.find((h) => h.role === r.role);
+      if (kept !== undefined) return `# ${r.role}: held at its fleet of ${kept.fleetReplicas} replicas, ${kept.why}`;
       return r.answer.kind === "calibrated"
         ? `# ${r.role}: ${fmt(r.answer.tokensPerSecondPerReplica)} tok/s per ready replica, ${r.answer.why}`
         : "";
