@@ -38,6 +38,13 @@ function readVersions(): { prometheusVersion: string; operatorVersion: string } 
   return { prometheusVersion, operatorVersion };
 }
 
+/** The executables tools/prom-bin/build.sh puts in its directory, by the path each is found at. */
+export const promBinaryFiles = {
+  prometheusPath: "prometheus",
+  promtoolPath: "promtool",
+  operatorPath: "operator",
+} as const;
+
 /** Finds the binaries: MDS_PROM_BIN_DIR, else the build script's cache. Throws, never skips, when they are missing. */
 export function findPromBinaries(env: NodeJS.ProcessEnv = process.env): PromBinaries {
   const { prometheusVersion, operatorVersion } = readVersions();
@@ -47,9 +54,9 @@ export function findPromBinaries(env: NodeJS.ProcessEnv = process.env): PromBina
     override ??
     join(cacheHome, "mds-scaler", "prom-bin", `prometheus-${prometheusVersion}_operator-${operatorVersion}`);
   const paths = {
-    prometheusPath: join(dirPath, "prometheus"),
-    promtoolPath: join(dirPath, "promtool"),
-    operatorPath: join(dirPath, "operator"),
+    prometheusPath: join(dirPath, promBinaryFiles.prometheusPath),
+    promtoolPath: join(dirPath, promBinaryFiles.promtoolPath),
+    operatorPath: join(dirPath, promBinaryFiles.operatorPath),
   };
   for (const path of Object.values(paths)) {
     try {

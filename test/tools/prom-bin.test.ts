@@ -1,9 +1,9 @@
-/** Where the harness finds Prometheus, promtool and the Operator (harness/prom-bin.ts): the override and its errors. */
+/** Where the harness finds the Prometheus build (harness/prom-bin.ts): the override, the cache, and their errors. */
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { findPromBinaries } from "../../harness/prom-bin.js";
+import { findPromBinaries, promBinaryFiles } from "../../harness/prom-bin.js";
 
 describe("findPromBinaries", () => {
   let dir: string | undefined;
@@ -12,9 +12,10 @@ describe("findPromBinaries", () => {
     dir = undefined;
   });
 
+  /** Empty executables with the build's names (a unit test: none is run), all but `missing`. */
   async function binDir(missing?: string): Promise<string> {
     dir = await mkdtemp(join(tmpdir(), "mds-prom-bin-"));
-    for (const name of ["prometheus", "promtool", "operator"].filter((n) => n !== missing)) {
+    for (const name of Object.values(promBinaryFiles).filter((n) => n !== missing)) {
       await writeFile(join(dir, name), "#!/bin/sh\n");
       await chmod(join(dir, name), 0o755);
     }
@@ -37,7 +38,9 @@ describe("findPromBinaries", () => {
   });
 
   it("names the one binary missing from the override", async () => {
-    const chosen = await binDir("promtool");
-    expect(() => findPromBinaries({ MDS_PROM_BIN_DIR: chosen })).toThrow(`${join(chosen, "promtool")} is missing`);
+    const chosen = await binDir(promBinaryFiles.operatorPath);
+    expect(() => findPromBinaries({ MDS_PROM_BIN_DIR: chosen })).toThrow(
+      `${join(chosen, promBinaryFiles.operatorPath)} is missing`,
+    );
   });
 });
