@@ -489,7 +489,7 @@ function withFleetSteps(answer: Calibrated, from: string | undefined, io: CliIo)
 
 /**
  * Phase 6: the report page, the scaler file and the chosen output; a role without a figure fails `-o scaler`
- * unless the fleet step holds it at its fleet.
+ * unless a step for replacing a fleet (`--swing-from`, `--hourly-floors-from`) holds it at its fleet.
  */
 function writeOutputs(invocation: Invocation, answer: Calibrated, io: CliIo): number {
   const { values, output } = invocation;
