@@ -24,6 +24,16 @@ export interface FleetSteps {
   }[];
 }
 
+/**
+ * The fleet a role replaces: its `maxReplicas`, which the steps set to the fleet's size, and which a role held at
+ * its fleet keeps as `minReplicas` too.
+ */
+export function fleetReplicasOf(spec: ScalerSpec, role: string): number {
+  const bounds = spec.roles.find((b) => b.name === role);
+  if (bounds === undefined) throw new Error(`spec.roles: role ${role} has no bounds`);
+  return bounds.maxReplicas;
+}
+
 /** The step for every role of the answer; an error names a role the day before's run does not have. */
 export function fleetStepsFromYesterday(
   result: CalibrationResult,
@@ -35,8 +45,6 @@ export function fleetStepsFromYesterday(
     const minutes = yesterday.find((y) => y.role === r.role);
     if (minutes === undefined)
       throw new Error(`--swing-from: role ${r.role} is not in the day before's run (${source})`);
-    const bounds = spec.roles.find((b) => b.name === r.role);
-    if (bounds === undefined) throw new Error(`spec.roles: role ${r.role} has no bounds`);
     const swing = demandSwing(minutes.minutes);
     const step: FleetStep =
       r.answer.kind === "calibrated"
@@ -46,7 +54,7 @@ export function fleetStepsFromYesterday(
       role: r.role,
       ...(swing === undefined ? {} : { swing: swing.largestRatio }),
       step,
-      fleetReplicas: bounds.maxReplicas,
+      fleetReplicas: fleetReplicasOf(spec, r.role),
     };
   });
   return { source, roles };

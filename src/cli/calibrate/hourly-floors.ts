@@ -9,6 +9,7 @@ import { hourlyFloors, type DemandMinute } from "../../core/calibrate/hourly-flo
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
 import type { CalibrationResult, HourlyFloors } from "./result.js";
+import { fleetReplicasOf } from "./fleet-step.js";
 
 /** The role's demand in each minute: the kind's tokens per second per ready replica × ready replicas. */
 const demandOf = (minutes: RoleMinutes): DemandMinute[] =>
@@ -27,18 +28,13 @@ export function floorsFromYesterday(
   yesterday: readonly RoleMinutes[],
   source: string,
 ): HourlyFloors {
-  const maxReplicasOf = (role: string): number => {
-    const bounds = spec.roles.find((b) => b.name === role);
-    if (bounds === undefined) throw new Error(`spec.roles: role ${role} has no bounds`);
-    return bounds.maxReplicas;
-  };
   const held = result.roles.flatMap((r) =>
     r.answer.kind === "calibrated"
       ? []
       : [
           {
             role: r.role,
-            fleetReplicas: maxReplicasOf(r.role),
+            fleetReplicas: fleetReplicasOf(spec, r.role),
             why: `calibrate gave no figure (${r.answer.kind}); the whole-day steps keep the fleet`,
           },
         ],
@@ -56,7 +52,7 @@ export function floorsFromYesterday(
         floorReplicasByUtcHour: hourlyFloors(
           demandOf(minutes),
           r.answer.tokensPerSecondPerReplica,
-          maxReplicasOf(r.role),
+          fleetReplicasOf(spec, r.role),
         ),
       },
     ];
