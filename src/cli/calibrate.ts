@@ -124,8 +124,14 @@ const ownFlags: readonly CommandFlag[] = [
   },
   {
     flag: "--swing-from",
-    value: "FILE",
-    help: `the docs' step for replacing a fixed fleet, in the scaler written: a \`simulate -o json\` run of the same hours of the day before, served by that fleet; each role whose demand swung above ${keepFleetAboveSwing} there (or where no swing was measured, or calibrate gave no figure) is held at its maxReplicas (minReplicas = maxReplicas: the fleet), the others written as calibrated, capped at maxReplicas`,
+    value: "FILE|prometheus",
+    help: `the docs' step for replacing a fixed fleet, in the scaler written: the same hours of the day before, served by that fleet, from a \`simulate -o json\` run of them (FILE), or with --prometheus-url from the --swing-period that starts 24 hours before the period (prometheus); each role whose demand swung above ${keepFleetAboveSwing} there (or where no swing was measured, or calibrate gave no figure) is held at its maxReplicas (minReplicas = maxReplicas: the fleet), the others written as calibrated, capped at maxReplicas`,
+  },
+  {
+    flag: "--swing-period",
+    value: "DURATION",
+    default: "2h",
+    help: "with --swing-from prometheus: the hours the scaler will replace the fleet for, read the day before from the period's start (15m, 2h, 900s; at most 24h; 2h: the two-hour replays the step was measured on)",
   },
   { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
@@ -163,9 +169,10 @@ function parseTime(flag: string, text: string): number {
   return seconds;
 }
 
-function parseDuration(text: string): number {
+function parseDuration(flag: string, text: string): number {
   const m = /^(\d+)(s|m|h)$/.exec(text);
-  if (m === null) throw new UsageError(`--last: ${JSON.stringify(text)} is not a duration such as 900s, 15m or 2h`);
+  if (m === null || Number(m[1]) === 0)
+    throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a duration such as 900s, 15m or 2h`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
 }
 
@@ -189,6 +196,8 @@ interface Calibrated {
   readonly spec: ScalerSpec;
   /** `--hourly-floors-from prometheus`: the minutes of the 24 hours before the period, where they came from, its warnings. */
   readonly dayBefore?: DayBefore;
+  /** `--swing-from prometheus`: the minutes of the `--swing-period` starting 24 hours before the period. */
+  readonly swingDayBefore?: DayBefore;
 }
 
 interface DayBefore {
@@ -284,7 +293,7 @@ function periodOf(values: FlagValues, nowMs: number): { readonly start: number; 
   const startText = values["start"] as string | undefined;
   if ((last === undefined) === (startText === undefined))
     throw new UsageError("give the period with exactly one of --start and --last");
-  const start = last !== undefined ? end - parseDuration(last) : parseTime("start", startText as string);
+  const start = last !== undefined ? end - parseDuration("last", last) : parseTime("start", startText as string);
   if (!(end > start))
     throw new UsageError(
       `--start ${JSON.stringify(startText)} is not before --end (${new Date(end * 1000).toISOString()})`,
@@ -299,6 +308,7 @@ async function fromPrometheus(
   io: CliIo,
   nowMs: number,
   reading: LatencyGuardReading,
+  swingPeriodSeconds: number | undefined,
 ): Promise<Calibrated> {
   const raw: Partial<Record<PrometheusSettingName, string>> = {};
   for (const p of promFlags) {
@@ -344,16 +354,41 @@ async function fromPrometheus(
   const minutes = await read(start, end);
   const sourceOf = (from: number, to: number) =>
     `${namespace}/${spec.targetRef.name} in ${settings.prometheusUrl}, ${new Date(from * 1000).toISOString()} to ${new Date(to * 1000).toISOString()}`;
+  const readDayBefore = async (from: number, to: number): Promise<DayBefore> => ({
+    ...(await read(from, to)),
+    source: sourceOf(from, to),
+  });
   const dayBefore =
-    values["hourly-floors-from"] === "prometheus"
-      ? { ...(await read(start - secondsPerDay, start)), source: sourceOf(start - secondsPerDay, start) }
-      : undefined;
+    values["hourly-floors-from"] === "prometheus" ? await readDayBefore(start - secondsPerDay, start) : undefined;
+  const swingDayBefore =
+    swingPeriodSeconds === undefined
+      ? undefined
+      : await readDayBefore(start - secondsPerDay, start - secondsPerDay + swingPeriodSeconds);
   return {
     result: calibrate(sourceOf(start, end), spec, minutes.roles, minutes.warnings, reading),
     document: objects.scaler,
     spec,
     ...(dayBefore === undefined ? {} : { dayBefore }),
+    ...(swingDayBefore === undefined ? {} : { swingDayBefore }),
   };
+}
+
+/**
+ * `--swing-period` under `--swing-from prometheus`: how long the day before's read for the swing lasts, from the
+ * period's start less 24 hours. At most a day, so it ends before the period it stands for begins; undefined where
+ * the swing is not read from Prometheus.
+ */
+function swingPeriodOf(values: FlagValues): number | undefined {
+  const text = values["swing-period"] as string | undefined;
+  if (values["swing-from"] !== "prometheus") {
+    if (text !== undefined)
+      throw new UsageError(`--swing-period ${JSON.stringify(text)}: only with --swing-from prometheus`);
+    return undefined;
+  }
+  const durationSeconds = parseDuration("swing-period", text ?? "2h");
+  if (durationSeconds > secondsPerDay)
+    throw new UsageError(`--swing-period: ${JSON.stringify(text)} is longer than the day before (at most 24h)`);
+  return durationSeconds;
 }
 
 /** The command line read and checked: the flags' values, the output format and the guard reading. */
@@ -363,6 +398,8 @@ interface Invocation {
   readonly reading: LatencyGuardReading;
   /** `--swing-headroom`: the jump each role's figure must leave room for; undefined leaves the figures as measured. */
   readonly headroomSwing: number | undefined;
+  /** `--swing-period` in seconds under `--swing-from prometheus`; undefined where the swing is not read from Prometheus. */
+  readonly swingPeriodSeconds: number | undefined;
 }
 
 /** Phase 1: the flags, or the exit code after `--help` or a usage mistake (named flag and value). */
@@ -384,8 +421,10 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
     return exitCodes.usage;
   }
   let reading: LatencyGuardReading;
+  let swingPeriodSeconds: number | undefined;
   try {
     reading = latencyGuardReadingOf(values);
+    swingPeriodSeconds = swingPeriodOf(values);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`${error.message}\n`);
@@ -397,7 +436,7 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
     io.stderr(`--swing-headroom: ${JSON.stringify(headroomText)} is not a swing of at least ${minHeadroomSwing}\n`);
     return exitCodes.usage;
   }
-  return { values, output, reading, headroomSwing };
+  return { values, output, reading, headroomSwing, swingPeriodSeconds };
 }
 
 /** A phase's failure reported on stderr: a usage error with the usage, anything else as invalid input; the exit code. */
@@ -420,7 +459,7 @@ async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number
     if (values["trace"] !== undefined) return fromLoadTest(values, io, reading);
     return values["from-simulation"] !== undefined
       ? fromSimulation(values, io, reading)
-      : await fromPrometheus(values, io, nowMs, reading);
+      : await fromPrometheus(values, io, nowMs, reading, invocation.swingPeriodSeconds);
   } catch (error) {
     return failed(error, io);
   }
@@ -445,21 +484,24 @@ function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calib
   return { ...answer, result };
 }
 
+/** The day before a step reads: a `simulate -o json` run of it (FILE), or the minutes phase 2 read from Prometheus. */
+function dayBeforeOf(flag: string, from: string, fromPrometheus: DayBefore | undefined, io: CliIo): DayBefore {
+  if (from !== "prometheus") {
+    const run = minutesFromSimulations([{ path: from, text: io.readFile(from) }], flag);
+    return { roles: run.roles, source: run.runs.join("; "), warnings: [] };
+  }
+  if (fromPrometheus === undefined)
+    throw new UsageError(`${flag} prometheus: reads the day before from --prometheus-url; give a FILE here`);
+  return fromPrometheus;
+}
+
 /**
  * Phase 4: each calibrated role's floors by the UTC hour, at the figure phase 3 left, from the day before: a
  * `simulate -o json` run of it, or the Prometheus minutes phase 2 read (calibrate/hourly-floors.ts).
  */
 function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
   if (from === undefined) return answer;
-  let dayBefore = answer.dayBefore;
-  if (from !== "prometheus") {
-    const run = minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--hourly-floors-from");
-    dayBefore = { roles: run.roles, source: run.runs.join("; "), warnings: [] };
-  }
-  if (dayBefore === undefined)
-    throw new UsageError(
-      "--hourly-floors-from prometheus: reads the day before from --prometheus-url; give a FILE here",
-    );
+  const dayBefore = dayBeforeOf("--hourly-floors-from", from, answer.dayBefore, io);
   return {
     ...answer,
     result: {
@@ -472,17 +514,20 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
 }
 
 /**
- * Phase 5: the docs' step for replacing a fleet, from the day before's run (calibrate/fleet-step.ts): which roles the
- * scaler holds at their fleet.
+ * Phase 5: the docs' step for replacing a fleet, from the same hours of the day before (calibrate/fleet-step.ts): a
+ * `simulate -o json` run of them, or the `--swing-period` phase 2 read from Prometheus; which roles the scaler holds
+ * at their fleet.
  */
 function withFleetSteps(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
   if (from === undefined) return answer;
-  const run = minutesFromSimulations([{ path: from, text: io.readFile(from) }], "--swing-from");
+  const dayBefore = dayBeforeOf("--swing-from", from, answer.swingDayBefore, io);
   return {
     ...answer,
     result: {
       ...answer.result,
-      fleetSteps: fleetStepsFromYesterday(answer.result, answer.spec, run.roles, run.runs.join("; ")),
+      // A minute the day before's read lost is no evidence: the swing's windows span only minutes that answered.
+      warnings: [...answer.result.warnings, ...dayBefore.warnings.map((w) => `the day before (swing), ${w}`)],
+      fleetSteps: fleetStepsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source),
     },
   };
 }

@@ -438,6 +438,16 @@ describe("calibrate --from-simulation", () => {
       expect(await runCalibrate([...args, "--swing-from", join(dir, "no-such-day.json")], io)).toBe(1);
       expect(io.err).toContain("no-such-day.json");
     });
+
+    it("refuses prometheus without --prometheus-url, and --swing-period without it, naming the flag", async () => {
+      const args = userScalerArgs("swing-usage.yaml", "TokenThroughput");
+      const noUrl = memoryIo();
+      expect(await runCalibrate([...args, "--swing-from", "prometheus"], noUrl)).toBe(2);
+      expect(noUrl.err).toMatch(/--swing-from prometheus: reads the day before from --prometheus-url/);
+      const period = memoryIo();
+      expect(await runCalibrate([...args, "--swing-from", runs[2] as string, "--swing-period", "2h"], period)).toBe(2);
+      expect(period.err).toMatch(/--swing-period "2h": only with --swing-from prometheus/);
+    });
   });
 
   it("says not enough evidence for a fleet never loaded to where the targets break, and writes no scaler", async () => {

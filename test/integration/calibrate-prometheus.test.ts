@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { runCalibrate } from "../../src/cli/calibrate.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
 import { renderedDom } from "../support/chromium.js";
@@ -292,4 +293,67 @@ describe("calibrate against a real Prometheus", () => {
     }
     expect(floors?.[hourOf(t0 + 25 * 60)]).toBe(Math.ceil(6000 / figure));
   }, 600_000);
+
+  describe("--swing-from prometheus: the docs' step for replacing a fleet, from the same hours of the day before", () => {
+    interface Written {
+      spec: {
+        roles: { minReplicas?: number; maxReplicas: number }[];
+        algorithm: { tokenThroughput: Record<string, string> };
+      };
+    }
+    const written = (out: string): Written => parse(out.replace(/^#.*\n/gm, "")) as Written;
+
+    async function stepped(startSeconds: number, extra: readonly string[]): Promise<ReturnType<typeof memoryIo>> {
+      const { scaler, target } = files("daily", "1000");
+      const io = memoryIo();
+      const period = ["--start", String(startSeconds), "--end", String(t0 + 60 * minutes)];
+      const args = ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, ...period];
+      expect(await runCalibrate([...args, "--swing-from", "prometheus", ...extra, "-o", "scaler"], io), io.err).toBe(0);
+      return io;
+    }
+
+    it("holds the role at its fleet where those hours doubled within a minute (1000 to 2000 tok/s a replica)", async () => {
+      // The default two hours from t0 − 24 h hold the day before's 30 minutes: 1000, 2000, then 3000 per pod.
+      const io = await stepped(t0, []);
+      expect(written(io.out).spec.roles[0]).toMatchObject({ minReplicas: 8, maxReplicas: 8 });
+      const swing = Number(/the demand swung ([\d.]+) ×, above 1\.65$/m.exec(io.out)?.[1]);
+      expect(swing).toBeGreaterThan(1.65);
+      expect(swing).toBeLessThanOrEqual(2);
+      // Its first ten minutes alone (1000 a pod throughout) swung 1: the period bounds what the step reads.
+      const calm = await stepped(t0, ["--swing-period", "10m"]);
+      expect(written(calm.out).spec.roles[0]?.minReplicas ?? 1).toBe(1);
+      expect(calm.out).not.toMatch(/held at its fleet/);
+    }, 600_000);
+
+    it("writes the scaler as calibrated where the hours from the period's start, a day earlier, rose by half", async () => {
+      // From minute 13 the day before carried 2000, then 3000: a swing of 1.5 over the 30 minutes read.
+      const io = await stepped(t0 + 12 * 60, ["--swing-period", "30m"]);
+      const scaler = written(io.out);
+      expect(scaler.spec.roles[0]?.minReplicas ?? 1).toBe(1);
+      expect(scaler.spec.roles[0]?.maxReplicas).toBe(8);
+      expect(scaler.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"]).toMatch(/^(199\d|2000)$/);
+      const table = memoryIo();
+      const { scaler: file, target } = files("daily", "1000");
+      const args = ["--prometheus-url", prometheus.url, "-f", file, "--target", target];
+      const period = ["--start", String(t0 + 12 * 60), "--end", String(t0 + 60 * minutes)];
+      expect(
+        await runCalibrate([...args, ...period, "--swing-from", "prometheus", "--swing-period", "30m"], table),
+      ).toBe(0);
+      expect(table.out).toMatch(
+        /the demand swung at most 1\.5\d* ×, at most 1\.65; the scaler written replaces the fleet/,
+      );
+      // The day before's read: the 30 minutes from the period's start, 24 hours earlier.
+      const from = new Date((t0 + 12 * 60 - 86_400) * 1000).toISOString();
+      const to = new Date((t0 + 42 * 60 - 86_400) * 1000).toISOString();
+      expect(table.out).toContain(`the day before (serving/daily in ${prometheus.url}, ${from} to ${to}): `);
+    }, 600_000);
+
+    it("names the flag and the value of a period longer than the day before", async () => {
+      const { scaler, target } = files("daily", "1000");
+      const io = memoryIo();
+      const args = ["--prometheus-url", prometheus.url, "-f", scaler, "--target", target, "--start", String(t0)];
+      expect(await runCalibrate([...args, "--swing-from", "prometheus", "--swing-period", "25h"], io)).toBe(2);
+      expect(io.err).toMatch(/--swing-period: "25h" is longer than the day before \(at most 24h\)/);
+    });
+  });
 });
