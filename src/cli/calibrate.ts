@@ -28,6 +28,8 @@ import {
   calibrate,
   scalerSnippet,
   table,
+  calibratedScaler,
+  withKeptTargets,
   withRoleFigure,
   type CalibrationResult,
 } from "./calibrate/result.js";
@@ -36,6 +38,9 @@ import { minutesFromLoadTest, type LoadTestMinutes } from "./calibrate/load-test
 import { checkOnSlice } from "./calibrate/slice-check.js";
 import { floorsFromYesterday } from "./calibrate/hourly-floors.js";
 import { fleetStepsFromYesterday } from "./calibrate/fleet-step.js";
+import { applyCalibratedSpec } from "./calibrate/apply.js";
+import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { clusterConfigFrom } from "../app/cluster.js";
 import type { RoleMinutes } from "../core/calibrate/minute.js";
 import { secondsPerDay } from "../core/calibrate/hourly-floors.js";
 import { keepFleetAboveSwing } from "../core/calibrate/demand-swing.js";
@@ -133,7 +138,17 @@ const ownFlags: readonly CommandFlag[] = [
     default: "2h",
     help: "with --swing-from prometheus: the hours the scaler will replace the fleet for, read the day before from the period's start (15m, 2h, 900s; at most 24h; 2h: the two-hour replays the step was measured on)",
   },
+  {
+    flag: "--keep-targets",
+    value: "",
+    help: "keep each role's per-replica target as the scaler writes it, and size the steps (--hourly-floors-from, --swing-from) by it instead of the figure measured: the daily refresh of the floors once the scaler runs, whose own minutes keep replicas near their target and so rarely show where the targets break (not with --swing-headroom)",
+  },
   { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
+  {
+    flag: "--apply",
+    value: "",
+    help: "also write that scaler's spec back to the cluster, to the scaler read with --scaler, only if its spec has not changed since calibrate read it (a daily job's last step: docs/calibrate.md, \"A whole day\")",
+  },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
   { flag: "--help", short: "h", value: "", help: "this help" },
 ];
@@ -198,6 +213,15 @@ interface Calibrated {
   readonly dayBefore?: DayBefore;
   /** `--swing-from prometheus`: the minutes of the `--swing-period` starting 24 hours before the period. */
   readonly swingDayBefore?: DayBefore;
+  /** Where the scaler was read from when `--scaler` named it in the cluster: where `--apply` writes it back. */
+  readonly cluster?: ClusterScaler;
+}
+
+interface ClusterScaler {
+  readonly namespace: string;
+  readonly name: string;
+  readonly kubeconfig: string | undefined;
+  readonly timeoutMs: number;
 }
 
 interface DayBefore {
@@ -317,19 +341,13 @@ async function fromPrometheus(
   }
   if (raw.prometheusUrl === undefined) throw new UsageError("give --prometheus-url, --from-simulation or --trace");
   const settings = parsePrometheusSettings(raw);
-  const file = values["filename"] as string | undefined;
-  const scalerRef = values["scaler"] as string | undefined;
-  if ((file === undefined) === (scalerRef === undefined))
-    throw new UsageError("give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>");
-  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
-  if (scalerRef !== undefined && !ref)
-    throw new UsageError(`--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`);
+  const scaler = scalerSourceOf(values);
   const { start, end } = periodOf(values, nowMs);
   const target = values["target"] as string | undefined;
   const kubeconfig = values["kubeconfig"] as string | undefined;
   const objects = await loadObjects(
     {
-      scaler: file !== undefined ? { file } : { namespace: ref?.[1] ?? "", name: ref?.[3] ?? "" },
+      scaler,
       ...(target === undefined ? {} : { target }),
       ...(kubeconfig === undefined ? {} : { kubeconfig }),
       timeoutMs: settings.prometheusTimeoutMs,
@@ -370,7 +388,22 @@ async function fromPrometheus(
     spec,
     ...(dayBefore === undefined ? {} : { dayBefore }),
     ...(swingDayBefore === undefined ? {} : { swingDayBefore }),
+    ...("file" in scaler ? {} : { cluster: { ...scaler, kubeconfig, timeoutMs: settings.prometheusTimeoutMs } }),
   };
+}
+
+/** The scaler's file (`-f`), or its namespace and name in the cluster (`--scaler`): exactly one. */
+function scalerSourceOf(
+  values: FlagValues,
+): { readonly file: string } | { readonly namespace: string; readonly name: string } {
+  const file = values["filename"] as string | undefined;
+  const scalerRef = values["scaler"] as string | undefined;
+  if ((file === undefined) === (scalerRef === undefined))
+    throw new UsageError("give the scaler with exactly one of -f <scaler.yaml> and --scaler <namespace>/<name>");
+  if (file !== undefined) return { file };
+  const ref = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(scalerRef ?? "");
+  if (!ref) throw new UsageError(`--scaler: ${JSON.stringify(scalerRef)} is not <namespace>/<name>`);
+  return { namespace: ref[1] ?? "", name: ref[3] ?? "" };
 }
 
 /**
@@ -436,6 +469,18 @@ function parseInvocation(args: readonly string[], io: CliIo): Invocation | numbe
     io.stderr(`--swing-headroom: ${JSON.stringify(headroomText)} is not a swing of at least ${minHeadroomSwing}\n`);
     return exitCodes.usage;
   }
+  if (values["apply"] === true && values["scaler"] === undefined) {
+    io.stderr(
+      "--apply writes back the scaler read from the cluster with --scaler NAMESPACE/NAME; with -f, apply the file -o scaler prints\n",
+    );
+    return exitCodes.usage;
+  }
+  if (headroomSwing !== undefined && values["keep-targets"] === true) {
+    io.stderr(
+      `--swing-headroom ${JSON.stringify(headroomText)}: lowers measured figures, and --keep-targets keeps the scaler's own; give one of them\n`,
+    );
+    return exitCodes.usage;
+  }
   return { values, output, reading, headroomSwing, swingPeriodSeconds };
 }
 
@@ -465,7 +510,12 @@ async function readAndCalibrate(invocation: Invocation, io: CliIo, nowMs: number
   }
 }
 
-/** Phase 3: each role's figure lowered to leave room for a jump of `--swing-headroom` (core/calibrate/swing-headroom.ts). */
+/** Phase 3a: under `--keep-targets`, the scaler's own per-replica targets, which the steps read in place of the figures. */
+function withTargetsKept(answer: Calibrated, keep: boolean): Calibrated {
+  return keep ? { ...answer, result: withKeptTargets(answer.result, answer.spec) } : answer;
+}
+
+/** Phase 3b: each role's figure lowered to leave room for a jump of `--swing-headroom` (core/calibrate/swing-headroom.ts). */
 function withSwingHeadroom(answer: Calibrated, swing: number | undefined): Calibrated {
   if (swing === undefined) return answer;
   let result = answer.result;
@@ -580,7 +630,7 @@ export async function runCalibrate(
   let stepped: Calibrated;
   try {
     const floored = withHourlyFloors(
-      withSwingHeadroom(answer, invocation.headroomSwing),
+      withSwingHeadroom(withTargetsKept(answer, invocation.values["keep-targets"] === true), invocation.headroomSwing),
       invocation.values["hourly-floors-from"] as string | undefined,
       io,
     );
@@ -588,7 +638,41 @@ export async function runCalibrate(
   } catch (error) {
     return failed(error, io);
   }
-  return writeOutputs(invocation, stepped, io);
+  const written = writeOutputs(invocation, stepped, io);
+  if (written !== exitCodes.ok || invocation.values["apply"] !== true) return written;
+  return applyToCluster(stepped, io);
+}
+
+/** Phase 7, `--apply`: the scaler's spec, as `-o scaler` writes it, written back where `--scaler` read it (calibrate/apply.ts). */
+async function applyToCluster(answer: Calibrated, io: CliIo): Promise<number> {
+  const cluster = answer.cluster;
+  if (cluster === undefined) {
+    io.stderr("--apply: the scaler was not read from the cluster (give --scaler NAMESPACE/NAME)\n");
+    return exitCodes.usage;
+  }
+  try {
+    const { document } = calibratedScaler(answer.result, answer.document, answer.spec);
+    const kube = new KubeResources(
+      clusterConfigFrom({ kubeconfig: cluster.kubeconfig ?? "" }, process.env).kubeConfig,
+      {
+        timeoutMs: cluster.timeoutMs,
+        fieldManager: "mds-scaler-calibrate",
+      },
+    );
+    const done = await applyCalibratedSpec(kube, {
+      namespace: cluster.namespace,
+      name: cluster.name,
+      read: answer.document,
+      spec: document.spec,
+    });
+    io.stderr(
+      `applied: ModelDeploymentScaler ${cluster.namespace}/${cluster.name}, its spec written against resourceVersion ${done.resourceVersion}${done.attempts > 1 ? ` (attempt ${done.attempts}: its status moved on meanwhile)` : ""}\n`,
+    );
+    return exitCodes.ok;
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
+    return exitCodes.invalid;
+  }
 }
 
 export const calibrateCommand: Command = {

@@ -17,6 +17,8 @@ import { settings } from "../../src/app/settings.js";
 import { chartAssets, staleChartAssets } from "../../tools/generate-chart-assets.js";
 import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { runHelm, runKubectl } from "../../harness/helm.js";
+import { runCalibrate } from "../../src/cli/calibrate.js";
+import { memoryIo } from "../support/memory-io.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const chartDir = join(repoRoot, "charts", "mds-scaler");
@@ -253,7 +255,12 @@ describe("helm lint", () => {
   });
 
   it("finds the three scenarios the chart promises", () => {
-    expect(ciValuesFiles).toEqual(["cert-manager-values.yaml", "defaults-values.yaml", "minimal-values.yaml"]);
+    expect(ciValuesFiles).toEqual([
+      "cert-manager-values.yaml",
+      "defaults-values.yaml",
+      "floor-refresh-values.yaml",
+      "minimal-values.yaml",
+    ]);
   });
 
   it.each([
@@ -870,6 +877,74 @@ describe("helm template with values", () => {
 });
 
 // ---------------------------------------------------------------- generated assets
+
+describe("floorRefresh: the daily refresh of floors by the hour", () => {
+  interface JobSpec {
+    schedule: string;
+    timeZone: string;
+    concurrencyPolicy: string;
+    jobTemplate: {
+      spec: { template: { spec: { serviceAccountName: string; containers: { name: string; args: string[] }[] } } };
+    };
+  }
+  const refresh = { "floorRefresh.scalers[0]": "team-a/chat", "floorRefresh.scalers[1]": "team-b/code" };
+
+  it("renders nothing while no scaler is listed", () => {
+    const objects = render();
+    expect(all(objects, "CronJob")).toEqual([]);
+    expect(objects.filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === "floor-refresh")).toEqual([]);
+  });
+
+  it("runs the docs' daily command per scaler, with the controller's own Prometheus and label flags", async () => {
+    const set = { ...refresh, "prometheus.matchers": 'cluster="prod"', "labels.role": "role" };
+    const objects = render({ set });
+    const jobs = all(objects, "CronJob");
+    expect(jobs.map((j) => j.metadata.annotations?.["mds-scaler.io/scaler"])).toEqual(["team-a/chat", "team-b/code"]);
+    const spec = jobs[0]?.["spec"] as JobSpec;
+    expect(spec).toMatchObject({ schedule: "5 0 * * *", timeZone: "Etc/UTC", concurrencyPolicy: "Forbid" });
+    const args = spec.jobTemplate.spec.template.spec.containers[0]?.args ?? [];
+    const controllerFlags = controllerContainer(objects).args.filter((a) => /^--(prometheus|metric|label)-/.test(a));
+    expect(controllerFlags).toContain('--prometheus-matchers=cluster="prod"');
+    expect(args).toEqual([
+      "calibrate",
+      "--scaler=team-a/chat",
+      ...controllerFlags,
+      "--last=15m",
+      "--keep-targets",
+      "--hourly-floors-from=prometheus",
+      "--apply",
+    ]);
+    // calibrate's own parser knows every flag (an unknown one is a usage error before --help answers).
+    const io = memoryIo();
+    expect(await runCalibrate([...args.slice(1), "--help"], io), io.err).toBe(0);
+    expect(new Set(jobs.map((j) => j.metadata.name)).size).toBe(2);
+    for (const job of jobs) expect(job.metadata.name.length).toBeLessThanOrEqual(52);
+  });
+
+  it("grants each job its one scaler (get, patch) and its namespace's ModelDeployments (get), and nothing else", () => {
+    const objects = render({ set: refresh });
+    const refreshGrants = grants(
+      objects.filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === "floor-refresh"),
+    );
+    expect(refreshGrants).toEqual([
+      "Role team-a: worker.gpustack.ai/modeldeployments get",
+      "Role team-a: worker.gpustack.ai/modeldeploymentscalers[chat] get,patch",
+      "Role team-b: worker.gpustack.ai/modeldeployments get",
+      "Role team-b: worker.gpustack.ai/modeldeploymentscalers[code] get,patch",
+    ]);
+    const serviceAccount = all(objects, "ServiceAccount").find((a) => a.metadata.name.endsWith("-floor-refresh"));
+    const job = all(objects, "CronJob")[0]?.["spec"] as JobSpec;
+    expect(job.jobTemplate.spec.template.spec.serviceAccountName).toBe(serviceAccount?.metadata.name);
+    const binding = all(objects, "RoleBinding").find((b) => b.metadata.namespace === "team-a");
+    expect(binding?.["subjects"]).toEqual([{ kind: "ServiceAccount", name: serviceAccount?.metadata.name, namespace }]);
+  });
+
+  it("refuses a scaler that is not NAMESPACE/NAME, naming the value", () => {
+    const result = runHelm(helmArgs(["template", release], { set: { "floorRefresh.scalers[0]": "chat" } }));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/floorRefresh\/scalers\/0': 'chat' does not match pattern/);
+  });
+});
 
 describe("NetworkPolicy", () => {
   interface Peer {

@@ -367,6 +367,65 @@ describe("calibrate --from-simulation", () => {
     );
   });
 
+  describe("--keep-targets: the daily refresh of the floors once the scaler runs", () => {
+    // The user's scaler (1 to 16 replicas, 7500 tok/s a replica) with only the 4-replica run, which never loaded a
+    // replica to a break: the minutes of a scaler keeping its replicas below their target show no figure either.
+    const keptArgs = (name: string): string[] => [
+      "--from-simulation",
+      runs[4] as string,
+      "-f",
+      userScalerArgs(name, "TokenThroughput").at(-1) as string,
+      "--hourly-floors-from",
+      runs[2] as string,
+    ];
+
+    it("writes the floors at the scaler's own target and keeps it, where the minutes give no figure", async () => {
+      const io = memoryIo();
+      expect(await runCalibrate([...keptArgs("kept.yaml"), "--keep-targets", "-o", "scaler"], io)).toBe(0);
+      const written = parse(io.out.replace(/^#.*\n/gm, "")) as {
+        spec: {
+          roles: { minReplicas: number; maxReplicas: number; floorReplicasByUtcHour?: number[] }[];
+          algorithm: { tokenThroughput: Record<string, string> };
+        };
+      };
+      expect(validateScaler(written).ok).toBe(true);
+      expect(written.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"]).toBe("7500");
+      const day = JSON.parse(readFileSync(runs[2] as string, "utf8")) as {
+        minutes: { minutes: { readyReplicas: number; tokensPerSecondPerReplica: number }[] }[];
+      };
+      const busiest = Math.max(
+        ...(day.minutes[0]?.minutes ?? []).map((m) => m.readyReplicas * m.tokensPerSecondPerReplica),
+      );
+      expect(written.spec.roles[0]).toMatchObject({ minReplicas: 1, maxReplicas: 16 });
+      expect(written.spec.roles[0]?.floorReplicasByUtcHour?.[0]).toBe(Math.ceil(busiest / 7500));
+      expect(io.out).toMatch(
+        /^# server: 7500 tok\/s per ready replica, the scaler's own target, kept \(--keep-targets\)$/m,
+      );
+      const table = memoryIo();
+      expect(await runCalibrate([...keptArgs("kept.yaml"), "--keep-targets"], table)).toBe(0);
+      expect(table.out).toMatch(/answer: not enough evidence: /);
+      expect(table.out).toContain("kept: 7500 tok/s per ready replica, the scaler's own target (--keep-targets)");
+    });
+
+    it("refuses --swing-headroom beside it, and a role whose target the scaler does not write, naming them", async () => {
+      const both = memoryIo();
+      expect(
+        await runCalibrate([...keptArgs("kept-headroom.yaml"), "--keep-targets", "--swing-headroom", "1.65"], both),
+      ).toBe(2);
+      expect(both.err).toMatch(
+        /--swing-headroom "1\.65": lowers measured figures, and --keep-targets keeps the scaler's own/,
+      );
+      const args = keptArgs("kept-none.yaml");
+      const file = args[3] as string;
+      writeFileSync(file, readFileSync(file, "utf8").replace('serverTargetTokensPerSecond: "7500", ', ""));
+      const none = memoryIo();
+      expect(await runCalibrate([...args, "--keep-targets"], none)).toBe(1);
+      expect(none.err).toContain(
+        "--keep-targets: role server (Server): the scaler writes no serverTargetTokensPerSecond",
+      );
+    });
+  });
+
   describe("--swing-from: the docs' step for replacing a fleet, written into the scaler", () => {
     /** A day before whose ninth minute carries two and a half times the others: 2 requests a second, 5 in minute 8. */
     function swingingDay(): string {
@@ -439,7 +498,7 @@ describe("calibrate --from-simulation", () => {
       expect(io.err).toContain("no-such-day.json");
     });
 
-    it("refuses prometheus without --prometheus-url, and --swing-period without it, naming the flag", async () => {
+    it("refuses prometheus without --prometheus-url, --swing-period without it, and --apply without --scaler, naming the flag", async () => {
       const args = userScalerArgs("swing-usage.yaml", "TokenThroughput");
       const noUrl = memoryIo();
       expect(await runCalibrate([...args, "--swing-from", "prometheus"], noUrl)).toBe(2);
@@ -447,6 +506,9 @@ describe("calibrate --from-simulation", () => {
       const period = memoryIo();
       expect(await runCalibrate([...args, "--swing-from", runs[2] as string, "--swing-period", "2h"], period)).toBe(2);
       expect(period.err).toMatch(/--swing-period "2h": only with --swing-from prometheus/);
+      const apply = memoryIo();
+      expect(await runCalibrate([...args, "--apply"], apply)).toBe(2);
+      expect(apply.err).toMatch(/--apply writes back the scaler read from the cluster with --scaler NAMESPACE\/NAME/);
     });
   });
 

@@ -11,15 +11,23 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { runCalibrate } from "../../src/cli/calibrate.js";
 import { PrometheusHarness } from "../../harness/prometheus.js";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
+import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
+import { applyCalibratedSpec } from "../../src/cli/calibrate/apply.js";
+import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
+import { runHelm, runKubectl } from "../../harness/helm.js";
 import { renderedDom } from "../support/chromium.js";
 import { memoryIo } from "../support/memory-io.js";
 
 const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "mds-calibrate-prom-"));
 const scrapeSeconds = 15;
 const minutes = 30;
@@ -355,5 +363,171 @@ describe("calibrate against a real Prometheus", () => {
       expect(await runCalibrate([...args, "--swing-from", "prometheus", "--swing-period", "25h"], io)).toBe(2);
       expect(io.err).toMatch(/--swing-period: "25h" is longer than the day before \(at most 24h\)/);
     });
+  });
+
+  describe("--apply: the scaler written back to the cluster it was read from (a real API server)", () => {
+    let controlPlane: ControlPlane;
+    const scalers = {
+      group: "worker.gpustack.ai",
+      version: "v1",
+      namespace: "serving",
+      plural: "modeldeploymentscalers",
+    };
+    interface Stored {
+      metadata: { resourceVersion: string };
+      spec: { roles: { maxReplicas: number; floorReplicasByUtcHour?: number[] }[]; algorithm: unknown };
+    }
+    const custom = (): CustomObjectsApi => controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+    const stored = async (): Promise<Stored> =>
+      (await custom().getNamespacedCustomObject({ ...scalers, name: "daily" })) as Stored;
+
+    beforeAll(async () => {
+      controlPlane = await startControlPlane();
+      await controlPlane.applyCrd(await loadScalerCrd());
+      await controlPlane.applyCrd(await loadModelDeploymentCrd());
+      await controlPlane.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .createNamespace({ body: { metadata: { name: "serving" } } });
+      const body = parse(readFileSync(files("daily", "1000").scaler, "utf8")) as object;
+      await custom().createNamespacedCustomObject({ ...scalers, body });
+      // The job reads the scaler's target from the cluster.
+      await custom().createNamespacedCustomObject({
+        ...scalers,
+        plural: "modeldeployments",
+        body: {
+          apiVersion: "worker.gpustack.ai/v1",
+          kind: "ModelDeployment",
+          metadata: { name: "daily", namespace: "serving" },
+          spec: { roles: [{ name: "server", kind: "Server", replicas: 2, instanceType: "h100" }] },
+        },
+      });
+    }, 180_000);
+
+    afterAll(async () => {
+      await controlPlane?.stop();
+    });
+
+    it("writes the floors at the scaler's own target into its spec: the daily refresh, one command", async () => {
+      const io = memoryIo();
+      const period = ["--start", String(t0), "--end", String(t0 + 60 * minutes)];
+      const args = [
+        "--prometheus-url",
+        prometheus.url,
+        "--scaler",
+        "serving/daily",
+        "--kubeconfig",
+        controlPlane.kubeConfigPath,
+      ];
+      const { target } = files("daily", "1000");
+      const refresh = ["--keep-targets", "--hourly-floors-from", "prometheus", "--apply", "-o", "json"];
+      expect(await runCalibrate([...args, "--target", target, ...period, ...refresh], io), io.err).toBe(0);
+      expect(io.err).toMatch(
+        /^applied: ModelDeploymentScaler serving\/daily, its spec written against resourceVersion \d+\n$/,
+      );
+      const spec = (await stored()).spec;
+      // The day before carried 3000 tok/s per pod on two pods at t0 − 24 h + 25 min: at the kept 1000, 6 replicas.
+      const floors = spec.roles[0]?.floorReplicasByUtcHour;
+      expect(floors).toHaveLength(24);
+      expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
+      expect(spec.algorithm).toMatchObject({ tokenThroughput: { serverTargetTokensPerSecond: "1000" } });
+      expect(spec.roles[0]?.maxReplicas).toBe(8);
+    }, 600_000);
+
+    it("runs the chart's CronJob command as its ServiceAccount, with only the Role the chart grants it", async () => {
+      // The chart rendered for this scaler: its job's arguments and its floor-refresh RBAC.
+      const rendered = runHelm([
+        "template",
+        "mds",
+        join(root, "charts", "mds-scaler"),
+        "--namespace",
+        "mds-system",
+        "--set",
+        "floorRefresh.scalers[0]=serving/daily",
+      ]);
+      expect(rendered.status, rendered.stderr).toBe(0);
+      const objects = parseAllDocuments(rendered.stdout)
+        .map(
+          (d) =>
+            d.toJS() as { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: unknown },
+        )
+        .filter((o) => o !== null && o.metadata.labels?.["app.kubernetes.io/component"] === "floor-refresh");
+      const rbac = objects.filter((o) => o.kind === "Role" || o.kind === "RoleBinding");
+      expect(rbac).toHaveLength(2);
+      const applied = runKubectl(["--kubeconfig", controlPlane.kubeConfigPath, "apply", "-f", "-"], {
+        input: rbac.map((o) => JSON.stringify(o)).join("\n"),
+      });
+      expect(applied.status, applied.stderr).toBe(0);
+      const job = objects.find((o) => o.kind === "CronJob")?.spec as {
+        jobTemplate: { spec: { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
+      };
+      const pod = job.jobTemplate.spec.template.spec;
+      const account = await controlPlane.kubeConfigFor({
+        user: `system:serviceaccount:mds-system:${pod.serviceAccountName}`,
+        groups: ["system:serviceaccounts", "system:serviceaccounts:mds-system"],
+      });
+      const kubeconfig = join(dir, "floor-refresh.kubeconfig");
+      writeFileSync(kubeconfig, account.exportConfig());
+      // The job's arguments as rendered, but the test's Prometheus; --last 15m then ends now, and the 24 hours before
+      // hold the thirty minutes from t0 (1000, 2000, then 3000 tok/s on each of two pods), whatever the date.
+      const [command, ...args] = pod.containers[0]?.args ?? [];
+      expect(command).toBe("calibrate");
+      const io = memoryIo();
+      // Floors of 1 before the run (the test above wrote the run's own), so the job's write shows.
+      const before = await stored();
+      await custom().replaceNamespacedCustomObject({
+        ...scalers,
+        name: "daily",
+        body: {
+          ...before,
+          spec: {
+            ...before.spec,
+            roles: before.spec.roles.map((r) => ({ ...r, floorReplicasByUtcHour: new Array(24).fill(1) })),
+          },
+        },
+      });
+      const asJob = args.map((a) => (a.startsWith("--prometheus-url=") ? `--prometheus-url=${prometheus.url}` : a));
+      expect(await runCalibrate([...asJob, "--kubeconfig", kubeconfig], io), io.err).toBe(0);
+      expect(io.err).toMatch(/^applied: ModelDeploymentScaler serving\/daily/);
+      const floors = (await stored()).spec.roles[0]?.floorReplicasByUtcHour;
+      expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
+      // The same account may not even read another scaler of the namespace.
+      const other = account.makeApiClient(CustomObjectsApi);
+      await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });
+    }, 600_000);
+
+    it("writes over a status write made after the read, and writes nothing over a spec edited after it", async () => {
+      const kube = new KubeResources(controlPlane.kubeConfig, {
+        timeoutMs: 10_000,
+        fieldManager: "mds-scaler-calibrate",
+      });
+      const read = await stored();
+      // The controller's status write moves the version on; the spec calibrate judged is the same.
+      await custom().replaceNamespacedCustomObjectStatus({
+        ...scalers,
+        name: "daily",
+        body: { ...read, status: { observedGeneration: 1 } },
+      });
+      expect((await stored()).metadata.resourceVersion).not.toBe(read.metadata.resourceVersion);
+      const written = {
+        ...read.spec,
+        roles: read.spec.roles.map((r) => ({ ...r, floorReplicasByUtcHour: new Array(24).fill(2) })),
+      };
+      const done = await applyCalibratedSpec(kube, { namespace: "serving", name: "daily", read, spec: written });
+      expect(done.attempts).toBe(2);
+      expect((await stored()).spec.roles[0]?.floorReplicasByUtcHour).toEqual(new Array(24).fill(2));
+      // Someone edits the spec after calibrate read it: calibrate's write is refused, the edit stays.
+      const before = await stored();
+      await custom().replaceNamespacedCustomObject({
+        ...scalers,
+        name: "daily",
+        body: { ...before, spec: { ...before.spec, roles: before.spec.roles.map((r) => ({ ...r, maxReplicas: 9 })) } },
+      });
+      await expect(
+        applyCalibratedSpec(kube, { namespace: "serving", name: "daily", read: before, spec: before.spec }),
+      ).rejects.toThrow(
+        /--apply: ModelDeploymentScaler serving\/daily changed its spec after calibrate read it \(resourceVersion \d+ → \d+\); nothing written/,
+      );
+      expect((await stored()).spec.roles[0]?.maxReplicas).toBe(9);
+    }, 120_000);
   });
 });

@@ -163,3 +163,26 @@ native
 roles
 {{- end -}}
 {{- end }}
+
+{{/*
+How the engines' series are read: the controller's Prometheus and label flags,
+which calibrate takes as the controller's own, so the floor refresh reads the
+series exactly as the controller does. Quoted: a value such as ":" would
+otherwise turn the item into a YAML mapping.
+*/}}
+{{- define "mds-scaler.prometheusArgs" -}}
+- {{ printf "--prometheus-url=%v" .Values.prometheus.url | quote }}
+- {{ printf "--prometheus-timeout-ms=%d" (int .Values.prometheus.timeoutMs) | quote }}
+- {{ printf "--prometheus-queries=%v" (include "mds-scaler.queryPlan" .) | quote }}
+{{- if .Values.prometheus.matchers }}
+- {{ printf "--prometheus-matchers=%v" .Values.prometheus.matchers | quote }}
+{{- end }}
+{{- if .Values.prometheus.headersSecret }}
+- "--prometheus-headers-file=/etc/mds-scaler/prometheus-headers/headers"
+{{- end }}
+- {{ printf "--metric-separator=%v" .Values.metricSeparator | quote }}
+- {{ printf "--label-namespace=%v" .Values.labels.namespace | quote }}
+- {{ printf "--label-pod=%v" .Values.labels.pod | quote }}
+- {{ printf "--label-deployment=%v" .Values.labels.deployment | quote }}
+- {{ printf "--label-role=%v" .Values.labels.role | quote }}
+{{- end }}

@@ -9,7 +9,7 @@
 import { demandSwing, fleetStep, type FleetStep } from "../../core/calibrate/demand-swing.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
-import type { CalibrationResult } from "./result.js";
+import { runningFigureOf, type CalibrationResult } from "./result.js";
 
 export interface FleetSteps {
   /** Where the day before's minutes came from, in words. */
@@ -47,7 +47,7 @@ export function fleetStepsFromYesterday(
       throw new Error(`--swing-from: role ${r.role} is not in the day before's run (${source})`);
     const swing = demandSwing(minutes.minutes);
     const step: FleetStep =
-      r.answer.kind === "calibrated"
+      runningFigureOf(result, r.role) !== undefined
         ? fleetStep(swing)
         : { kind: "keep the fleet", why: `calibrate gave no figure (${r.answer.kind})` };
     return {

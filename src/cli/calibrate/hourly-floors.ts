@@ -8,7 +8,7 @@
 import { hourlyFloors, type DemandMinute } from "../../core/calibrate/hourly-floors.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
-import type { CalibrationResult, HourlyFloors } from "./result.js";
+import { runningFigureOf, type CalibrationResult, type HourlyFloors } from "./result.js";
 import { fleetReplicasOf } from "./fleet-step.js";
 
 /** The role's demand in each minute: the kind's tokens per second per ready replica × ready replicas. */
@@ -29,7 +29,7 @@ export function floorsFromYesterday(
   source: string,
 ): HourlyFloors {
   const held = result.roles.flatMap((r) =>
-    r.answer.kind === "calibrated"
+    runningFigureOf(result, r.role) !== undefined
       ? []
       : [
           {
@@ -40,7 +40,8 @@ export function floorsFromYesterday(
         ],
   );
   const roles = result.roles.flatMap((r) => {
-    if (r.answer.kind !== "calibrated") return [];
+    const figure = runningFigureOf(result, r.role);
+    if (figure === undefined) return [];
     const minutes = yesterday.find((y) => y.role === r.role);
     if (minutes === undefined || minutes.minutes.length === 0)
       throw new Error(
@@ -49,11 +50,7 @@ export function floorsFromYesterday(
     return [
       {
         role: r.role,
-        floorReplicasByUtcHour: hourlyFloors(
-          demandOf(minutes),
-          r.answer.tokensPerSecondPerReplica,
-          fleetReplicasOf(spec, r.role),
-        ),
+        floorReplicasByUtcHour: hourlyFloors(demandOf(minutes), figure, fleetReplicasOf(spec, r.role)),
       },
     ];
   });

@@ -47,6 +47,16 @@ export interface CalibrationResult {
   readonly hourlyFloors?: HourlyFloors;
   /** `--swing-from`: the docs' step for replacing a fleet, per role (fleet-step.ts). */
   readonly fleetSteps?: FleetSteps;
+  /**
+   * `--keep-targets`: the per-replica targets the scaler already writes, which the floors and the fleet step read in
+   * place of the figures measured, and which the scaler written keeps as they are.
+   */
+  readonly keptTargets?: readonly KeptTarget[];
+}
+
+export interface KeptTarget {
+  readonly role: string;
+  readonly tokensPerSecondPerReplica: number;
 }
 
 export interface HourlyFloors {
@@ -72,6 +82,38 @@ function heldRoles(result: CalibrationResult): HeldRole[] {
     if (f.step.kind === "keep the fleet")
       held.set(f.role, { role: f.role, fleetReplicas: f.fleetReplicas, why: `by the docs' step: ${f.step.why}` });
   return [...held.values()];
+}
+
+/**
+ * The per-replica target a role will run at, which the floors and the fleet step size it by: the scaler's own where
+ * `--keep-targets` keeps it, otherwise calibrate's figure; undefined where there is neither.
+ */
+export function runningFigureOf(result: CalibrationResult, role: string): number | undefined {
+  if (result.keptTargets !== undefined)
+    return result.keptTargets.find((k) => k.role === role)?.tokensPerSecondPerReplica;
+  const answer = result.roles.find((r) => r.role === role)?.answer;
+  return answer?.kind === "calibrated" ? answer.tokensPerSecondPerReplica : undefined;
+}
+
+/**
+ * `--keep-targets`: each role's per-replica target as the scaler writes it (TokenThroughput's block, or Predictive's
+ * fallback block). Once the scaler runs, its own minutes keep each replica near that target, so they rarely show
+ * where the targets break and calibrate measures no figure from them; the daily refresh of the floors
+ * (docs/calibrate.md, "A whole day") sizes them by the target the scaler runs at. An error names a role whose kind
+ * has no target written.
+ */
+export function withKeptTargets(result: CalibrationResult, spec: ScalerSpec): CalibrationResult {
+  const tt = tokenThroughputOf(spec);
+  const keptTargets = result.roles.map((r) => {
+    const field = targetField[r.kind];
+    const written = field === undefined ? undefined : tt[field];
+    if (field === undefined || written === undefined)
+      throw new Error(
+        `--keep-targets: role ${r.role} (${r.kind}): the scaler writes no ${field ?? "per-replica target for this kind"}`,
+      );
+    return { role: r.role, tokensPerSecondPerReplica: quantityValue(written) };
+  });
+  return { ...result, keptTargets };
 }
 
 /** The TokenThroughput parameters a scaler spec carries (its own block, or Predictive's fallback). */
@@ -190,6 +232,11 @@ export function table(result: CalibrationResult): string {
         ? `  answer: ${fmt(a.tokensPerSecondPerReplica)} tok/s per ready replica (capacity, where the targets broke: ${fmt(a.capacityTokensPerSecondPerReplica)}): ${a.why}`
         : `  answer: ${a.kind}: ${a.why}`,
     );
+    const kept = result.keptTargets?.find((k) => k.role === r.role);
+    if (kept !== undefined)
+      lines.push(
+        `  kept: ${fmt(kept.tokensPerSecondPerReplica)} tok/s per ready replica, the scaler's own target (--keep-targets): the steps below read it, and the scaler written keeps it`,
+      );
     lines.push(
       r.demandNoise === undefined
         ? `  demand noise: fewer than ${minAdjacentPairs} pairs of adjacent minutes, not measured`
@@ -198,31 +245,40 @@ export function table(result: CalibrationResult): string {
         ? `  demand swing: fewer than ${minSwingWindows} windows of ${precedingMinutes + 1} adjacent minutes, not measured`
         : `  demand swing: at most ${fmt(r.demandSwing.largestRatio)} × the mean of the ${precedingMinutes} minutes before, over ${r.demandSwing.windows} windows of ${precedingMinutes + 1} adjacent minutes (rises a replica's start-up must follow); ${describeSwingStep(r.demandSwing)} (docs/calibrate.md, "The demand swing")`,
     );
-    if (result.sliceCheck?.role === r.role) lines.push(`  ${describeSliceCheck(result.sliceCheck)}`);
-    const floors = result.hourlyFloors?.roles.find((f) => f.role === r.role);
-    if (floors !== undefined)
-      lines.push(
-        `  floors by UTC hour 0–23 (floorReplicasByUtcHour, from ${result.hourlyFloors?.source}): ${floors.floorReplicasByUtcHour.join(", ")}`,
-      );
-    const unfloored = result.hourlyFloors?.held.find((h) => h.role === r.role);
-    if (unfloored !== undefined)
-      lines.push(
-        `  no floors: ${unfloored.why}; the scaler written holds it at ${unfloored.fleetReplicas} replicas (minReplicas = maxReplicas)`,
-      );
-    const fleet = result.fleetSteps?.roles.find((f) => f.role === r.role);
-    if (fleet !== undefined)
-      lines.push(
-        `  the day before (${result.fleetSteps?.source}): ${fleet.step.why}; ${
-          fleet.step.kind === "keep the fleet"
-            ? `the scaler written keeps the fleet: ${fleet.fleetReplicas} replicas (minReplicas = maxReplicas)`
-            : `the scaler written replaces the fleet, capped at its ${fleet.fleetReplicas} replicas (maxReplicas)`
-        }`,
-      );
+    lines.push(...stepLines(result, r.role));
   }
   return `${lines.join("\n")}\n`;
 }
 
-const targetField: Readonly<Record<RoleKind, string | undefined>> = {
+/** What the steps after the bands did with a role, one line each: the slice check, the floors, the fleet step. */
+function stepLines(result: CalibrationResult, role: string): string[] {
+  const out: string[] = [];
+  if (result.sliceCheck?.role === role) out.push(`  ${describeSliceCheck(result.sliceCheck)}`);
+  const floors = result.hourlyFloors?.roles.find((f) => f.role === role);
+  if (floors !== undefined)
+    out.push(
+      `  floors by UTC hour 0–23 (floorReplicasByUtcHour, from ${result.hourlyFloors?.source}): ${floors.floorReplicasByUtcHour.join(", ")}`,
+    );
+  const unfloored = result.hourlyFloors?.held.find((h) => h.role === role);
+  if (unfloored !== undefined)
+    out.push(
+      `  no floors: ${unfloored.why}; the scaler written holds it at ${unfloored.fleetReplicas} replicas (minReplicas = maxReplicas)`,
+    );
+  const fleet = result.fleetSteps?.roles.find((f) => f.role === role);
+  if (fleet !== undefined)
+    out.push(
+      `  the day before (${result.fleetSteps?.source}): ${fleet.step.why}; ${
+        fleet.step.kind === "keep the fleet"
+          ? `the scaler written keeps the fleet: ${fleet.fleetReplicas} replicas (minReplicas = maxReplicas)`
+          : `the scaler written replaces the fleet, capped at its ${fleet.fleetReplicas} replicas (maxReplicas)`
+      }`,
+    );
+  return out;
+}
+
+type TargetField = "serverTargetTokensPerSecond" | "prefillTargetTokensPerSecond" | "decodeTargetTokensPerSecond";
+
+const targetField: Readonly<Record<RoleKind, TargetField | undefined>> = {
   Server: "serverTargetTokensPerSecond",
   Prefill: "prefillTargetTokensPerSecond",
   Decode: "decodeTargetTokensPerSecond",
@@ -242,6 +298,8 @@ const capacityField: Readonly<Record<RoleKind, string | undefined>> = {
  * the measured demand noise as `measurementNoise` (docs/calibrate.md, items 8 and 9).
  */
 function writeTargets(result: CalibrationResult, spec: ScalerSpec, algorithm: Record<string, unknown>): void {
+  // Kept targets stay as the scaler writes them, and so do the figures Predictive reads beside them.
+  if (result.keptTargets !== undefined) return;
   const block = (
     spec.algorithm.type === "Predictive"
       ? (((algorithm["predictive"] ??= {}) as Record<string, unknown>)["tokenThroughput"] ??= {})
@@ -303,7 +361,7 @@ export function withRoleFigure(
 
 /** The YAML to paste under a scaler's `spec:` for the roles that have a figure; undefined when none has. */
 export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): string | undefined {
-  if (!result.roles.some((r) => r.answer.kind === "calibrated")) return undefined;
+  if (result.keptTargets !== undefined || !result.roles.some((r) => r.answer.kind === "calibrated")) return undefined;
   const algorithm: Record<string, unknown> = {};
   writeTargets(result, spec, algorithm);
   return stringify({ algorithm }, { lineWidth: 0 });
@@ -316,8 +374,23 @@ export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): s
  * never writes half an answer.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
+  const { document, header } = calibratedScaler(result, scalerDocument, spec);
+  return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(document, { lineWidth: 0 })}`;
+}
+
+/**
+ * The scaler document `scalerSnippet` prints, as an object (what `--apply` writes back), and its header's lines,
+ * one per role: the figure and where it came from, or why the role is held.
+ */
+export function calibratedScaler(
+  result: CalibrationResult,
+  scalerDocument: unknown,
+  spec: ScalerSpec,
+): { readonly document: { spec: Record<string, unknown> }; readonly header: string } {
   const held = heldRoles(result);
-  const missing = result.roles.filter((r) => r.answer.kind !== "calibrated" && !held.some((h) => h.role === r.role));
+  const missing = result.roles.filter(
+    (r) => runningFigureOf(result, r.role) === undefined && !held.some((h) => h.role === r.role),
+  );
   if (missing.length > 0)
     throw new Error(
       missing.map((r) => `role ${r.role}: no calibrated figure (${r.answer.kind}: ${r.answer.why})`).join("\n"),
@@ -345,10 +418,13 @@ export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown
     .map((r) => {
       const kept = held.find((h) => h.role === r.role);
       if (kept !== undefined) return `# ${r.role}: held at its fleet of ${kept.fleetReplicas} replicas, ${kept.why}`;
+      const target = result.keptTargets?.find((k) => k.role === r.role);
+      if (target !== undefined)
+        return `# ${r.role}: ${fmt(target.tokensPerSecondPerReplica)} tok/s per ready replica, the scaler's own target, kept (--keep-targets)`;
       return r.answer.kind === "calibrated"
         ? `# ${r.role}: ${fmt(r.answer.tokensPerSecondPerReplica)} tok/s per ready replica, ${r.answer.why}`
         : "";
     })
     .join("\n");
-  return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(doc, { lineWidth: 0 })}`;
+  return { document: doc as { spec: Record<string, unknown> }, header };
 }
