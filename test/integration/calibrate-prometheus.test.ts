@@ -22,6 +22,7 @@ import { startControlPlane, type ControlPlane } from "../../harness/kube/index.j
 import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
 import { applyCalibratedSpec } from "../../src/cli/calibrate/apply.js";
 import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
+import { validateScaler } from "../../src/core/api/validation.js";
 import { runHelm, runKubectl } from "../../harness/helm.js";
 import { renderedDom } from "../support/chromium.js";
 import { memoryIo } from "../support/memory-io.js";
@@ -407,20 +408,26 @@ describe("calibrate against a real Prometheus", () => {
       await controlPlane?.stop();
     });
 
+    /** calibrate on the scaler read from the cluster, its target from the file, over the thirty minutes from t0. */
+    const fromCluster = (): string[] => [
+      "--prometheus-url",
+      prometheus.url,
+      "--scaler",
+      "serving/daily",
+      "--kubeconfig",
+      controlPlane.kubeConfigPath,
+      "--target",
+      files("daily", "1000").target,
+      "--start",
+      String(t0),
+      "--end",
+      String(t0 + 60 * minutes),
+    ];
+
     it("writes the floors at the scaler's own target into its spec: the daily refresh, one command", async () => {
       const io = memoryIo();
-      const period = ["--start", String(t0), "--end", String(t0 + 60 * minutes)];
-      const args = [
-        "--prometheus-url",
-        prometheus.url,
-        "--scaler",
-        "serving/daily",
-        "--kubeconfig",
-        controlPlane.kubeConfigPath,
-      ];
-      const { target } = files("daily", "1000");
       const refresh = ["--keep-targets", "--hourly-floors-from", "prometheus", "--apply", "-o", "json"];
-      expect(await runCalibrate([...args, "--target", target, ...period, ...refresh], io), io.err).toBe(0);
+      expect(await runCalibrate([...fromCluster(), ...refresh], io), io.err).toBe(0);
       expect(io.err).toMatch(
         /^applied: ModelDeploymentScaler serving\/daily, its spec written against resourceVersion \d+\n$/,
       );
@@ -493,6 +500,19 @@ describe("calibrate against a real Prometheus", () => {
       // The same account may not even read another scaler of the namespace.
       const other = account.makeApiClient(CustomObjectsApi);
       await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });
+    }, 600_000);
+
+    it("prints a scaler read from the cluster as a manifest to keep or apply, without what the API server keeps", async () => {
+      const io = memoryIo();
+      expect(await runCalibrate([...fromCluster(), "-o", "scaler"], io), io.err).toBe(0);
+      const manifest = parse(io.out.replace(/^#.*\n/gm, "")) as Record<string, unknown>;
+      expect(Object.keys(manifest)).toEqual(["apiVersion", "kind", "metadata", "spec"]);
+      expect(manifest["metadata"]).toEqual({ name: "daily", namespace: "serving" });
+      // What the cluster keeps of the same object, left out above.
+      const kept = (await stored()) as unknown as { metadata: Record<string, unknown> };
+      expect(kept.metadata).toHaveProperty("uid");
+      expect(kept.metadata).toHaveProperty("managedFields");
+      expect(validateScaler(manifest).ok).toBe(true);
     }, 600_000);
 
     it("writes over a status write made after the read, and writes nothing over a spec edited after it", async () => {

@@ -371,11 +371,36 @@ export function algorithmSnippet(result: CalibrationResult, spec: ScalerSpec): s
  * The scaler document with every calibrated role's per-replica target written
  * in, its floors, and the roles the fleet step keeps held at their fleet; an
  * error naming the role when a role has no figure and is not held, so a script
- * never writes half an answer.
+ * never writes half an answer. A scaler read from the cluster is printed as a
+ * manifest to keep or apply: what the API server keeps of it (status, version,
+ * uid, managed fields, the controller's finalizer) is left out.
  */
 export function scalerSnippet(result: CalibrationResult, scalerDocument: unknown, spec: ScalerSpec): string {
   const { document, header } = calibratedScaler(result, scalerDocument, spec);
-  return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(document, { lineWidth: 0 })}`;
+  return `# Per-replica targets from mds-scaler calibrate (${result.source})\n${header}\n${stringify(manifestOf(document), { lineWidth: 0 })}`;
+}
+
+/** The metadata a user writes; the rest of a stored object's metadata is the API server's. */
+const writtenMetadata = ["name", "namespace", "labels", "annotations"] as const;
+/** kubectl's record of its last apply: the tool's, not part of what a user writes. */
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+function manifestOf(document: { spec: Record<string, unknown> }): unknown {
+  const { status: _status, metadata, apiVersion, kind, ...rest } = document as Record<string, unknown>;
+  const stored = (typeof metadata === "object" && metadata !== null ? metadata : {}) as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const key of writtenMetadata) if (stored[key] !== undefined) kept[key] = stored[key];
+  if (typeof kept["annotations"] === "object" && kept["annotations"] !== null) {
+    const { [lastApplied]: _applied, ...annotations } = kept["annotations"] as Record<string, unknown>;
+    if (Object.keys(annotations).length > 0) kept["annotations"] = annotations;
+    else delete kept["annotations"];
+  }
+  return {
+    ...(apiVersion === undefined ? {} : { apiVersion }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(metadata === undefined ? {} : { metadata: kept }),
+    ...rest,
+  };
 }
 
 /**
