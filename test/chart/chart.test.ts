@@ -939,6 +939,13 @@ describe("floorRefresh: the daily refresh of floors by the hour", () => {
     expect(binding?.["subjects"]).toEqual([{ kind: "ServiceAccount", name: serviceAccount?.metadata.name, namespace }]);
   });
 
+  it("names the refreshed scalers and the schedule in the notes, and says nothing while none is listed", () => {
+    expect(installNotes(refresh)).toContain(
+      'Floors by the hour are refreshed at "5 0 * * *" (UTC) for team-a/chat, team-b/code:',
+    );
+    expect(installNotes({})).not.toContain("Floors by the hour");
+  });
+
   it("refuses a scaler that is not NAMESPACE/NAME, naming the value", () => {
     const result = runHelm(helmArgs(["template", release], { set: { "floorRefresh.scalers[0]": "chat" } }));
     expect(result.status).not.toBe(0);
