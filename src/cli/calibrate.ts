@@ -48,7 +48,7 @@ import { figureForSwing, minHeadroomSwing } from "../core/calibrate/swing-headro
 import { readFleet } from "./fleet-file.js";
 import { flagLines, positiveFlag, readFlags, UsageError, type FlagValues } from "./flags.js";
 import { latencyGuardReadingOf } from "./pass-flags.js";
-import type { CommandFlag } from "../app/settings.js";
+import { settings as controllerSettings, type CommandFlag } from "../app/settings.js";
 import { exitCodes, type CliIo, type Command } from "./io.js";
 import { loadObjects, scalerAndTarget } from "./observe.js";
 import { parseYamlDocuments } from "./yaml-documents.js";
@@ -106,6 +106,12 @@ const ownFlags: readonly CommandFlag[] = [
     help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
   },
   { flag: "--kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  {
+    flag: controllerSettings.targetApiVersion.flag,
+    value: "VERSION",
+    default: "v1",
+    help: `${controllerSettings.targetApiVersion.help} read from the cluster (the controller's flag)`,
+  },
   { flag: "--start", value: "TIME", help: "start of the period: RFC 3339 or Unix seconds" },
   { flag: "--end", value: "TIME", help: "end of the period: RFC 3339 or Unix seconds (default now)" },
   { flag: "--last", value: "DURATION", help: "the period ending at --end: 15m, 2h, 900s (instead of --start)" },
@@ -351,6 +357,7 @@ async function fromPrometheus(
       ...(target === undefined ? {} : { target }),
       ...(kubeconfig === undefined ? {} : { kubeconfig }),
       timeoutMs: settings.prometheusTimeoutMs,
+      targetApiVersion: targetApiVersionOf(values),
     },
     io,
   );
@@ -390,6 +397,17 @@ async function fromPrometheus(
     ...(swingDayBefore === undefined ? {} : { swingDayBefore }),
     ...("file" in scaler ? {} : { cluster: { ...scaler, kubeconfig, timeoutMs: settings.prometheusTimeoutMs } }),
   };
+}
+
+/** `--target-api-version`, checked as the controller checks it; default v1. */
+function targetApiVersionOf(values: FlagValues): string {
+  const text = (values["target-api-version"] as string | undefined) ?? "v1";
+  const parsed = controllerSettings.targetApiVersion.schema.safeParse(text);
+  if (!parsed.success)
+    throw new UsageError(
+      `--target-api-version: ${JSON.stringify(text)} ${parsed.error.issues[0]?.message ?? "is not an API version"}`,
+    );
+  return parsed.data;
 }
 
 /** The scaler's file (`-f`), or its namespace and name in the cluster (`--scaler`): exactly one. */

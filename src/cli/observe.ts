@@ -8,7 +8,7 @@
  * reads the scaler from there too.
  */
 import { stringify } from "yaml";
-import { KubeResources } from "../adapters/kubernetes/resources.js";
+import { KubeResources, modelDeploymentResource } from "../adapters/kubernetes/resources.js";
 import { PrometheusSignalSource, type ScalerSamplingInput } from "../adapters/prometheus/source.js";
 import { sumsByRole } from "../adapters/prometheus/queries.js";
 import { clusterConfigFrom } from "../app/cluster.js";
@@ -40,6 +40,7 @@ const sharedSettings = [
   ...prometheusSettingNames,
   "kubeconfig",
   "kubeTimeoutMs",
+  "targetApiVersion",
   "engineScrapeInterval",
 ] as const satisfies readonly SettingName[];
 
@@ -345,11 +346,13 @@ function table(report: ObserveReport): string {
 
 /** The cluster's objects, through the controller's own Kubernetes adapter, from the controller's configuration sources. */
 function clusterFrom(
-  kubeconfig: string,
-  timeoutMs: number,
+  args: Pick<ObjectSources, "kubeconfig" | "timeoutMs" | "targetApiVersion">,
   env: Readonly<Record<string, string | undefined>>,
 ): KubeResources {
-  return new KubeResources(clusterConfigFrom({ kubeconfig }, env).kubeConfig, { timeoutMs });
+  return new KubeResources(clusterConfigFrom({ kubeconfig: args.kubeconfig ?? "" }, env).kubeConfig, {
+    timeoutMs: args.timeoutMs,
+    targetResource: modelDeploymentResource(args.targetApiVersion ?? "v1"),
+  });
 }
 
 /** What the objects are read from: files, or the cluster (`--kubeconfig`, else as the controller finds it). */
@@ -359,6 +362,8 @@ export interface ObjectSources {
   readonly kubeconfig?: string;
   /** Budget of each API call. */
   readonly timeoutMs: number;
+  /** The ModelDeployment's API version read from the cluster (the controller's --target-api-version); default v1. */
+  readonly targetApiVersion?: string;
 }
 
 /** The scaler and target, each from its file or from the cluster. */
@@ -368,7 +373,7 @@ export async function loadObjects(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<{ scaler: unknown; target: unknown }> {
   let cluster: KubeResources | undefined;
-  const api = (): KubeResources => (cluster ??= clusterFrom(args.kubeconfig ?? "", args.timeoutMs, env));
+  const api = (): KubeResources => (cluster ??= clusterFrom(args, env));
   let scaler: unknown;
   if ("file" in args.scaler) scaler = readOne(args.scaler.file, io, "ModelDeploymentScaler");
   else {
@@ -383,7 +388,10 @@ export async function loadObjects(
   const namespace = metadata.namespace ?? "default";
   const name = parsed.value.spec.targetRef.name;
   const target = await api().getTarget(namespace, name);
-  if (target === undefined) throw new Error(`target: ModelDeployment ${namespace}/${name} not found in the cluster`);
+  if (target === undefined) {
+    const { group, version } = api().targetResource;
+    throw new Error(`target: ModelDeployment ${namespace}/${name} (${group}/${version}) not found in the cluster`);
+  }
   return { scaler, target };
 }
 

@@ -909,6 +909,7 @@ describe("floorRefresh: the daily refresh of floors by the hour", () => {
       "calibrate",
       "--scaler=team-a/chat",
       ...controllerFlags,
+      "--target-api-version=v1",
       "--last=15m",
       "--keep-targets",
       "--hourly-floors-from=prometheus",

@@ -408,21 +408,21 @@ describe("calibrate against a real Prometheus", () => {
       await controlPlane?.stop();
     });
 
-    /** calibrate on the scaler read from the cluster, its target from the file, over the thirty minutes from t0. */
-    const fromCluster = (): string[] => [
+    /** calibrate on the scaler and its target read from the cluster, over the thirty minutes from t0. */
+    const inCluster = (): string[] => [
       "--prometheus-url",
       prometheus.url,
       "--scaler",
       "serving/daily",
       "--kubeconfig",
       controlPlane.kubeConfigPath,
-      "--target",
-      files("daily", "1000").target,
       "--start",
       String(t0),
       "--end",
       String(t0 + 60 * minutes),
     ];
+    /** The same with the target from the file. */
+    const fromCluster = (): string[] => [...inCluster(), "--target", files("daily", "1000").target];
 
     it("writes the floors at the scaler's own target into its spec: the daily refresh, one command", async () => {
       const io = memoryIo();
@@ -500,6 +500,20 @@ describe("calibrate against a real Prometheus", () => {
       // The same account may not even read another scaler of the namespace.
       const other = account.makeApiClient(CustomObjectsApi);
       await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });
+    }, 600_000);
+
+    it("reads the target at the API version given, as the controller does, and names it where none is served", async () => {
+      const args = inCluster();
+      const served = memoryIo();
+      expect(await runCalibrate([...args, "--target-api-version", "v1"], served), served.err).toBe(0);
+      const other = memoryIo();
+      expect(await runCalibrate([...args, "--target-api-version", "v1beta1"], other)).toBe(1);
+      expect(other.err).toContain(
+        "target: ModelDeployment serving/daily (worker.gpustack.ai/v1beta1) not found in the cluster",
+      );
+      const bad = memoryIo();
+      expect(await runCalibrate([...args, "--target-api-version", "1"], bad)).toBe(2);
+      expect(bad.err).toMatch(/^--target-api-version: "1" must be a version such as v1 or v1alpha1/);
     }, 600_000);
 
     it("prints a scaler read from the cluster as a manifest to keep or apply, without what the API server keeps", async () => {

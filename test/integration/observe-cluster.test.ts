@@ -159,4 +159,20 @@ describe("mds-scaler observe with a kubeconfig", () => {
     expect(await runCli([...args, "--kubeconfig", controlPlane.kubeConfigPath], io)).toBe(1);
     expect(err).toMatch(/ModelDeploymentScaler ml\/nope not found/);
   }, 60_000);
+
+  it("reads the target at the controller's --target-api-version, and names the version none is served at", async () => {
+    let err = "";
+    const io = { stdout: () => undefined, stderr: (t: string) => void (err += t), readFile: () => "" };
+    const args = ["observe", "--prometheus-url", prometheus.url, "--scaler", `${namespace}/chat`];
+    const at = (version: string) => [
+      ...args,
+      "--kubeconfig",
+      controlPlane.kubeConfigPath,
+      "--target-api-version",
+      version,
+    ];
+    expect(await runCli(at("v1"), io), err).toBe(0);
+    expect(await runCli(at("v1beta1"), io)).toBe(1);
+    expect(err).toContain("target: ModelDeployment ml/chat (worker.gpustack.ai/v1beta1) not found in the cluster");
+  }, 60_000);
 });
