@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
 import {
   parsePrometheusSettings,
   prometheusClientOf,
@@ -106,6 +107,12 @@ const ownFlags: readonly CommandFlag[] = [
     help: "its ModelDeployment from a file (no cluster needed); without it the target is read from the cluster",
   },
   { flag: "--kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  {
+    flag: controllerSettings.kubeTimeoutMs.flag,
+    value: "MS",
+    default: "10000",
+    help: `${controllerSettings.kubeTimeoutMs.help} (the controller's flag)`,
+  },
   {
     flag: controllerSettings.targetApiVersion.flag,
     value: "VERSION",
@@ -351,13 +358,14 @@ async function fromPrometheus(
   const { start, end } = periodOf(values, nowMs);
   const target = values["target"] as string | undefined;
   const kubeconfig = values["kubeconfig"] as string | undefined;
+  const kubeTimeoutMs = controllerSetting(values, "kubeTimeoutMs");
   const objects = await loadObjects(
     {
       scaler,
       ...(target === undefined ? {} : { target }),
       ...(kubeconfig === undefined ? {} : { kubeconfig }),
-      timeoutMs: settings.prometheusTimeoutMs,
-      targetApiVersion: targetApiVersionOf(values),
+      timeoutMs: kubeTimeoutMs,
+      targetApiVersion: controllerSetting(values, "targetApiVersion"),
     },
     io,
   );
@@ -395,19 +403,23 @@ async function fromPrometheus(
     spec,
     ...(dayBefore === undefined ? {} : { dayBefore }),
     ...(swingDayBefore === undefined ? {} : { swingDayBefore }),
-    ...("file" in scaler ? {} : { cluster: { ...scaler, kubeconfig, timeoutMs: settings.prometheusTimeoutMs } }),
+    ...("file" in scaler ? {} : { cluster: { ...scaler, kubeconfig, timeoutMs: kubeTimeoutMs } }),
   };
 }
 
-/** `--target-api-version`, checked as the controller checks it; default v1. */
-function targetApiVersionOf(values: FlagValues): string {
-  const text = (values["target-api-version"] as string | undefined) ?? "v1";
-  const parsed = controllerSettings.targetApiVersion.schema.safeParse(text);
+/** One of the controller's Kubernetes settings calibrate takes as a flag, checked as the controller checks it. */
+function controllerSetting<K extends "kubeTimeoutMs" | "targetApiVersion">(
+  values: FlagValues,
+  name: K,
+): z.output<(typeof controllerSettings)[K]["schema"]> {
+  const setting = controllerSettings[name];
+  const text = values[setting.flag.slice(2)] as string | undefined;
+  const parsed = setting.schema.safeParse(text);
   if (!parsed.success)
     throw new UsageError(
-      `--target-api-version: ${JSON.stringify(text)} ${parsed.error.issues[0]?.message ?? "is not an API version"}`,
+      `${setting.flag}: ${JSON.stringify(text)} ${parsed.error.issues[0]?.message ?? "is not valid"}`,
     );
-  return parsed.data;
+  return parsed.data as z.output<(typeof controllerSettings)[K]["schema"]>;
 }
 
 /** The scaler's file (`-f`), or its namespace and name in the cluster (`--scaler`): exactly one. */

@@ -502,7 +502,7 @@ describe("calibrate against a real Prometheus", () => {
       await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });
     }, 600_000);
 
-    it("reads the target at the API version given, as the controller does, and names it where none is served", async () => {
+    it("reads the target at the API version given, as the controller does, names it where none is served, and checks the Kubernetes flags as the controller does", async () => {
       const args = inCluster();
       const served = memoryIo();
       expect(await runCalibrate([...args, "--target-api-version", "v1"], served), served.err).toBe(0);
@@ -514,6 +514,9 @@ describe("calibrate against a real Prometheus", () => {
       const bad = memoryIo();
       expect(await runCalibrate([...args, "--target-api-version", "1"], bad)).toBe(2);
       expect(bad.err).toMatch(/^--target-api-version: "1" must be a version such as v1 or v1alpha1/);
+      const timeout = memoryIo();
+      expect(await runCalibrate([...args, "--kube-timeout-ms", "5"], timeout)).toBe(2);
+      expect(timeout.err).toMatch(/^--kube-timeout-ms: "5" Too small/);
     }, 600_000);
 
     it("prints a scaler read from the cluster as a manifest to keep or apply, without what the API server keeps", async () => {
