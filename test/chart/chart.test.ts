@@ -940,6 +940,41 @@ describe("floorRefresh: the daily refresh of floors by the hour", () => {
     expect(binding?.["subjects"]).toEqual([{ kind: "ServiceAccount", name: serviceAccount?.metadata.name, namespace }]);
   });
 
+  it("labels the jobs' pods so that no selector of the controller's picks them (webhooks, metrics, PDB, policy)", () => {
+    const objects = render({ set: { ...refresh, "networkPolicy.enabled": "true" } });
+    const job = all(objects, "CronJob")[0]?.["spec"] as {
+      jobTemplate: { spec: { template: { metadata: { labels: Record<string, string> } } } };
+    };
+    const podLabels = job.jobTemplate.spec.template.metadata.labels;
+    type Selected = [string, Record<string, string>];
+    const specOf = <T>(o: K8sObject): T => o["spec"] as T;
+    const selectors: Selected[] = [
+      ...all(objects, "Service").map((o): Selected => [
+        `Service ${o.metadata.name}`,
+        specOf<{ selector: Record<string, string> }>(o).selector,
+      ]),
+      ...all(objects, "PodDisruptionBudget").map((o): Selected => [
+        "PodDisruptionBudget",
+        specOf<{ selector: { matchLabels: Record<string, string> } }>(o).selector.matchLabels,
+      ]),
+      ...all(objects, "NetworkPolicy").map((o): Selected => [
+        "NetworkPolicy",
+        specOf<{ podSelector: { matchLabels: Record<string, string> } }>(o).podSelector.matchLabels,
+      ]),
+      ["Deployment", deploymentSpec(objects).selector.matchLabels],
+    ];
+    expect(selectors.map(([kind]) => kind.split(" ")[0])).toEqual(
+      expect.arrayContaining(["Service", "PodDisruptionBudget", "NetworkPolicy", "Deployment"]),
+    );
+    for (const [kind, selector] of selectors) {
+      const matchesController = Object.entries(selector).every(
+        ([k, v]) => deploymentSpec(objects).template.metadata.labels[k] === v,
+      );
+      const matchesJob = Object.entries(selector).every(([k, v]) => podLabels[k] === v);
+      expect([kind, matchesController, matchesJob]).toEqual([kind, true, false]);
+    }
+  });
+
   it("names the refreshed scalers and the schedule in the notes, and says nothing while none is listed", () => {
     expect(installNotes(refresh)).toContain(
       'Floors by the hour are refreshed at "5 0 * * *" (UTC) for team-a/chat, team-b/code:',
