@@ -154,7 +154,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--keep-targets",
     value: "",
-    help: "keep each role's per-replica target as the scaler writes it, and size the steps (--hourly-floors-from, --swing-from) by it instead of the figure measured: the daily refresh of the floors once the scaler runs, whose own minutes keep replicas near their target and so rarely show where the targets break (not with --swing-headroom)",
+    help: "keep each role's per-replica target as the scaler writes it, and size the steps (--hourly-floors-from, --swing-from) by it instead of the figure measured: the daily refresh of the floors once the scaler runs, whose own minutes do not give back the figure the first run measured (not with --swing-headroom)",
   },
   { flag: "--write-scaler", value: "FILE", help: "also write the scaler with the calibrated targets to FILE" },
   {

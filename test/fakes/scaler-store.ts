@@ -13,6 +13,11 @@ export interface StoredScaler {
   status?: unknown;
 }
 
+/** Every write moves the version on, as the API server's does. */
+function nextVersion(scaler: StoredScaler): StoredScaler["metadata"] {
+  return { resourceVersion: String(Number(scaler.metadata.resourceVersion) + 1) };
+}
+
 export class ScalerStore {
   patches = 0;
   /** Runs before each patch is judged: another writer's change, or `"delete"` to remove the scaler. */
@@ -22,7 +27,7 @@ export class ScalerStore {
 
   /** Another writer's status write: the version moves on, the spec stays. */
   static statusWrite(scaler: StoredScaler): StoredScaler {
-    return { ...scaler, metadata: { resourceVersion: String(Number(scaler.metadata.resourceVersion) + 1) } };
+    return { ...scaler, metadata: nextVersion(scaler) };
   }
 
   getScaler(): Promise<unknown | undefined> {
@@ -42,7 +47,8 @@ export class ScalerStore {
       return Promise.reject(new ConflictError(`${what}: the object has been modified`, 409, { cause: 409 }));
     const spec = ops.find((op) => op.path === "/spec");
     this.scaler = {
-      ...ScalerStore.statusWrite(this.scaler),
+      ...this.scaler,
+      metadata: nextVersion(this.scaler),
       ...(spec !== undefined && "value" in spec ? { spec: spec.value } : {}),
     };
     return Promise.resolve(structuredClone(this.scaler));

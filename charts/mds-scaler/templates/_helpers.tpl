@@ -178,11 +178,36 @@ otherwise turn the item into a YAML mapping.
 - {{ printf "--prometheus-matchers=%v" .Values.prometheus.matchers | quote }}
 {{- end }}
 {{- if .Values.prometheus.headersSecret }}
-- "--prometheus-headers-file=/etc/mds-scaler/prometheus-headers/headers"
+- {{ printf "--prometheus-headers-file=%s/headers" (include "mds-scaler.prometheusHeadersDir" .) | quote }}
 {{- end }}
 - {{ printf "--metric-separator=%v" .Values.metricSeparator | quote }}
 - {{ printf "--label-namespace=%v" .Values.labels.namespace | quote }}
 - {{ printf "--label-pod=%v" .Values.labels.pod | quote }}
 - {{ printf "--label-deployment=%v" .Values.labels.deployment | quote }}
 - {{ printf "--label-role=%v" .Values.labels.role | quote }}
+{{- end }}
+
+{{/*
+The Prometheus headers Secret (prometheus.headersSecret), mounted where
+prometheusArgs points --prometheus-headers-file, in every pod that reads
+Prometheus: the controller and the floor refresh jobs (each includes these
+only when a Secret is named).
+*/}}
+{{- define "mds-scaler.prometheusHeadersDir" -}}
+/etc/mds-scaler/prometheus-headers
+{{- end }}
+
+{{- define "mds-scaler.prometheusHeadersMount" -}}
+- name: prometheus-headers
+  mountPath: {{ include "mds-scaler.prometheusHeadersDir" . }}
+  readOnly: true
+{{- end }}
+
+{{- define "mds-scaler.prometheusHeadersVolume" -}}
+- name: prometheus-headers
+  secret:
+    secretName: {{ .Values.prometheus.headersSecret | quote }}
+    items:
+      - key: headers
+        path: headers
 {{- end }}

@@ -44,13 +44,12 @@ export async function applyCalibratedSpec(
       ]);
       return { resourceVersion, attempts: attempt };
     } catch (error) {
-      const deleted = new Error(`--apply: ${where} was deleted after calibrate read it; nothing written`, {
-        cause: error,
-      });
-      if (error instanceof KubeCallError && error.statusCode === 404) throw deleted;
+      const deleted = (): Error =>
+        new Error(`--apply: ${where} was deleted after calibrate read it; nothing written`, { cause: error });
+      if (error instanceof KubeCallError && error.statusCode === 404) throw deleted();
       if (!(error instanceof ConflictError)) throw error;
       const now = (await kube.getScaler(request.namespace, request.name)) as ScalerObject | undefined;
-      if (now === undefined) throw deleted;
+      if (now === undefined) throw deleted();
       const nowVersion = now.metadata?.resourceVersion;
       if (!isDeepStrictEqual(now.spec, readSpec))
         throw new Error(

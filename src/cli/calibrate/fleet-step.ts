@@ -1,6 +1,7 @@
 /**
  * `calibrate --swing-from`: the docs' step for replacing a fixed fleet, written into the scaler. Per role, the
- * demand swing of the same hours of the day before, served by the fleet (a `simulate -o json` run), and what the
+ * demand swing of the same hours of the day before, served by the fleet (a `simulate -o json` run, or the
+ * `--swing-period` read from Prometheus), and what the
  * step does there (`fleetStep`, src/core/calibrate/demand-swing.ts): where it keeps the fleet, or calibrate gave
  * the role no figure, the scaler holds the role at its `maxReplicas` (the fleet the steps cap the scaler at); where
  * it replaces the fleet, the role is written as calibrated. So the steps are one command from a day's run to the

@@ -97,10 +97,10 @@ export function runningFigureOf(result: CalibrationResult, role: string): number
 
 /**
  * `--keep-targets`: each role's per-replica target as the scaler writes it (TokenThroughput's block, or Predictive's
- * fallback block). Once the scaler runs, its own minutes keep each replica near that target, so they rarely show
- * where the targets break and calibrate measures no figure from them; the daily refresh of the floors
- * (docs/calibrate.md, "A whole day") sizes them by the target the scaler runs at. An error names a role whose kind
- * has no target written.
+ * fallback block). Once the scaler runs, the minutes calibrate reads are a fleet the scaler sized, not fleets a load
+ * test stepped down, and they do not give back the first run's figure (a whole day served by the scaler read less
+ * than half its target: docs/calibrate.md, "A whole day"); so the daily refresh of the floors sizes them by the
+ * target the scaler runs at. An error names a role whose kind has no target written.
  */
 export function withKeptTargets(result: CalibrationResult, spec: ScalerSpec): CalibrationResult {
   const tt = tokenThroughputOf(spec);
@@ -441,8 +441,9 @@ export function calibratedScaler(
   }
   const header = result.roles
     .map((r) => {
-      const kept = held.find((h) => h.role === r.role);
-      if (kept !== undefined) return `# ${r.role}: held at its fleet of ${kept.fleetReplicas} replicas, ${kept.why}`;
+      const heldRole = held.find((h) => h.role === r.role);
+      if (heldRole !== undefined)
+        return `# ${r.role}: held at its fleet of ${heldRole.fleetReplicas} replicas, ${heldRole.why}`;
       const target = result.keptTargets?.find((k) => k.role === r.role);
       if (target !== undefined)
         return `# ${r.role}: ${fmt(target.tokensPerSecondPerReplica)} tok/s per ready replica, the scaler's own target, kept (--keep-targets)`;
