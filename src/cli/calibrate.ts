@@ -30,6 +30,7 @@ import {
   scalerSnippet,
   table,
   calibratedScaler,
+  floorsAnnotationsOf,
   withKeptTargets,
   withRoleFigure,
   type CalibrationResult,
@@ -138,7 +139,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--hourly-floors-from",
     value: "FILE|prometheus",
-    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus); a role without a figure is held at its maxReplicas (minReplicas = maxReplicas: the fleet, as the whole-day steps keep it)",
+    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus); a role without a figure is held at its maxReplicas (minReplicas = maxReplicas: the fleet, as the whole-day steps keep it); the scaler written carries the time calibrate ran in the annotation worker.gpustack.ai/floors-calibrated-at, which the MdsScalerFloorsStale alert reads",
   },
   {
     flag: "--swing-from",
@@ -160,7 +161,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--apply",
     value: "",
-    help: "also write that scaler's spec back to the cluster, to the scaler read with --scaler, only if its spec has not changed since calibrate read it (a daily job's last step: docs/calibrate.md, \"A whole day\")",
+    help: "also write that scaler's spec (and the floors' date annotation) back to the cluster, to the scaler read with --scaler, only if its spec has not changed since calibrate read it (a daily job's last step: docs/calibrate.md, \"A whole day\")",
   },
   { flag: "--report", value: "FILE", help: "write a self-contained HTML page with the minutes plotted by load" },
   { flag: "--help", short: "h", value: "", help: "this help" },
@@ -579,7 +580,7 @@ function dayBeforeOf(flag: string, from: string, fromPrometheus: DayBefore | und
  * Phase 4: each calibrated role's floors by the UTC hour, at the figure phase 3 left, from the day before: a
  * `simulate -o json` run of it, or the Prometheus minutes phase 2 read (calibrate/hourly-floors.ts).
  */
-function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo): Calibrated {
+function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliIo, nowMs: number): Calibrated {
   if (from === undefined) return answer;
   const dayBefore = dayBeforeOf("--hourly-floors-from", from, answer.dayBefore, io);
   return {
@@ -588,7 +589,7 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
       ...answer.result,
       // A minute the day before's read lost is no evidence: its hour's floor reads only the minutes that answered.
       warnings: [...answer.result.warnings, ...dayBefore.warnings.map((w) => `the day before, ${w}`)],
-      hourlyFloors: floorsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source),
+      hourlyFloors: floorsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source, nowMs),
     },
   };
 }
@@ -655,7 +656,8 @@ export async function runCalibrate(
 ): Promise<number> {
   const invocation = parseInvocation(args, io);
   if (typeof invocation === "number") return invocation;
-  const answer = await readAndCalibrate(invocation, io, nowMs());
+  const startedMs = nowMs();
+  const answer = await readAndCalibrate(invocation, io, startedMs);
   if (typeof answer === "number") return answer;
   let stepped: Calibrated;
   try {
@@ -663,6 +665,7 @@ export async function runCalibrate(
       withSwingHeadroom(withTargetsKept(answer, invocation.values["keep-targets"] === true), invocation.headroomSwing),
       invocation.values["hourly-floors-from"] as string | undefined,
       io,
+      startedMs,
     );
     stepped = withFleetSteps(floored, invocation.values["swing-from"] as string | undefined, io);
   } catch (error) {
@@ -694,6 +697,7 @@ async function applyToCluster(answer: Calibrated, io: CliIo): Promise<number> {
       name: cluster.name,
       read: answer.document,
       spec: document.spec,
+      annotations: floorsAnnotationsOf(answer.result) ?? {},
     });
     io.stderr(
       `applied: ModelDeploymentScaler ${cluster.namespace}/${cluster.name}, its spec written against resourceVersion ${done.resourceVersion}${done.attempts > 1 ? ` (attempt ${done.attempts}: its status moved on meanwhile)` : ""}\n`,

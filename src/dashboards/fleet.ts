@@ -62,7 +62,8 @@ export const fleetDashboard: DashboardSpec = {
         {
           type: "table",
           title: "Scalers",
-          question: "Which scalers exist, what do they target, are they Active, and under which binding term?",
+          question:
+            "Which scalers exist, what do they target, are they Active, under which binding term, and how many hours ago were their floors by the hour calibrated?",
           ...modeAndTermTable(ns),
           width: 10,
           height: 10,

@@ -46,12 +46,18 @@ interface PanelBase {
   readonly valueText?: Readonly<Record<string, { readonly text: string; readonly color: string }>>;
 }
 
-/** The queries and columns of a table of scalers with their mode and binding term (the Fleet and Scalers dashboards). */
+/**
+ * The queries and columns of a table of scalers with their mode, binding term and, where they write floors by the
+ * hour, how many hours ago those were calibrated (the Fleet and Scalers dashboards; `MdsScalerFloorsStale` past 26).
+ */
 export function modeAndTermTable(selector: string): { targets: readonly Target[]; columns: Columns } {
   return {
     targets: [
       { expr: `max by (namespace, scaler, target, mode) (mds_scaler_mode{${selector}} == 1)` },
       { expr: `max by (namespace, scaler, target) (mds_scaler_binding_term{${selector}})` },
+      {
+        expr: `max by (namespace, scaler, target) ((time() - mds_scaler_floors_calibrated_timestamp_seconds{${selector}}) / 3600)`,
+      },
     ],
     columns: [
       ["namespace", "Namespace"],
@@ -59,6 +65,7 @@ export function modeAndTermTable(selector: string): { targets: readonly Target[]
       ["target", "Target"],
       ["mode", "Mode"],
       ["Value #B", "Binding term"],
+      ["Value #C", "Floors calibrated (h ago)"],
     ],
   };
 }

@@ -67,8 +67,9 @@ export const scalersDashboard: DashboardSpec = {
         },
         {
           type: "table",
-          title: "Mode and binding term",
-          question: "Does the scaler only compute (Shadow) or commit (Active), and under which binding term?",
+          title: "Mode, binding term, floors' age",
+          question:
+            "Does the scaler only compute (Shadow) or commit (Active), under which binding term, and, where it writes floors by the hour, how many hours ago were they calibrated (refreshed daily; MdsScalerFloorsStale past 26)?",
           ...modeAndTermTable(sel),
           width: 8,
         },

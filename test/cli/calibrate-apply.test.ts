@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { KubeCallError } from "../../src/adapters/kubernetes/resources.js";
 import { applyAttempts, applyCalibratedSpec } from "../../src/cli/calibrate/apply.js";
 import { ScalerStore, type StoredScaler } from "../fakes/scaler-store.js";
+import { floorsCalibratedAnnotation } from "../../src/core/api/floors-calibrated.js";
 
 const read: StoredScaler = {
   metadata: { resourceVersion: "7" },
@@ -21,6 +22,33 @@ describe("calibrate --apply's guarded write", () => {
     const store = new ScalerStore(structuredClone(read));
     expect(await applyCalibratedSpec(store, request)).toEqual({ resourceVersion: "7", attempts: 1 });
     expect(store.scaler?.spec).toEqual(calibrated);
+  });
+
+  it("sets the floors' date beside the spec, keeping the other annotations of the version it writes against", async () => {
+    const annotated = { ...read, metadata: { resourceVersion: "7", annotations: { team: "search" } } };
+    const store = new ScalerStore(structuredClone(annotated));
+    // Another writer's annotation lands between the read and the write: the second attempt keeps it.
+    let moved = false;
+    store.beforePatch = (scaler) => {
+      if (moved) return scaler;
+      moved = true;
+      const metadata = { ...scaler.metadata, annotations: { ...scaler.metadata.annotations, owner: "ml-platform" } };
+      return ScalerStore.statusWrite({ ...scaler, metadata });
+    };
+    const dated = { [floorsCalibratedAnnotation]: "2026-12-07T00:05:12Z" };
+    expect(await applyCalibratedSpec(store, { ...request, read: annotated, annotations: dated })).toEqual({
+      resourceVersion: "8",
+      attempts: 2,
+    });
+    expect(store.scaler?.metadata.annotations).toEqual({ team: "search", owner: "ml-platform", ...dated });
+    expect(store.scaler?.spec).toEqual(calibrated);
+  });
+
+  it("writes the first annotation of a scaler that has none", async () => {
+    const store = new ScalerStore(structuredClone(read));
+    const dated = { [floorsCalibratedAnnotation]: "2026-12-07T00:05:12Z" };
+    await applyCalibratedSpec(store, { ...request, annotations: dated });
+    expect(store.scaler?.metadata.annotations).toEqual(dated);
   });
 
   it(`gives up after ${applyAttempts} attempts while status writes keep moving the version, writing nothing`, async () => {

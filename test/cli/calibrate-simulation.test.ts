@@ -13,6 +13,7 @@ import { runCalibrate } from "../../src/cli/calibrate.js";
 import { floorsFromYesterday } from "../../src/cli/calibrate/hourly-floors.js";
 import { memoryIo } from "../support/memory-io.js";
 import { runSimulate } from "../../src/cli/simulate.js";
+import { floorsCalibratedAnnotation } from "../../src/core/api/floors-calibrated.js";
 import { validateScaler } from "../../src/core/api/validation.js";
 import { tracesDir } from "../sim/quality/fixtures.js";
 
@@ -316,10 +317,16 @@ describe("calibrate --from-simulation", () => {
     const args = userScalerArgs("floors.yaml", "TokenThroughput");
     const io = memoryIo();
     // The day before: the 2-replica run, whose minutes all end in 00:01–00:15.
-    expect(await runCalibrate([...args, "--hourly-floors-from", runs[2] as string, "-o", "scaler"], io)).toBe(0);
+    const calibratedAt = () => Date.UTC(2026, 11, 7, 0, 5, 12, 400);
+    expect(
+      await runCalibrate([...args, "--hourly-floors-from", runs[2] as string, "-o", "scaler"], io, calibratedAt),
+    ).toBe(0);
     const written = parse(io.out.replace(/^#.*\n/gm, "")) as {
+      metadata: { annotations?: Record<string, string> };
       spec: { roles: { floorReplicasByUtcHour?: number[] }[]; algorithm: { tokenThroughput: Record<string, string> } };
     };
+    // The date the controller exports for MdsScalerFloorsStale.
+    expect(written.metadata.annotations).toEqual({ [floorsCalibratedAnnotation]: "2026-12-07T00:05:12Z" });
     const validated = validateScaler(written);
     expect(validated.ok).toBe(true);
     const figure = Number(written.spec.algorithm.tokenThroughput["serverTargetTokensPerSecond"]);
@@ -357,6 +364,8 @@ describe("calibrate --from-simulation", () => {
     };
     expect(validateScaler(written).ok).toBe(true);
     expect(written.spec.roles[0]).toEqual({ name: "server", minReplicas: 16, maxReplicas: 16 });
+    // No floors written, so nothing to date.
+    expect(io.out).not.toContain(floorsCalibratedAnnotation);
     expect(io.out).toMatch(
       /^# server: held at its fleet of 16 replicas, calibrate gave no figure \(not enough evidence\); the whole-day steps keep the fleet$/m,
     );
@@ -589,7 +598,7 @@ describe("floorsFromYesterday", () => {
     const result = JSON.parse(io.out) as Parameters<typeof floorsFromYesterday>[0];
     const spec = validateScaler(parse(readFileSync(join(dir, "floors-none.yaml"), "utf8")));
     if (!spec.ok) throw new Error("the user's scaler does not validate");
-    expect(() => floorsFromYesterday(result, spec.value.spec, [], "nowhere")).toThrow(
+    expect(() => floorsFromYesterday(result, spec.value.spec, [], "nowhere", 0)).toThrow(
       /--hourly-floors-from: role server: no minutes of the day before were read \(nowhere\)/,
     );
   });

@@ -59,6 +59,7 @@ import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 import { observationsOf } from "../support/plan-observations.js";
 import { builtInVariables, interpolate, panelQueries, resolveVariables, type Dashboard } from "../support/grafana.js";
 import { runHelm } from "../../harness/helm.js";
+import { floorsCalibratedAnnotation } from "../../src/core/api/floors-calibrated.js";
 import { condition, eventually, group, LoadDial, replicasOf, version, type ScalerObject } from "../support/testbed.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -147,6 +148,22 @@ describe("beside a Prometheus Operator stack", () => {
     if (body.status !== "success") throw new Error(`${path} ${search.toString()}: ${body.error ?? response.status}`);
     return body.data;
   }
+
+  /** The test's scaler in the API. */
+  const scalerRef = {
+    group,
+    version,
+    namespace: workloadNamespace,
+    plural: "modeldeploymentscalers",
+    name: scalerName,
+  };
+
+  /** The alerts of one name Prometheus holds, pending or firing. */
+  async function alertsNamed(alertname: string): Promise<{ labels: Record<string, string>; state: string }[]> {
+    const { alerts } = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>("/api/v1/alerts");
+    return alerts.filter((a) => a.labels["alertname"] === alertname);
+  }
+
   const instant = async (query: string): Promise<Series[]> =>
     (await promApi<{ result: Series[] }>("/api/v1/query", { query })).result;
   const range = async (query: string, seconds: number): Promise<Series[]> => {
@@ -693,7 +710,11 @@ describe("beside a Prometheus Operator stack", () => {
         // This stack registers no admission webhooks, and its scaler writes no floors by the hour, so webhook
         // and floor series have no samples here: the query must still evaluate (the demo's end-to-end test draws
         // the webhook panels with data; test/observability/dashboards-live.test.ts every series).
-        const absentHere = ["mds_webhook_", "mds_role_hourly_floor_replicas"].find((m) => q.expr.includes(m));
+        const absentHere = [
+          "mds_webhook_",
+          "mds_role_hourly_floor_replicas",
+          "mds_scaler_floors_calibrated_timestamp_seconds",
+        ].find((m) => q.expr.includes(m));
         if (absentHere !== undefined) {
           await (q.instant ? instant(expr) : range(expr, timing.rangeSeconds));
           report.push(`evaluated (no ${absentHere} series here)  ${file} / ${q.panel} / ${q.refId}`);
@@ -752,13 +773,6 @@ describe("beside a Prometheus Operator stack", () => {
 
   it("fires MdsScalerBlocked with the scaler's own namespace and name while it is Blocked, and resolves it", async () => {
     const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-    const scalerRef = {
-      group,
-      version,
-      namespace: workloadNamespace,
-      plural: "modeldeploymentscalers",
-      name: scalerName,
-    };
     const setMaxReplicas = async (maxReplicas: number): Promise<void> => {
       const s = (await custom.getNamespacedCustomObject(scalerRef)) as ScalerObject & {
         spec: { roles: { maxReplicas: number }[] };
@@ -766,10 +780,7 @@ describe("beside a Prometheus Operator stack", () => {
       for (const r of s.spec.roles) r.maxReplicas = maxReplicas;
       await custom.replaceNamespacedCustomObject({ ...scalerRef, body: s });
     };
-    const blockedAlerts = async (): Promise<{ labels: Record<string, string>; state: string }[]> =>
-      (await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>("/api/v1/alerts")).alerts.filter(
-        (a) => a.labels["alertname"] === "MdsScalerBlocked",
-      );
+    const blockedAlerts = () => alertsNamed("MdsScalerBlocked");
     expect(await blockedAlerts()).toEqual([]);
 
     // A maximum below the current count: nothing can be planned (BoundsConflict).
@@ -810,6 +821,45 @@ describe("beside a Prometheus Operator stack", () => {
       "MdsScalerBlocked to resolve",
       async () => (await blockedAlerts()).length === 0 || undefined,
       60_000,
+      1_000,
+    );
+  }, 300_000);
+
+  it("fires MdsScalerFloorsStale from the floors' date on the scaler, and resolves it when a refresh dates them anew", async () => {
+    const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+    /** Floors of one replica at every hour (no count changes: every role runs at least one), dated `at`. */
+    const dateFloors = async (at: Date): Promise<void> => {
+      const s = (await custom.getNamespacedCustomObject(scalerRef)) as ScalerObject & {
+        metadata: { annotations?: Record<string, string> };
+        spec: { roles: { floorReplicasByUtcHour?: number[] }[] };
+      };
+      for (const r of s.spec.roles) r.floorReplicasByUtcHour = new Array<number>(24).fill(1);
+      s.metadata.annotations = { ...s.metadata.annotations, [floorsCalibratedAnnotation]: at.toISOString() };
+      await custom.replaceNamespacedCustomObject({ ...scalerRef, body: s });
+    };
+    const staleAlerts = () => alertsNamed("MdsScalerFloorsStale");
+    expect(await staleAlerts()).toEqual([]);
+
+    // The last refresh 30 hours ago: the daily job has missed a day.
+    await dateFloors(new Date(Date.now() - 30 * 3600_000));
+    const firing = await eventually(
+      "MdsScalerFloorsStale to fire",
+      async () => {
+        const a = (await staleAlerts()).filter((x) => x.state === "firing");
+        return a.length > 0 ? a : undefined;
+      },
+      120_000,
+      1_000,
+    );
+    expect(firing.map((a) => a.labels)).toEqual([
+      expect.objectContaining({ namespace: workloadNamespace, scaler: scalerName, target: scalerName }),
+    ]);
+
+    await dateFloors(new Date());
+    await eventually(
+      "MdsScalerFloorsStale to resolve",
+      async () => (await staleAlerts()).length === 0 || undefined,
+      120_000,
       1_000,
     );
   }, 300_000);

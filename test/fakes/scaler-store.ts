@@ -8,14 +8,14 @@ import { ConflictError, KubeCallError } from "../../src/adapters/kubernetes/reso
 import type { JsonPatchOp } from "../../src/core/binding/patch.js";
 
 export interface StoredScaler {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; annotations?: Record<string, string> };
   spec: unknown;
   status?: unknown;
 }
 
 /** Every write moves the version on, as the API server's does. */
 function nextVersion(scaler: StoredScaler): StoredScaler["metadata"] {
-  return { resourceVersion: String(Number(scaler.metadata.resourceVersion) + 1) };
+  return { ...scaler.metadata, resourceVersion: String(Number(scaler.metadata.resourceVersion) + 1) };
 }
 
 export class ScalerStore {
@@ -46,9 +46,14 @@ export class ScalerStore {
     if (guard !== undefined && "value" in guard && guard.value !== this.scaler.metadata.resourceVersion)
       return Promise.reject(new ConflictError(`${what}: the object has been modified`, 409, { cause: 409 }));
     const spec = ops.find((op) => op.path === "/spec");
+    // Only the whole map is written here (`add` of `/metadata/annotations`), as calibrate writes it.
+    const annotations = ops.find((op) => op.path === "/metadata/annotations");
+    const metadata = nextVersion(this.scaler);
+    if (annotations !== undefined && "value" in annotations)
+      metadata.annotations = annotations.value as Record<string, string>;
     this.scaler = {
       ...this.scaler,
-      metadata: nextVersion(this.scaler),
+      metadata,
       ...(spec !== undefined && "value" in spec ? { spec: spec.value } : {}),
     };
     return Promise.resolve(structuredClone(this.scaler));

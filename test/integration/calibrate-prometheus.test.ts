@@ -20,6 +20,7 @@ import { PrometheusHarness } from "../../harness/prometheus.js";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { KubeResources } from "../../src/adapters/kubernetes/resources.js";
+import { floorsCalibratedAnnotation } from "../../src/core/api/floors-calibrated.js";
 import { applyCalibratedSpec } from "../../src/cli/calibrate/apply.js";
 import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
 import { validateScaler } from "../../src/core/api/validation.js";
@@ -375,7 +376,7 @@ describe("calibrate against a real Prometheus", () => {
       plural: "modeldeploymentscalers",
     };
     interface Stored {
-      metadata: { resourceVersion: string };
+      metadata: { resourceVersion: string; annotations?: Record<string, string> };
       spec: { roles: { maxReplicas: number; floorReplicasByUtcHour?: number[] }[]; algorithm: unknown };
     }
     const custom = (): CustomObjectsApi => controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -427,6 +428,7 @@ describe("calibrate against a real Prometheus", () => {
     it("writes the floors at the scaler's own target into its spec: the daily refresh, one command", async () => {
       const io = memoryIo();
       const refresh = ["--keep-targets", "--hourly-floors-from", "prometheus", "--apply", "-o", "json"];
+      const startedMs = Date.now();
       expect(await runCalibrate([...fromCluster(), ...refresh], io), io.err).toBe(0);
       expect(io.err).toMatch(
         /^applied: ModelDeploymentScaler serving\/daily, its spec written against resourceVersion \d+\n$/,
@@ -438,6 +440,10 @@ describe("calibrate against a real Prometheus", () => {
       expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
       expect(spec.algorithm).toMatchObject({ tokenThroughput: { serverTargetTokensPerSecond: "1000" } });
       expect(spec.roles[0]?.maxReplicas).toBe(8);
+      // Dated beside the floors, for the controller's MdsScalerFloorsStale: the time the command ran.
+      const dated = Date.parse((await stored()).metadata.annotations?.[floorsCalibratedAnnotation] ?? "");
+      expect(dated).toBeGreaterThanOrEqual(Math.floor(startedMs / 1000) * 1000);
+      expect(dated).toBeLessThanOrEqual(Date.now());
     }, 600_000);
 
     it("runs the chart's CronJob command as its ServiceAccount, with only the Role the chart grants it", async () => {
@@ -479,13 +485,16 @@ describe("calibrate against a real Prometheus", () => {
       const [command, ...args] = pod.containers[0]?.args ?? [];
       expect(command).toBe("calibrate");
       const io = memoryIo();
-      // Floors of 1 before the run (the test above wrote the run's own), so the job's write shows.
+      // Floors of 1 before the run (the test above wrote the run's own), dated a week ago, beside another annotation,
+      // so the job's write shows.
       const before = await stored();
+      const weekAgo = "2026-11-30T00:05:00Z";
       await custom().replaceNamespacedCustomObject({
         ...scalers,
         name: "daily",
         body: {
           ...before,
+          metadata: { ...before.metadata, annotations: { team: "search", [floorsCalibratedAnnotation]: weekAgo } },
           spec: {
             ...before.spec,
             roles: before.spec.roles.map((r) => ({ ...r, floorReplicasByUtcHour: new Array(24).fill(1) })),
@@ -495,8 +504,14 @@ describe("calibrate against a real Prometheus", () => {
       const asJob = args.map((a) => (a.startsWith("--prometheus-url=") ? `--prometheus-url=${prometheus.url}` : a));
       expect(await runCalibrate([...asJob, "--kubeconfig", kubeconfig], io), io.err).toBe(0);
       expect(io.err).toMatch(/^applied: ModelDeploymentScaler serving\/daily/);
-      const floors = (await stored()).spec.roles[0]?.floorReplicasByUtcHour;
+      const after = await stored();
+      const floors = after.spec.roles[0]?.floorReplicasByUtcHour;
       expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
+      // The date moved on with the floors, under the job's own grants; the other annotation stayed.
+      expect(after.metadata.annotations?.["team"]).toBe("search");
+      expect(Date.parse(after.metadata.annotations?.[floorsCalibratedAnnotation] ?? "")).toBeGreaterThan(
+        Date.parse(weekAgo),
+      );
       // The same account may not even read another scaler of the namespace.
       const other = account.makeApiClient(CustomObjectsApi);
       await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });
@@ -524,7 +539,12 @@ describe("calibrate against a real Prometheus", () => {
       expect(await runCalibrate([...fromCluster(), "-o", "scaler"], io), io.err).toBe(0);
       const manifest = parse(io.out.replace(/^#.*\n/gm, "")) as Record<string, unknown>;
       expect(Object.keys(manifest)).toEqual(["apiVersion", "kind", "metadata", "spec"]);
-      expect(manifest["metadata"]).toEqual({ name: "daily", namespace: "serving" });
+      // The annotations a user keeps (the refresh's date and the tests' own above), not the API server's fields.
+      expect(manifest["metadata"]).toEqual({
+        name: "daily",
+        namespace: "serving",
+        annotations: { team: "search", [floorsCalibratedAnnotation]: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      });
       // What the cluster keeps of the same object, left out above.
       const kept = (await stored()) as unknown as { metadata: Record<string, unknown> };
       expect(kept.metadata).toHaveProperty("uid");

@@ -84,6 +84,8 @@ function controllerMetrics(): ScalerMetrics {
       target: scaler,
       mode: "Active",
       bindingTerm: 1,
+      // chat writes floors by the hour, calibrated an hour ago; search writes none.
+      ...(scaler === "chat" ? { floorsCalibratedAtSeconds: Date.now() / 1000 - 3600 } : {}),
       conditions,
       roles,
     });

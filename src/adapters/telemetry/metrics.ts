@@ -58,6 +58,8 @@ export interface ScalerReport {
   readonly target: string;
   readonly mode: string;
   readonly bindingTerm?: number;
+  /** When the floors by the hour in force were calibrated (Unix seconds); absent without floors or their date. */
+  readonly floorsCalibratedAtSeconds?: number;
   readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
   readonly roles: readonly RoleReport[];
 }
@@ -301,6 +303,18 @@ function registerScalerReportGauges(registers: Registry[], reports: { values(): 
       this.reset();
       for (const report of reports.values())
         if (report.bindingTerm !== undefined) this.set(scalerKey(report), report.bindingTerm);
+    },
+  });
+  new Gauge({
+    name: "mds_scaler_floors_calibrated_timestamp_seconds",
+    help: "When calibrate wrote the floors by the hour in force (annotation worker.gpustack.ai/floors-calibrated-at); absent without floors or that annotation.",
+    labelNames: scalerLabels,
+    registers,
+    collect() {
+      this.reset();
+      for (const report of reports.values())
+        if (report.floorsCalibratedAtSeconds !== undefined)
+          this.set(scalerKey(report), report.floorsCalibratedAtSeconds);
     },
   });
 }

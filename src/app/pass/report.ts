@@ -5,6 +5,7 @@ import type { PlanResult } from "../../core/planner/types.js";
 import type { RoleObservation } from "../../core/signals/types.js";
 import type { ScalerReport } from "../../adapters/telemetry/metrics.js";
 import { roleReports } from "../../adapters/telemetry/role-reports.js";
+import { floorsCalibratedAtSeconds } from "../../core/api/floors-calibrated.js";
 import { namespaceOf } from "./identity.js";
 
 export function reportOf(
@@ -20,6 +21,7 @@ export function reportOf(
     target: spec.targetRef.name,
     mode: spec.mode,
     ...(result.bindingTerm !== undefined ? { bindingTerm: result.bindingTerm } : {}),
+    ...floorsDateOf(spec, scaler),
     conditions: (result.status.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
     roles: roleReports(
       spec,
@@ -28,4 +30,10 @@ export function reportOf(
       observations,
     ),
   };
+}
+
+/** The floors' calibration date, where the scaler writes floors and the date reads as a time. */
+function floorsDateOf(spec: ScalerSpec, scaler: Scaler): Pick<ScalerReport, "floorsCalibratedAtSeconds"> {
+  const seconds = floorsCalibratedAtSeconds(spec, scaler.metadata.annotations);
+  return seconds === undefined ? {} : { floorsCalibratedAtSeconds: seconds };
 }

@@ -6,6 +6,7 @@
  * a changed or deleted spec is reported and nothing is written: calibrate judged the spec it read, not the new one.
  */
 import { isDeepStrictEqual } from "node:util";
+import type { JsonPatchOp } from "../../core/binding/patch.js";
 import { ConflictError, KubeCallError, type KubeResources } from "../../adapters/kubernetes/resources.js";
 
 /** Writes before giving up, each after a status write moved the scaler's version on. */
@@ -19,11 +20,34 @@ export interface ApplyRequest {
   readonly read: unknown;
   /** The spec to write: the read spec with calibrate's figures, floors and holds. */
   readonly spec: unknown;
+  /** Annotations set beside it (the floors' calibration date), the others the version written against keeps. */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 interface ScalerObject {
-  readonly metadata?: { readonly resourceVersion?: string };
+  readonly metadata?: { readonly resourceVersion?: string; readonly annotations?: Readonly<Record<string, string>> };
   readonly spec?: unknown;
+}
+
+/** The patch's operations against one version: its annotations with calibrate's set, and the spec. */
+function patchOf(version: ScalerObject, resourceVersion: string, request: ApplyRequest): JsonPatchOp[] {
+  const setAnnotations: JsonPatchOp[] =
+    request.annotations === undefined || Object.keys(request.annotations).length === 0
+      ? []
+      : [
+          {
+            // The whole map: `add` of one key fails where the object has no annotations; the version guard keeps
+            // every other annotation as the version written against holds it.
+            op: "add",
+            path: "/metadata/annotations",
+            value: { ...version.metadata?.annotations, ...request.annotations },
+          },
+        ];
+  return [
+    { op: "replace", path: "/metadata/resourceVersion", value: resourceVersion },
+    ...setAnnotations,
+    { op: "replace", path: "/spec", value: request.spec },
+  ];
 }
 
 /** The resourceVersion written against, and the attempts it took; an error says what stopped the write. */
@@ -33,15 +57,13 @@ export async function applyCalibratedSpec(
 ): Promise<{ readonly resourceVersion: string; readonly attempts: number }> {
   const where = `ModelDeploymentScaler ${request.namespace}/${request.name}`;
   const readSpec = (request.read as ScalerObject).spec;
-  let resourceVersion = (request.read as ScalerObject).metadata?.resourceVersion;
+  let version = request.read as ScalerObject;
+  let resourceVersion = version.metadata?.resourceVersion;
   for (let attempt = 1; ; attempt++) {
     if (resourceVersion === undefined || resourceVersion === "")
       throw new Error(`--apply: ${where} as read has no metadata.resourceVersion, so a write could not be guarded`);
     try {
-      await kube.patchScaler(request.namespace, request.name, [
-        { op: "replace", path: "/metadata/resourceVersion", value: resourceVersion },
-        { op: "replace", path: "/spec", value: request.spec },
-      ]);
+      await kube.patchScaler(request.namespace, request.name, patchOf(version, resourceVersion, request));
       return { resourceVersion, attempts: attempt };
     } catch (error) {
       const deleted = (): Error =>
@@ -60,6 +82,7 @@ export async function applyCalibratedSpec(
           `--apply: ${where} moved on ${applyAttempts} times while calibrate wrote it (last resourceVersion ${String(nowVersion)}); nothing written`,
           { cause: error },
         );
+      version = now;
       resourceVersion = nowVersion;
     }
   }

@@ -8,6 +8,7 @@
 import { hourlyFloors, type DemandMinute } from "../../core/calibrate/hourly-floors.js";
 import type { RoleMinutes } from "../../core/calibrate/minute.js";
 import type { ScalerSpec } from "../../core/api/scaler.js";
+import { floorsCalibratedValue } from "../../core/api/floors-calibrated.js";
 import { runningFigureOf, type CalibrationResult, type HourlyFloors } from "./result.js";
 import { fleetReplicasOf } from "./fleet-step.js";
 
@@ -27,6 +28,7 @@ export function floorsFromYesterday(
   spec: ScalerSpec,
   yesterday: readonly RoleMinutes[],
   source: string,
+  calibratedAtMs: number,
 ): HourlyFloors {
   const held = result.roles.flatMap((r) =>
     runningFigureOf(result, r.role) !== undefined
@@ -54,5 +56,5 @@ export function floorsFromYesterday(
       },
     ];
   });
-  return { source, roles, held };
+  return { source, calibratedAt: floorsCalibratedValue(calibratedAtMs), roles, held };
 }

@@ -12,6 +12,7 @@ import {
   type RoleCalibration,
 } from "../../core/calibrate/bands.js";
 import { minAdjacentPairs } from "../../core/calibrate/demand-noise.js";
+import { floorsCalibratedAnnotation } from "../../core/api/floors-calibrated.js";
 import {
   stepReplacesFleet,
   keepFleetAboveSwing,
@@ -62,6 +63,8 @@ export interface KeptTarget {
 export interface HourlyFloors {
   /** Where the day before's minutes came from, in words. */
   readonly source: string;
+  /** When calibrate read them (RFC 3339): the scaler written carries it as `floorsCalibratedAnnotation`. */
+  readonly calibratedAt: string;
   readonly roles: readonly { readonly role: string; readonly floorReplicasByUtcHour: readonly number[] }[];
   /** The roles without a figure, which the whole-day steps keep at their fleet. */
   readonly held: readonly HeldRole[];
@@ -432,6 +435,11 @@ export function calibratedScaler(
       throw new Error(`spec.roles: role ${f.role} is not in the scaler file, so its floors cannot be written`);
     entry["floorReplicasByUtcHour"] = [...f.floorReplicasByUtcHour];
   }
+  const dated = floorsAnnotationsOf(result);
+  if (dated !== undefined) {
+    const metadata = ((doc as { metadata?: Record<string, unknown> }).metadata ??= {});
+    metadata["annotations"] = { ...(metadata["annotations"] as Record<string, string> | undefined), ...dated };
+  }
   for (const h of held) {
     const entry = doc.spec.roles?.find((r) => r["name"] === h.role);
     if (entry === undefined)
@@ -453,4 +461,15 @@ export function calibratedScaler(
     })
     .join("\n");
   return { document: doc as { spec: Record<string, unknown> }, header };
+}
+
+/**
+ * The annotations the scaler written carries beside its floors: when they were calibrated (src/core/api/
+ * floors-calibrated.ts), so the controller can tell a refresh that stopped; undefined where no floors are written.
+ */
+export function floorsAnnotationsOf(result: CalibrationResult): Readonly<Record<string, string>> | undefined {
+  const floors = result.hourlyFloors;
+  return floors === undefined || floors.roles.length === 0
+    ? undefined
+    : { [floorsCalibratedAnnotation]: floors.calibratedAt };
 }

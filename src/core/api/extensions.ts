@@ -58,6 +58,14 @@ export const extensions: readonly Extension[] = [
     without: "The recommendation is the algorithm's alone, clamped to the bounds, as the specification says.",
   },
   {
+    field: "annotation `worker.gpustack.ai/floors-calibrated-at` (on the scaler)",
+    why:
+      "When `calibrate` last wrote the floors by the hour, which stand for yesterday's hours and are refreshed daily: " +
+      "the controller exports it, so `MdsScalerFloorsStale` names a scaler whose refresh stopped " +
+      "(src/core/api/floors-calibrated.ts).",
+    without: "The floors act as written; their age is not exported and the alert does not fire for the scaler.",
+  },
+  {
     field: "status.roles[].latencyGuard",
     why: "Says how the latency guard read TTFT this pass, literally or on queueing (`--latency-guard-reading`), and why.",
     without: "Nothing reads it back: each pass writes it again. A status without it says nothing about the reading.",

@@ -10,9 +10,11 @@
  * checks (`./target-checks.ts`). Warnings: an undecided ratio feasibility
  * search; when the engines' scrape interval is given, a rate window shorter
  * than two scrapes (`./window-scrapes.ts`); when a target is supplied, what
- * the target makes of the spec (`./target-warnings.ts`).
+ * the target makes of the spec (`./target-warnings.ts`); a floors' calibration date
+ * that is not a time (`./floors-calibrated.ts`).
  */
 import { defaultScaler } from "./defaulting.js";
+import { floorsCalibratedWarnings } from "./floors-calibrated.js";
 import { ModelDeploymentSchema, type ModelDeployment } from "./model-deployment.js";
 import { valueAt, type Problem } from "./problem.js";
 import { ratioFeasibilityFindings } from "./ratio-feasibility.js";
@@ -58,7 +60,12 @@ export function validateScaler(input: unknown, opts: ValidateOptions = {}): Vali
       ? []
       : windowScrapeWarnings(defaulted.value.spec, opts.engineScrapeIntervalSeconds);
   const target = opts.target === undefined ? [] : warnAgainstTarget(defaulted.value.spec, opts.target);
-  return { ok: true, value: defaulted.value, warnings: [...feasibility.warnings, ...windows, ...target] };
+  const floorsDate = floorsCalibratedWarnings(valueAt(input, ["metadata"]));
+  return {
+    ok: true,
+    value: defaulted.value,
+    warnings: [...feasibility.warnings, ...windows, ...target, ...floorsDate],
+  };
 }
 
 /** Parses a target ModelDeployment; problems carry paths under `target`. */

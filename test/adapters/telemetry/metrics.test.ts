@@ -110,6 +110,17 @@ describe("own metrics", () => {
     ).toBeUndefined();
   });
 
+  it("exports when the floors in force were calibrated, and nothing for a scaler without that date", async () => {
+    expect(await series(metrics, "mds_scaler_floors_calibrated_timestamp_seconds")).toEqual([]);
+    const dated = new ScalerMetrics({ defaultMetrics: false });
+    const report = { target: "chat", mode: "Active", conditions: [], roles: [] };
+    dated.report({ ...report, namespace: "llm", scaler: "chat", floorsCalibratedAtSeconds: 1_796_601_912 });
+    dated.report({ ...report, namespace: "llm", scaler: "search" });
+    expect(await series(dated, "mds_scaler_floors_calibrated_timestamp_seconds")).toEqual([
+      { labels: { namespace: "llm", scaler: "chat", target: "chat" }, value: 1_796_601_912 },
+    ]);
+  });
+
   it("exports demand by window and the capacity it was divided by", async () => {
     const demand = await series(metrics, "mds_role_demand_tokens_per_second");
     expect(demand.filter((s) => s.labels["role"] === "prefill").map((s) => [s.labels["window"], s.value])).toEqual([

@@ -5,12 +5,14 @@ import { specRules } from "../../../src/core/api/rules/index.js";
 import { targetChecks } from "../../../src/core/api/target-checks.js";
 import { targetWarnings } from "../../../src/core/api/target-warnings.js";
 import { windowScrapesRule } from "../../../src/core/api/window-scrapes.js";
+import { floorsCalibratedRule } from "../../../src/core/api/floors-calibrated.js";
 
 const doc = readFileSync("docs/api.md", "utf8");
 const ids = [
   "schema",
   "ratio-feasibility",
   windowScrapesRule,
+  floorsCalibratedRule,
   ...specRules.map((r) => r.id),
   ...targetChecks.map((c) => c.id),
   ...targetWarnings.map((w) => w.id),
