@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController, type RunningController } from "../../src/app/start/controller.js";
 import { whoAmI } from "../../src/app/start/leadership.js";
 import { bindingAnnotation, boundLabel, decisionAnnotation } from "../../src/core/api/model-deployment.js";
+import { floorsCalibratedAnnotation } from "../../src/core/api/floors-calibrated.js";
 import { startControlPlane, type ControlPlane } from "../../harness/kube/index.js";
 import { freeLoopbackPort } from "../../harness/kube/net.js";
 import { loadModelDeploymentCrd, loadScalerCrd } from "../support/crds.js";
@@ -239,6 +240,41 @@ describe("ModelDeploymentScaler admission", () => {
     const enough = await create("panic-30", 30);
     expect(enough.httpStatusCode).toBe(201);
     expect(enough.headers["warning"]).toBeUndefined();
+  });
+
+  it("admits floors dated with something that is not a time, with a warning naming the annotation and its value", async () => {
+    const dated = (at: string) => ({ [floorsCalibratedAnnotation]: at });
+    const body = {
+      apiVersion: `${group}/${version}`,
+      kind: "ModelDeploymentScaler",
+      metadata: { name: "floors-dated", annotations: dated("yesterday") },
+      spec: {
+        targetRef: { name: "not-yet-created" },
+        roles: [{ name: "server", maxReplicas: 4, floorReplicasByUtcHour: new Array(24).fill(1) }],
+        algorithm: { tokenThroughput: { serverTargetTokensPerSecond: "4000" } },
+      },
+    };
+    const scalers = { group, version, namespace: ns, plural: "modeldeploymentscalers" };
+    const created = await admin.createNamespacedCustomObjectWithHttpInfo({ ...scalers, body });
+    expect(created.httpStatusCode).toBe(201);
+    const warning = `metadata.annotations["${floorsCalibratedAnnotation}"] = "yesterday": is not an RFC 3339 time`;
+    // The warning header quotes the text (RFC 7234), its own quotes escaped.
+    const shown = (headers: Record<string, string>) => headers["warning"]?.replaceAll('\\"', '"');
+    expect(shown(created.headers)).toContain(warning);
+    // The spec edited with the date made a time: admitted without a warning. (An update of the annotation alone
+    // never reaches the webhook: the chart's matchConditions send only spec changes, so an outage blocks none.)
+    const live = (await admin.getNamespacedCustomObject({ ...scalers, name: "floors-dated" })) as typeof body;
+    const fixed = await admin.replaceNamespacedCustomObjectWithHttpInfo({
+      ...scalers,
+      name: "floors-dated",
+      body: {
+        ...live,
+        metadata: { ...live.metadata, annotations: dated("2026-12-07T00:05:12Z") },
+        spec: { ...live.spec, roles: [{ ...live.spec.roles[0], floorReplicasByUtcHour: new Array(24).fill(2) }] },
+      },
+    });
+    expect(fixed.httpStatusCode).toBe(200);
+    expect(fixed.headers["warning"]).toBeUndefined();
   });
 
   it("admits bounds that exclude the target's running count with a warning: planning would stop there", async () => {

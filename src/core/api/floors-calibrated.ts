@@ -7,7 +7,9 @@
  *
  * Rule `floors-calibrated-at` (a warning, never a refusal): a value that is not an RFC 3339 time. The annotation
  * is the tool's record, not a setting, so admission names a malformed one and lets the object through; the
- * controller then exports no time for it, and the alert cannot fire for that scaler.
+ * controller then exports no time for it, and the alert cannot fire for that scaler. Admission sees it where it
+ * reviews the scaler, on a create or a change of the spec (as calibrate writes it, beside the floors): the chart
+ * sends no update that leaves the spec alone to the webhook, so that an outage of the controller blocks none.
  */
 import { parseTimestampMs } from "../time/timestamp.js";
 import { problem, type Problem } from "./problem.js";
