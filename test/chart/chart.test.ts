@@ -975,10 +975,10 @@ describe("floorRefresh: the daily refresh of floors by the hour", () => {
     }
   });
 
-  it("names the refreshed scalers and the schedule in the notes, and says nothing while none is listed", () => {
-    expect(installNotes(refresh)).toContain(
-      'Floors by the hour are refreshed at "5 0 * * *" (UTC) for team-a/chat, team-b/code:',
-    );
+  it("names the refreshed scalers, the schedule and the alert in the notes, and says nothing while none is listed", () => {
+    const notes = installNotes(refresh);
+    expect(notes).toContain('Floors by the hour are refreshed at "5 0 * * *" (UTC) for team-a/chat, team-b/code:');
+    expect(notes).toContain("MdsScalerFloorsStale fires where a scaler's floors are more than 26 hours old");
     expect(installNotes({})).not.toContain("Floors by the hour");
   });
 
