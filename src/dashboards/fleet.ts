@@ -3,7 +3,7 @@
  * engineer opens. How many scalers commit, which are blocked or blind, and how
  * often the fleet writes and rolls back.
  */
-import { modeAndTermTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
+import { scalerStateTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
 
 const ns = 'namespace=~"$namespace"';
 /** Counts scalers per namespace whose condition matches, 0 (not absent) where none does. */
@@ -64,7 +64,7 @@ export const fleetDashboard: DashboardSpec = {
           title: "Scalers",
           question:
             "Which scalers exist, what do they target, are they Active, under which binding term, and how many hours ago were their floors by the hour calibrated?",
-          ...modeAndTermTable(ns),
+          ...scalerStateTable(ns),
           width: 10,
           height: 10,
         },

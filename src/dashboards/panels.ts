@@ -47,10 +47,10 @@ interface PanelBase {
 }
 
 /**
- * The queries and columns of a table of scalers with their mode, binding term and, where they write floors by the
- * hour, how many hours ago those were calibrated (the Fleet and Scalers dashboards; `MdsScalerFloorsStale` past 26).
+ * A table of scalers, one row each: mode, binding term and, where they write floors by the hour, how many hours ago
+ * those were calibrated (the Fleet and Scalers dashboards; `MdsScalerFloorsStale` fires past 26).
  */
-export function modeAndTermTable(selector: string): { targets: readonly Target[]; columns: Columns } {
+export function scalerStateTable(selector: string): { targets: readonly Target[]; columns: Columns } {
   return {
     targets: [
       { expr: `max by (namespace, scaler, target, mode) (mds_scaler_mode{${selector}} == 1)` },

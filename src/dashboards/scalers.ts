@@ -2,7 +2,7 @@
  * `mds-scaler / Scalers`: one scaler's story, in the order a user asks it: is
  * it working, what did it decide and why, what did it see, what did it write.
  */
-import { modeAndTermTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
+import { scalerStateTable, writeCounterTargets, type DashboardSpec } from "./panels.js";
 
 const sel = 'namespace=~"$namespace", scaler=~"$scaler"';
 const roleSel = `${sel}, role=~"$role"`;
@@ -70,7 +70,7 @@ export const scalersDashboard: DashboardSpec = {
           title: "Mode, binding term, floors' age",
           question:
             "Does the scaler only compute (Shadow) or commit (Active), under which binding term, and, where it writes floors by the hour, how many hours ago were they calibrated (refreshed daily; MdsScalerFloorsStale past 26)?",
-          ...modeAndTermTable(sel),
+          ...scalerStateTable(sel),
           width: 8,
         },
       ],

@@ -164,6 +164,27 @@ describe("beside a Prometheus Operator stack", () => {
     return alerts.filter((a) => a.labels["alertname"] === alertname);
   }
 
+  /** The firing alerts of one name, once there are any within `timeoutMs`. */
+  const untilFiring = (alertname: string, timeoutMs: number) =>
+    eventually(
+      `${alertname} to fire`,
+      async () => {
+        const a = (await alertsNamed(alertname)).filter((x) => x.state === "firing");
+        return a.length > 0 ? a : undefined;
+      },
+      timeoutMs,
+      1_000,
+    );
+
+  /** Resolves once Prometheus holds no alert of that name, pending or firing, within `timeoutMs`. */
+  const untilResolved = (alertname: string, timeoutMs: number) =>
+    eventually(
+      `${alertname} to resolve`,
+      async () => (await alertsNamed(alertname)).length === 0 || undefined,
+      timeoutMs,
+      1_000,
+    );
+
   const instant = async (query: string): Promise<Series[]> =>
     (await promApi<{ result: Series[] }>("/api/v1/query", { query })).result;
   const range = async (query: string, seconds: number): Promise<Series[]> => {
@@ -780,8 +801,7 @@ describe("beside a Prometheus Operator stack", () => {
       for (const r of s.spec.roles) r.maxReplicas = maxReplicas;
       await custom.replaceNamespacedCustomObject({ ...scalerRef, body: s });
     };
-    const blockedAlerts = () => alertsNamed("MdsScalerBlocked");
-    expect(await blockedAlerts()).toEqual([]);
+    expect(await alertsNamed("MdsScalerBlocked")).toEqual([]);
 
     // A maximum below the current count: nothing can be planned (BoundsConflict).
     await setMaxReplicas(1);
@@ -795,15 +815,7 @@ describe("beside a Prometheus Operator stack", () => {
       1_000,
     );
     const reason = condition(blocked, "Blocked")?.reason;
-    const firing = await eventually(
-      "MdsScalerBlocked to fire",
-      async () => {
-        const a = (await blockedAlerts()).filter((x) => x.state === "firing");
-        return a.length > 0 ? a : undefined;
-      },
-      90_000,
-      1_000,
-    );
+    const firing = await untilFiring("MdsScalerBlocked", 90_000);
     expect(firing.map((a) => a.labels)).toEqual([
       expect.objectContaining({ namespace: workloadNamespace, scaler: scalerName, target: scalerName, reason }),
     ]);
@@ -817,12 +829,7 @@ describe("beside a Prometheus Operator stack", () => {
       60_000,
       1_000,
     );
-    await eventually(
-      "MdsScalerBlocked to resolve",
-      async () => (await blockedAlerts()).length === 0 || undefined,
-      60_000,
-      1_000,
-    );
+    await untilResolved("MdsScalerBlocked", 60_000);
   }, 300_000);
 
   it("fires MdsScalerFloorsStale from the floors' date on the scaler, and resolves it when a refresh dates them anew", async () => {
@@ -837,30 +844,16 @@ describe("beside a Prometheus Operator stack", () => {
       s.metadata.annotations = { ...s.metadata.annotations, [floorsCalibratedAnnotation]: at.toISOString() };
       await custom.replaceNamespacedCustomObject({ ...scalerRef, body: s });
     };
-    const staleAlerts = () => alertsNamed("MdsScalerFloorsStale");
-    expect(await staleAlerts()).toEqual([]);
+    expect(await alertsNamed("MdsScalerFloorsStale")).toEqual([]);
 
     // The last refresh 30 hours ago: the daily job has missed a day.
     await dateFloors(new Date(Date.now() - 30 * 3600_000));
-    const firing = await eventually(
-      "MdsScalerFloorsStale to fire",
-      async () => {
-        const a = (await staleAlerts()).filter((x) => x.state === "firing");
-        return a.length > 0 ? a : undefined;
-      },
-      120_000,
-      1_000,
-    );
+    const firing = await untilFiring("MdsScalerFloorsStale", 120_000);
     expect(firing.map((a) => a.labels)).toEqual([
       expect.objectContaining({ namespace: workloadNamespace, scaler: scalerName, target: scalerName }),
     ]);
 
     await dateFloors(new Date());
-    await eventually(
-      "MdsScalerFloorsStale to resolve",
-      async () => (await staleAlerts()).length === 0 || undefined,
-      120_000,
-      1_000,
-    );
+    await untilResolved("MdsScalerFloorsStale", 120_000);
   }, 300_000);
 });

@@ -32,7 +32,7 @@ interface ScalerObject {
 /** The patch's operations against one version: its annotations with calibrate's set, and the spec. */
 function patchOf(version: ScalerObject, resourceVersion: string, request: ApplyRequest): JsonPatchOp[] {
   const setAnnotations: JsonPatchOp[] =
-    request.annotations === undefined || Object.keys(request.annotations).length === 0
+    Object.keys(request.annotations ?? {}).length === 0
       ? []
       : [
           {

@@ -63,7 +63,7 @@ export interface KeptTarget {
 export interface HourlyFloors {
   /** Where the day before's minutes came from, in words. */
   readonly source: string;
-  /** When calibrate read them (RFC 3339): the scaler written carries it as `floorsCalibratedAnnotation`. */
+  /** When calibrate ran (RFC 3339), not when the day before ended: the scaler written carries it as `floorsCalibratedAnnotation`. */
   readonly calibratedAt: string;
   readonly roles: readonly { readonly role: string; readonly floorReplicasByUtcHour: readonly number[] }[];
   /** The roles without a figure, which the whole-day steps keep at their fleet. */
