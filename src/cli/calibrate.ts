@@ -175,7 +175,14 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
       ...answer.result,
       // A minute the day before's read lost is no evidence: its hour's floor reads only the minutes that answered.
       warnings: [...answer.result.warnings, ...dayBefore.warnings.map((w) => `the day before, ${w}`)],
-      hourlyFloors: floorsFromYesterday(answer.result, answer.spec, dayBefore.roles, dayBefore.source, nowMs),
+      // Dated as of the day they were read from, so floors of an old period read as old; a run's day has no date.
+      hourlyFloors: floorsFromYesterday(
+        answer.result,
+        answer.spec,
+        dayBefore.roles,
+        dayBefore.source,
+        dayBefore.endSeconds === undefined ? nowMs : dayBefore.endSeconds * 1000,
+      ),
     },
   };
 }

@@ -428,7 +428,6 @@ describe("calibrate against a real Prometheus", () => {
     it("writes the floors at the scaler's own target into its spec: the daily refresh, one command", async () => {
       const io = memoryIo();
       const refresh = ["--keep-targets", "--hourly-floors-from", "prometheus", "--apply", "-o", "json"];
-      const startedMs = Date.now();
       expect(await runCalibrate([...fromCluster(), ...refresh], io), io.err).toBe(0);
       expect(io.err).toMatch(
         /^applied: ModelDeploymentScaler serving\/daily, its spec written against resourceVersion \d+\n$/,
@@ -440,10 +439,9 @@ describe("calibrate against a real Prometheus", () => {
       expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
       expect(spec.algorithm).toMatchObject({ tokenThroughput: { serverTargetTokensPerSecond: "1000" } });
       expect(spec.roles[0]?.maxReplicas).toBe(8);
-      // Dated beside the floors, for the controller's MdsScalerFloorsStale: the time the command ran.
-      const dated = Date.parse((await stored()).metadata.annotations?.[floorsCalibratedAnnotation] ?? "");
-      expect(dated).toBeGreaterThanOrEqual(Math.floor(startedMs / 1000) * 1000);
-      expect(dated).toBeLessThanOrEqual(Date.now());
+      // Dated beside the floors, for the controller's MdsScalerFloorsStale: the end of the day read, the period's start.
+      const dated = (await stored()).metadata.annotations?.[floorsCalibratedAnnotation];
+      expect(dated).toBe(new Date(t0 * 1000).toISOString().replace(".000Z", "Z"));
     }, 600_000);
 
     it("runs the chart's CronJob command as its ServiceAccount, with only the Role the chart grants it", async () => {
@@ -502,16 +500,20 @@ describe("calibrate against a real Prometheus", () => {
         },
       });
       const asJob = args.map((a) => (a.startsWith("--prometheus-url=") ? `--prometheus-url=${prometheus.url}` : a));
+      const startedMs = Date.now();
       expect(await runCalibrate([...asJob, "--kubeconfig", kubeconfig], io), io.err).toBe(0);
+      const endedMs = Date.now();
       expect(io.err).toMatch(/^applied: ModelDeploymentScaler serving\/daily/);
       const after = await stored();
       const floors = after.spec.roles[0]?.floorReplicasByUtcHour;
       expect(floors?.[new Date((t0 + 25 * 60) * 1000).getUTCHours()]).toBe(6);
       // The date moved on with the floors, under the job's own grants; the other annotation stayed.
       expect(after.metadata.annotations?.["team"]).toBe("search");
-      expect(Date.parse(after.metadata.annotations?.[floorsCalibratedAnnotation] ?? "")).toBeGreaterThan(
-        Date.parse(weekAgo),
-      );
+      // The job reads the day up to its last 15 minutes (`--last=15m`), and dates the floors by that day's end.
+      const dated = Date.parse(after.metadata.annotations?.[floorsCalibratedAnnotation] ?? "");
+      const quarterMs = 15 * 60_000;
+      expect(dated).toBeGreaterThanOrEqual(Math.floor((startedMs - quarterMs) / 1000) * 1000);
+      expect(dated).toBeLessThanOrEqual(endedMs - quarterMs);
       // The same account may not even read another scaler of the namespace.
       const other = account.makeApiClient(CustomObjectsApi);
       await expect(other.getNamespacedCustomObject({ ...scalers, name: "chat" })).rejects.toMatchObject({ code: 403 });

@@ -58,7 +58,7 @@ export interface ScalerReport {
   readonly target: string;
   readonly mode: string;
   readonly bindingTerm?: number;
-  /** When the floors by the hour in force were calibrated (Unix seconds); absent without floors or their date. */
+  /** As of when the floors by the hour in force stand (Unix seconds, the annotation's); absent without floors or their date. */
   readonly floorsCalibratedAtSeconds?: number;
   readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
   readonly roles: readonly RoleReport[];
@@ -307,7 +307,7 @@ function registerScalerReportGauges(registers: Registry[], reports: { values(): 
   });
   new Gauge({
     name: "mds_scaler_floors_calibrated_timestamp_seconds",
-    help: "When calibrate wrote the floors by the hour in force (annotation worker.gpustack.ai/floors-calibrated-at); absent without floors or that annotation.",
+    help: "As of when the floors by the hour in force stand: the end of the day calibrate read them from (annotation worker.gpustack.ai/floors-calibrated-at); absent without floors or that annotation.",
     labelNames: scalerLabels,
     registers,
     collect() {

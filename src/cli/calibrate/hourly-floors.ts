@@ -28,7 +28,7 @@ export function floorsFromYesterday(
   spec: ScalerSpec,
   yesterday: readonly RoleMinutes[],
   source: string,
-  calibratedAtMs: number,
+  datedMs: number,
 ): HourlyFloors {
   const held = result.roles.flatMap((r) =>
     runningFigureOf(result, r.role) !== undefined
@@ -56,5 +56,5 @@ export function floorsFromYesterday(
       },
     ];
   });
-  return { source, calibratedAt: floorsCalibratedValue(calibratedAtMs), roles, held };
+  return { source, calibratedAt: floorsCalibratedValue(datedMs), roles, held };
 }

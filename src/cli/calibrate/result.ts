@@ -63,7 +63,10 @@ export interface KeptTarget {
 export interface HourlyFloors {
   /** Where the day before's minutes came from, in words. */
   readonly source: string;
-  /** When calibrate ran (RFC 3339), not when the day before ended: the scaler written carries it as `floorsCalibratedAnnotation`. */
+  /**
+   * As of when the floors stand (RFC 3339): the end of the day before read from Prometheus, or when calibrate ran where
+   * that day is a `simulate -o json` run, which has no date. The scaler written carries it as `floorsCalibratedAnnotation`.
+   */
   readonly calibratedAt: string;
   readonly roles: readonly { readonly role: string; readonly floorReplicasByUtcHour: readonly number[] }[];
   /** The roles without a figure, which the whole-day steps keep at their fleet. */

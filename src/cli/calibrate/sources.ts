@@ -66,6 +66,8 @@ interface ClusterScaler {
 export interface DayBefore {
   readonly roles: readonly RoleMinutes[];
   readonly source: string;
+  /** The end of the hours read, in Unix seconds; absent for a `simulate -o json` run, whose day has no date. */
+  readonly endSeconds?: number;
   /** Partial answers and failed passes of the day before's read, each with its minute. */
   readonly warnings: readonly string[];
 }
@@ -211,6 +213,7 @@ async function fromPrometheus(request: SourceRequest, io: CliIo): Promise<Calibr
   const readDayBefore = async (from: number, to: number): Promise<DayBefore> => ({
     ...(await read(from, to)),
     source: sourceOf(from, to),
+    endSeconds: to,
   });
   const dayBefore =
     values["hourly-floors-from"] === "prometheus" ? await readDayBefore(start - secondsPerDay, start) : undefined;

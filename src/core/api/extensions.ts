@@ -60,7 +60,8 @@ export const extensions: readonly Extension[] = [
   {
     field: "annotation `worker.gpustack.ai/floors-calibrated-at` (on the scaler)",
     why:
-      "When `calibrate` last wrote the floors by the hour, which stand for yesterday's hours and are refreshed daily: " +
+      "As of when the floors by the hour stand (the end of the day `calibrate` read them from), which are yesterday's " +
+      "hours refreshed daily: " +
       "the controller exports it, so `MdsScalerFloorsStale` names a scaler whose refresh stopped " +
       "(src/core/api/floors-calibrated.ts).",
     without: "The floors act as written; their age is not exported and the alert does not fire for the scaler.",

@@ -1,6 +1,7 @@
 /**
- * When a scaler's floors by the hour were last calibrated: the annotation `calibrate` writes beside
- * `floorReplicasByUtcHour` (`-o scaler`, `--write-scaler`, `--apply`), read by the controller into
+ * As of when a scaler's floors by the hour stand: the annotation `calibrate` writes beside `floorReplicasByUtcHour`
+ * (`-o scaler`, `--write-scaler`, `--apply`), the end of the day it read them from (where that day is a `simulate -o
+ * json` run, which has no date, the time calibrate ran), read by the controller into
  * `mds_scaler_floors_calibrated_timestamp_seconds`, which the `MdsScalerFloorsStale` alert watches. Floors are
  * yesterday's hours (docs/calibrate.md, "A whole day"), refreshed daily: a refresh that stopped leaves older hours
  * in force, and only their date says so.
