@@ -63,7 +63,7 @@ export const fleetDashboard: DashboardSpec = {
           type: "table",
           title: "Scalers",
           question:
-            "Which scalers exist, what do they target, are they Active, under which binding term, and how many hours ago were their floors by the hour calibrated?",
+            "Which scalers exist, what do they target, are they Active, under which binding term, and how old are their floors by the hour (hours since the day they were read from ended)?",
           ...scalerStateTable(ns),
           width: 10,
           height: 10,

@@ -47,8 +47,8 @@ interface PanelBase {
 }
 
 /**
- * A table of scalers, one row each: mode, binding term and, where they write floors by the hour, how many hours ago
- * those were calibrated (the Fleet and Scalers dashboards; `MdsScalerFloorsStale` fires past 26).
+ * A table of scalers, one row each: mode, binding term and, where they write floors by the hour, their age: hours
+ * since the day they were read from ended (the Fleet and Scalers dashboards; `MdsScalerFloorsStale` fires past 26).
  */
 export function scalerStateTable(selector: string): { targets: readonly Target[]; columns: Columns } {
   return {
@@ -65,7 +65,7 @@ export function scalerStateTable(selector: string): { targets: readonly Target[]
       ["target", "Target"],
       ["mode", "Mode"],
       ["Value #B", "Binding term"],
-      ["Value #C", "Floors calibrated (h ago)"],
+      ["Value #C", "Floors' age (h)"],
     ],
   };
 }

@@ -69,7 +69,7 @@ export const scalersDashboard: DashboardSpec = {
           type: "table",
           title: "Mode, binding term, floors' age",
           question:
-            "Does the scaler only compute (Shadow) or commit (Active), under which binding term, and, where it writes floors by the hour, how many hours ago were they calibrated (refreshed daily; MdsScalerFloorsStale past 26)?",
+            "Does the scaler only compute (Shadow) or commit (Active), under which binding term, and, where it writes floors by the hour, how old are they (hours since the day they were read from ended; refreshed daily, MdsScalerFloorsStale past 26)?",
           ...scalerStateTable(sel),
           width: 8,
         },
