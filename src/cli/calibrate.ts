@@ -175,7 +175,7 @@ function withHourlyFloors(answer: Calibrated, from: string | undefined, io: CliI
       ...answer.result,
       // A minute the day before's read lost is no evidence: its hour's floor reads only the minutes that answered.
       warnings: [...answer.result.warnings, ...dayBefore.warnings.map((w) => `the day before, ${w}`)],
-      // Dated as of the day they were read from, so floors of an old period read as old; a run's day has no date.
+      // Dated by the end of the day read, so floors of an old period read as old; a simulate run's day has no date.
       hourlyFloors: floorsFromYesterday(
         answer.result,
         answer.spec,

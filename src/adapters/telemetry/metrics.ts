@@ -58,7 +58,7 @@ export interface ScalerReport {
   readonly target: string;
   readonly mode: string;
   readonly bindingTerm?: number;
-  /** As of when the floors by the hour in force stand (Unix seconds, the annotation's); absent without floors or their date. */
+  /** The floors' date (Unix seconds): the end of the day they were read from; absent without floors or their date. */
   readonly floorsCalibratedAtSeconds?: number;
   readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
   readonly roles: readonly RoleReport[];

@@ -93,7 +93,7 @@ const ownFlags: readonly CommandFlag[] = [
   {
     flag: "--hourly-floors-from",
     value: "FILE|prometheus",
-    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus); a role without a figure is held at its maxReplicas (minReplicas = maxReplicas: the fleet, as the whole-day steps keep it); the scaler written carries in the annotation worker.gpustack.ai/floors-calibrated-at, which the MdsScalerFloorsStale alert reads, the end of the 24 hours read (with FILE, the time calibrate ran)",
+    help: "also write each calibrated role's floorReplicasByUtcHour: at each UTC hour, the replicas its figure gives the busiest minute of that hour ± 30 min of the day before, at most maxReplicas; read from a `simulate -o json` run of that whole day (FILE, its second 0 at 00:00), or with --prometheus-url from the 24 hours before the period (prometheus); a role without a figure is held at its maxReplicas (minReplicas = maxReplicas: the fleet, as the whole-day steps keep it); the scaler written is dated, in the annotation worker.gpustack.ai/floors-calibrated-at that the MdsScalerFloorsStale alert reads, by the end of the 24 hours read (with FILE, by the time calibrate ran)",
   },
   {
     flag: "--swing-from",
