@@ -4,7 +4,7 @@
  * pods, a short scrape interval and its own temporary storage. It can be
  * stopped and started again on the same port and storage mid-test.
  */
-import { stderrTailOf, waitUntilReady } from "./server-process.js";
+import { stderrTailOf, waitUntilReady, watchForOrphan } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -68,6 +68,7 @@ export async function freeLoopbackPort(): Promise<number> {
 export class PrometheusHarness {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
+  private stopWatchdog: () => void = () => undefined;
   private remoteRead: readonly RemoteReadOptions[];
   private extraArgs: readonly string[];
 
@@ -218,6 +219,7 @@ export class PrometheusHarness {
     const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
+    this.stopWatchdog = watchForOrphan(child, this.dir);
     if (await waitUntilReady(child, `${this.url}/-/ready`, this.options.startTimeoutMs ?? 30_000)) return;
     await this.pause();
     throw new Error(`prometheus did not become ready on ${this.url}: ${stderrTail()}`);
@@ -234,6 +236,7 @@ export class PrometheusHarness {
       await this.exited;
       clearTimeout(killed);
     }
+    this.stopWatchdog();
   }
 
   /** Stops the process and removes its storage. */

@@ -1,8 +1,9 @@
 /**
  * What every server the tests spawn needs from its child process: the tail of its stderr, to
- * say why it did not start, and a wait, with a deadline, until an HTTP endpoint answers.
+ * say why it did not start, a wait, with a deadline, until an HTTP endpoint answers, and a
+ * watchdog that ends it when the process that spawned it dies without stopping it.
  */
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 
 /** Keeps the last 4,000 characters of `child`'s stderr (spawned with stderr piped); read with the returned function. */
 export function stderrTailOf(child: ChildProcess): () => string {
@@ -28,4 +29,28 @@ export async function waitUntilReady(child: ChildProcess, readyUrl: string, time
     await new Promise((r) => setTimeout(r, 100));
   }
   return false;
+}
+
+/**
+ * A detached shell that SIGKILLs `child` and removes `orphanDirPath` once this process is gone without stopping it
+ * (a runner killing a worker, a benchmark dying of its heap: no exit hook runs then, and an orphaned server would hold
+ * its port, memory and storage on a shared machine), and that ends by itself once `child` does. Call the returned
+ * function when stopping `child`: it ends the watchdog at once, its `sleep` with it.
+ */
+export function watchForOrphan(child: ChildProcess, orphanDirPath?: string): () => void {
+  if (child.pid === undefined) return () => undefined;
+  const script =
+    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
+    'if ! kill -0 "$1" 2>/dev/null; then kill -9 "$2" 2>/dev/null; [ -z "$3" ] || rm -rf -- "$3"; fi';
+  const args = ["-c", script, "mds-server-watchdog", String(process.pid), String(child.pid), orphanDirPath ?? ""];
+  const watchdog = spawn("/bin/sh", args, { detached: true, stdio: "ignore" });
+  watchdog.unref();
+  return () => {
+    try {
+      // Its own process group (detached): the shell and the sleep it waits on.
+      if (watchdog.pid !== undefined) process.kill(-watchdog.pid, "SIGKILL");
+    } catch {
+      // ESRCH: it ended by itself.
+    }
+  };
 }

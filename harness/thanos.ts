@@ -4,7 +4,7 @@
  * Querier over the sidecars, on free loopback ports. Each process can be
  * signalled (SIGSTOP, SIGKILL) to make a store hang or fail for real.
  */
-import { stderrTailOf, waitUntilReady } from "./server-process.js";
+import { stderrTailOf, waitUntilReady, watchForOrphan } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,6 +29,7 @@ export class ThanosProcess {
     private readonly child: ChildProcess,
     private readonly exited: Promise<void>,
     private readonly dir: string,
+    private readonly stopWatchdog: () => void,
   ) {}
 
   static async start(component: "sidecar" | "query", args: readonly string[], startTimeoutMs = 30_000) {
@@ -48,7 +49,15 @@ export class ThanosProcess {
     );
     const stderrTail = stderrTailOf(child);
     const exited = new Promise<void>((done) => child.once("exit", () => done()));
-    const p = new ThanosProcess(component, `http://127.0.0.1:${httpPort}`, `127.0.0.1:${grpcPort}`, child, exited, dir);
+    const p = new ThanosProcess(
+      component,
+      `http://127.0.0.1:${httpPort}`,
+      `127.0.0.1:${grpcPort}`,
+      child,
+      exited,
+      dir,
+      watchForOrphan(child, dir),
+    );
     if (await waitUntilReady(child, `${p.httpUrl}/-/ready`, startTimeoutMs)) return p;
     await p.stop();
     throw new Error(`thanos ${component} did not become ready on ${p.httpUrl}: ${stderrTail()}`);
@@ -67,6 +76,7 @@ export class ThanosProcess {
       await this.exited;
       clearTimeout(killed);
     }
+    this.stopWatchdog();
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,7 @@
  * Prometheus' remote write (`/api/v1/write`), so both hold the same samples
  * with the same timestamps, and serves the Prometheus query API under `/api/v1/`.
  */
-import { stderrTailOf, waitUntilReady } from "./server-process.js";
+import { stderrTailOf, waitUntilReady, watchForOrphan } from "./server-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -36,6 +36,7 @@ export interface VictoriaMetricsHarnessOptions {
 export class VictoriaMetricsHarness {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
+  private stopWatchdog: () => void = () => undefined;
 
   private constructor(
     readonly dir: string,
@@ -75,6 +76,7 @@ export class VictoriaMetricsHarness {
     const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
+    this.stopWatchdog = watchForOrphan(child, this.dir);
     if (await waitUntilReady(child, `${this.url}/health`, options.startTimeoutMs ?? 30_000)) return;
     await this.stop();
     throw new Error(`victoria-metrics did not become ready on ${this.url}: ${stderrTail()}`);
@@ -105,6 +107,7 @@ export class VictoriaMetricsHarness {
       await this.exited;
       clearTimeout(killed);
     }
+    this.stopWatchdog();
     await rm(this.dir, { recursive: true, force: true });
   }
 }

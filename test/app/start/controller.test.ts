@@ -5,8 +5,7 @@
  * The controller runs as its own process (test/support/lifecycle-process.ts), which never calls
  * process.exit: it ends only when nothing it started keeps it alive.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { connect } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builderNames } from "../../../src/app/start/controller.js";
@@ -14,6 +13,7 @@ import type { ControlPlane } from "../../../harness/kube/index.js";
 import { freeLoopbackPort } from "../../../harness/kube/net.js";
 import { startControlPlaneWithCrds } from "../../support/control-plane.js";
 import { eventually } from "../../support/eventually.js";
+import { portOpen, processes } from "../../support/os-processes.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 /** From the failure (or SIGTERM) to the exit: every stop is quick here; one hung stop alone would take 10 s. */
@@ -96,24 +96,6 @@ function exited(child: ChildProcess): Promise<Exit> {
     child.stdout?.once("end", done);
     child.stderr?.once("end", done);
   });
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-/** The process table's lines for these ps selectors (ps exits 1 when it lists nothing). */
-function processes(...selector: string[]): string[] {
-  return spawnSync("ps", ["-o", "pid=,args=", ...selector], { encoding: "utf8" })
-    .stdout.split("\n")
-    .filter((line) => line.trim() !== "");
 }
 
 async function expectNothingLeft(pid: number, ports: readonly number[]): Promise<void> {
