@@ -372,6 +372,7 @@ export async function serveBlocks(options: {
   const prometheus = await PrometheusHarness.start({
     binaryPath: options.binaryPath,
     storagePath: storage,
+    storageIsTemporary: true,
     startTimeoutMs: 300_000,
     scrapeIntervalSeconds: tsdbShape.scrapeIntervalSeconds,
     extraArgs: [`--query.timeout=${options.queryTimeoutSeconds}s`],

@@ -40,6 +40,11 @@ export interface PrometheusHarnessOptions {
   readonly binaryPath?: string;
   /** Serve this TSDB directory (e.g. prepared blocks) instead of an empty one; it is not removed by `stop`. */
   readonly storagePath?: string;
+  /**
+   * `storagePath` is the caller's temporary copy: should the spawning process die without stopping Prometheus, the
+   * watchdog removes it with Prometheus' own directory (a benchmark's copy of 1,000 deployments' blocks is gigabytes).
+   */
+  readonly storageIsTemporary?: boolean;
   /** `--storage.tsdb.retention.time`, counted back from the newest block; 1h by default (enough for live scrapes). */
   readonly retentionTime?: string;
   /** Remote-write every scraped sample to these URLs (e.g. VictoriaMetrics' `/api/v1/write`), so a second store holds the same samples. */
@@ -219,7 +224,8 @@ export class PrometheusHarness {
     const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
-    this.stopWatchdog = watchForOrphan(child, this.dir);
+    const temporaryStorage = this.options.storageIsTemporary === true ? [this.options.storagePath ?? ""] : [];
+    this.stopWatchdog = watchForOrphan(child, [this.dir, ...temporaryStorage]);
     if (await waitUntilReady(child, `${this.url}/-/ready`, this.options.startTimeoutMs ?? 30_000)) return;
     await this.pause();
     throw new Error(`prometheus did not become ready on ${this.url}: ${stderrTail()}`);

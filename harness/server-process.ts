@@ -32,17 +32,18 @@ export async function waitUntilReady(child: ChildProcess, readyUrl: string, time
 }
 
 /**
- * A detached shell that SIGKILLs `child` and removes `orphanDirPath` once this process is gone without stopping it
+ * A detached shell that SIGKILLs `child` and removes `orphanDirPaths` once this process is gone without stopping it
  * (a runner killing a worker, a benchmark dying of its heap: no exit hook runs then, and an orphaned server would hold
  * its port, memory and storage on a shared machine), and that ends by itself once `child` does. Call the returned
  * function when stopping `child`: it ends the watchdog at once, its `sleep` with it.
  */
-export function watchForOrphan(child: ChildProcess, orphanDirPath?: string): () => void {
+export function watchForOrphan(child: ChildProcess, orphanDirPaths: readonly string[]): () => void {
   if (child.pid === undefined) return () => undefined;
   const script =
-    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
-    'if ! kill -0 "$1" 2>/dev/null; then kill -9 "$2" 2>/dev/null; [ -z "$3" ] || rm -rf -- "$3"; fi';
-  const args = ["-c", script, "mds-server-watchdog", String(process.pid), String(child.pid), orphanDirPath ?? ""];
+    'parent=$1; server=$2; shift 2; while kill -0 "$parent" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done; ' +
+    'if ! kill -0 "$parent" 2>/dev/null; then kill -9 "$server" 2>/dev/null; [ $# -eq 0 ] || rm -rf -- "$@"; fi';
+  const dirs = orphanDirPaths.filter((dir) => dir !== "");
+  const args = ["-c", script, "mds-server-watchdog", String(process.pid), String(child.pid), ...dirs];
   const watchdog = spawn("/bin/sh", args, { detached: true, stdio: "ignore" });
   watchdog.unref();
   return () => {

@@ -56,7 +56,7 @@ export class ThanosProcess {
       child,
       exited,
       dir,
-      watchForOrphan(child, dir),
+      watchForOrphan(child, [dir]),
     );
     if (await waitUntilReady(child, `${p.httpUrl}/-/ready`, startTimeoutMs)) return p;
     await p.stop();

@@ -76,7 +76,7 @@ export class VictoriaMetricsHarness {
     const stderrTail = stderrTailOf(child);
     this.exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.child = child;
-    this.stopWatchdog = watchForOrphan(child, this.dir);
+    this.stopWatchdog = watchForOrphan(child, [this.dir]);
     if (await waitUntilReady(child, `${this.url}/health`, options.startTimeoutMs ?? 30_000)) return;
     await this.stop();
     throw new Error(`victoria-metrics did not become ready on ${this.url}: ${stderrTail()}`);

@@ -1,7 +1,7 @@
 /**
  * The servers the tests and benchmarks spawn (Prometheus, VictoriaMetrics, Thanos) end with the process that
  * spawned them, also when it dies without stopping them (a runner killing a worker, a benchmark dying of its heap):
- * a watchdog (`watchForOrphan` in harness/server-process.ts) SIGKILLs the server and removes its directory. Shown
+ * a watchdog (`watchForOrphan` in harness/server-process.ts) SIGKILLs the server and removes its directories. Shown
  * on Prometheus, which nearly every test starts; a stop leaves no watchdog behind.
  */
 import { spawn } from "node:child_process";
@@ -15,12 +15,16 @@ const watchdogs = (pid: number): string[] =>
   processes("-e").filter((line) => line.includes("mds-server-watchdog") && line.includes(` ${pid} `));
 
 describe("a server the tests spawn", () => {
-  it("is killed, its directory removed, when the process that spawned it dies without stopping it", async () => {
+  it("is killed, its directories removed, when the process that spawned it dies without stopping it", async () => {
     const harness = new URL("../../harness/prometheus.ts", import.meta.url).href;
     const script = `
       const { PrometheusHarness } = await import(${JSON.stringify(harness)});
-      const prometheus = await PrometheusHarness.start();
-      console.log(JSON.stringify({ port: prometheus.port }));
+      const { mkdtempSync } = await import("node:fs");
+      const { tmpdir } = await import("node:os");
+      const { join } = await import("node:path");
+      const storage = mkdtempSync(join(tmpdir(), "mds-watchdog-storage-"));
+      const prometheus = await PrometheusHarness.start({ storagePath: storage, storageIsTemporary: true });
+      console.log(JSON.stringify({ port: prometheus.port, storage }));
       setInterval(() => {}, 1000);
     `;
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
@@ -32,9 +36,10 @@ describe("a server the tests spawn", () => {
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     onTestFinished(() => void child.kill("SIGKILL"));
-    const { port } = await eventually(
+    const { port, storage } = await eventually(
       "the spawning process to start Prometheus",
-      async () => (out.includes("\n") ? (JSON.parse(out.split("\n")[0] ?? "") as { port: number }) : undefined),
+      async () =>
+        out.includes("\n") ? (JSON.parse(out.split("\n")[0] ?? "") as { port: number; storage: string }) : undefined,
       60_000,
       100,
       () => `${out}\n${err}`,
@@ -51,6 +56,7 @@ describe("a server the tests spawn", () => {
     });
     const dir = /--config\.file=(\S+)\/prometheus\.yml/.exec(prometheus ?? "")?.[1] ?? "";
     expect(existsSync(dir), dir).toBe(true);
+    expect(existsSync(storage), storage).toBe(true);
     expect(watchdogs(pid)).toHaveLength(1);
 
     // SIGKILL: no exit hook runs, nothing of the harness stops Prometheus.
@@ -63,6 +69,8 @@ describe("a server the tests spawn", () => {
     );
     expect(await portOpen(port)).toBe(false);
     await eventually("its directory to go", async () => (!existsSync(dir) || undefined) as true | undefined, 5_000);
+    // The storage the spawning process copied for it, declared temporary, goes with it.
+    expect(existsSync(storage), storage).toBe(false);
     await eventually(
       "its watchdog to end",
       async () => (watchdogs(pid).length === 0 || undefined) as true | undefined,
