@@ -32,7 +32,7 @@ export function reportOf(
   };
 }
 
-/** The floors' calibration date, where the scaler writes floors and the date reads as a time. */
+/** The floors' date, where the scaler writes floors and its annotation reads as a time. */
 function floorsDateOf(spec: ScalerSpec, scaler: Scaler): Pick<ScalerReport, "floorsCalibratedAtSeconds"> {
   const seconds = floorsCalibratedAtSeconds(spec, scaler.metadata.annotations);
   return seconds === undefined ? {} : { floorsCalibratedAtSeconds: seconds };

@@ -20,7 +20,7 @@ export interface ApplyRequest {
   readonly read: unknown;
   /** The spec to write: the read spec with calibrate's figures, floors and holds. */
   readonly spec: unknown;
-  /** Annotations set beside it (the floors' calibration date), the others the version written against keeps. */
+  /** Annotations set beside it (the floors' date); the others stay as the version written against holds them. */
   readonly annotations?: Readonly<Record<string, string>>;
 }
 

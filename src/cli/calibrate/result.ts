@@ -467,8 +467,8 @@ export function calibratedScaler(
 }
 
 /**
- * The annotations the scaler written carries beside its floors: when they were calibrated (src/core/api/
- * floors-calibrated.ts), so the controller can tell a refresh that stopped; undefined where no floors are written.
+ * The annotations the scaler written carries beside its floors: their date (src/core/api/floors-calibrated.ts), so
+ * the controller can tell a refresh that stopped; undefined where no floors are written.
  */
 export function floorsAnnotationsOf(result: CalibrationResult): Readonly<Record<string, string>> | undefined {
   const floors = result.hourlyFloors;

@@ -19,14 +19,14 @@ import type { ScalerSpec } from "./scaler.js";
 export const floorsCalibratedAnnotation = "worker.gpustack.ai/floors-calibrated-at";
 export const floorsCalibratedRule = "floors-calibrated-at";
 
-/** The annotation's value for a calibration at `calibratedAtMs`: RFC 3339 to the second, in UTC. */
-export function floorsCalibratedValue(calibratedAtMs: number): string {
-  return new Date(Math.floor(calibratedAtMs / 1000) * 1000).toISOString().replace(".000Z", "Z");
+/** The annotation's value for floors dated `datedMs`: RFC 3339 to the second, in UTC. */
+export function floorsCalibratedValue(datedMs: number): string {
+  return new Date(Math.floor(datedMs / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 /**
- * When the floors in force were calibrated, in Unix seconds: undefined where the scaler writes no floors (a
- * date without floors dates nothing), has no annotation, or its value is not a time.
+ * The date of the floors in force, in Unix seconds: undefined where the scaler writes no floors (a date without
+ * floors dates nothing), has no annotation, or its value is not a time.
  */
 export function floorsCalibratedAtSeconds(
   spec: { readonly roles: readonly Pick<ScalerSpec["roles"][number], "floorReplicasByUtcHour">[] },
