@@ -22,12 +22,14 @@ try {
       if (name === failAfter) throw new Error(`injected failure after the ${name} builder`);
     },
   });
-  say({
-    serving: { metrics: running.metricsPort, webhook: running.webhookPort, external: running.externalMetricsPort },
-  });
+  // The listener before the line that tells the test to signal: the other way round, a SIGTERM sent the
+  // moment `serving` was read could arrive before the listener and end the process by the signal's default.
   process.once("SIGTERM", () => {
     say({ draining: true });
     void running.stop().then((reports) => say({ stopped: reports.map((r) => [r.name, r.outcome]) }));
+  });
+  say({
+    serving: { metrics: running.metricsPort, webhook: running.webhookPort, external: running.externalMetricsPort },
   });
 } catch (error) {
   say({ failed: error instanceof Error ? error.message : String(error) });
