@@ -36,7 +36,8 @@ const source: SignalSource =
       }
     : world.source;
 const running = await startController({ config, kubeConfig, source });
-process.stdout.write(`${JSON.stringify({ metricsPort: running.metricsPort, webhookPort: running.webhookPort })}\n`);
+// The listener before the ports line that a test may answer with SIGTERM at once (else the signal's default ends it).
 process.once("SIGTERM", () => {
   void running.stop().then(() => process.exit(0));
 });
+process.stdout.write(`${JSON.stringify({ metricsPort: running.metricsPort, webhookPort: running.webhookPort })}\n`);
