@@ -12,8 +12,18 @@
  *
  * Prints `controller cost at N deployments (<plan> plan, replayed answers): X ms of CPU per deployment per
  * pass`. Exits 1 unless every pod answered and every query was answered from the recording. Never run by CI.
+ *
+ * `--memory-limit-mib 384,512,768` then runs the same passes once more for each limit, in a process of their own
+ * in a memory cgroup with that limit (bench/memory-cgroup.ts: root and the memory controller), as a pod's limit
+ * makes a controller run: Node sizes V8's heap from the limit, and the kernel ends the process at it. Each prints
+ * whether every pass finished, the process' peak RSS and its CPU per deployment per pass after one untimed pass
+ * (docs/controller.md, "Sizing"); a limit too small ends the process, by V8's out-of-memory error or the kernel's
+ * OOM killer, and says which. `--node-options "A;B"` runs each limit once per variant of Node's options, in the
+ * order given (an empty variant: none), so that two settings are compared on one recording, taking turns.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, spawn, type ChildProcess } from "node:child_process";
+import { getHeapStatistics } from "node:v8";
+import { memoryCgroup } from "./memory-cgroup.js";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import { rm } from "node:fs/promises";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
@@ -22,7 +32,7 @@ import { queryPlans, type QueryPlan } from "../src/adapters/prometheus/queries.j
 import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { evaluationUnixMs, podsPerRole, roles, samplingInputs, serveBlocks } from "./engine-tsdb.js";
-import { wholeFlag } from "./flags.js";
+import { positiveNumberOf, wholeFlag } from "./flags.js";
 import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
 const queryTimeoutMs = 600_000;
@@ -80,6 +90,88 @@ function proxy(): void {
   server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as { port: number }).port }));
 }
 
+interface LimitedAsk {
+  readonly port: number;
+  readonly deployments: number;
+  readonly passes: number;
+  readonly plan: QueryPlan;
+}
+interface LimitedRun {
+  readonly passes: number;
+  readonly peakRssMiB: number;
+  readonly heapLimitMiB: number;
+  readonly cpuMsPerDeploymentPass: number;
+}
+
+/** A limited process (`--limited`): one untimed pass and the passes asked of the proxy, answered with what it spent. */
+function limited(): void {
+  process.once("message", (ask: LimitedAsk) => {
+    void (async () => {
+      const source = sourceAt(ask.port, ask.plan);
+      const scalers = samplingInputs(ask.deployments, { stableWindowSeconds: 180, panicWindowSeconds: 60 });
+      await source.sample(scalers, evaluationUnixMs);
+      const from = process.cpuUsage();
+      for (let p = 0; p < ask.passes; p++) await source.sample(scalers, evaluationUnixMs);
+      const cpu = process.cpuUsage(from);
+      const run: LimitedRun = {
+        passes: ask.passes,
+        peakRssMiB: process.resourceUsage().maxRSS / 1024,
+        heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
+        cpuMsPerDeploymentPass: (cpu.user + cpu.system) / 1000 / ask.passes / ask.deployments,
+      };
+      process.send?.(run, () => process.disconnect());
+    })();
+  });
+}
+
+function sourceAt(port: number, plan: QueryPlan): PrometheusSignalSource {
+  return new PrometheusSignalSource(
+    new PrometheusClient({ endpoint: `http://127.0.0.1:${port}`, timeoutMs: queryTimeoutMs }),
+    { ...defaultPrometheusSignalConfig, queryTimeoutMs, queryPlan: plan },
+  );
+}
+
+/** The passes in a process limited to `limitMiB` as a pod is: what it spent, or how it ended. */
+async function runLimited(
+  ask: LimitedAsk,
+  limitMiB: number,
+  nodeOptions: readonly string[],
+): Promise<LimitedRun | string> {
+  const cgroup = memoryCgroup(`mds-bench-${process.pid}-${limitMiB}`, limitMiB);
+  try {
+    // Node starts inside the cgroup, so it sizes V8's heap from the limit as it does in a container.
+    const node = [
+      process.execPath,
+      ...process.execArgv,
+      ...nodeOptions,
+      new URL(import.meta.url).pathname,
+      "--limited",
+    ];
+    const child = spawn("sh", ["-c", `${cgroup.joinCommand} && exec "$@"`, "sh", ...node], {
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+    const run = await new Promise<LimitedRun | string>((resolve) => {
+      let answer: LimitedRun | undefined;
+      child.once("message", (m) => (answer = m as LimitedRun));
+      child.once("exit", (code, signal) => {
+        if (answer !== undefined && code === 0) return resolve(answer);
+        const how = /heap out of memory|Reached heap limit/.test(stderr)
+          ? "V8's heap out of memory"
+          : cgroup.oomKilled()
+            ? "killed by the kernel's OOM killer at the limit"
+            : `failed: ${stderr.trim().split("\n").at(-1) ?? ""}`;
+        resolve(`${how} (exit ${code ?? signal})`);
+      });
+      child.send(ask);
+    });
+    return run;
+  } finally {
+    cgroup.remove();
+  }
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes("--help")) {
     process.stdout.write("npm run bench:sampling-replay [-- --deployments 1000 --passes 8 --plan native]\n");
@@ -92,9 +184,19 @@ async function main(): Promise<void> {
   if (!queryPlans.includes(plan))
     throw new Error(`--plan: ${JSON.stringify(plan)} is not one of ${queryPlans.join(", ")}`);
 
+  const limitAt = process.argv.indexOf("--memory-limit-mib");
+  const limitsMiB =
+    limitAt < 0
+      ? []
+      : (process.argv[limitAt + 1] ?? "").split(",").map((mib) => positiveNumberOf("--memory-limit-mib", mib));
+  const optionsAt = process.argv.indexOf("--node-options");
+  const variants = (optionsAt < 0 ? "" : (process.argv[optionsAt + 1] ?? ""))
+    .split(";")
+    .map((v) => v.split(" ").filter((o) => o !== ""));
+
   const child = fork(new URL(import.meta.url).pathname, ["--proxy"], { execArgv: process.execArgv });
   try {
-    await measure(child, deployments, passes, plan);
+    await measure(child, deployments, passes, plan, limitsMiB, variants);
   } finally {
     // Also where preparing the blocks failed: a proxy left behind would hold the caller's pipe open.
     child.kill();
@@ -102,7 +204,14 @@ async function main(): Promise<void> {
 }
 
 /** Records one pass through the proxy, then times `passes` passes replayed from it. */
-async function measure(child: ChildProcess, deployments: number, passes: number, plan: QueryPlan): Promise<void> {
+async function measure(
+  child: ChildProcess,
+  deployments: number,
+  passes: number,
+  plan: QueryPlan,
+  limitsMiB: readonly number[],
+  variants: readonly (readonly string[])[],
+): Promise<void> {
   const next = <T>(): Promise<T> => new Promise((resolve) => child.once("message", (m) => resolve(m as T)));
   const { port } = await next<{ port: number }>();
   const bins = findPromBinaries();
@@ -113,10 +222,7 @@ async function measure(child: ChildProcess, deployments: number, passes: number,
     queryTimeoutSeconds: queryTimeoutMs / 1000,
   });
   const scalers = samplingInputs(deployments, { stableWindowSeconds: 180, panicWindowSeconds: 60 });
-  const source = new PrometheusSignalSource(
-    new PrometheusClient({ endpoint: `http://127.0.0.1:${port}`, timeoutMs: queryTimeoutMs }),
-    { ...defaultPrometheusSignalConfig, queryTimeoutMs, queryPlan: plan },
-  );
+  const source = sourceAt(port, plan);
   try {
     child.send({ upstream: served.prometheus.url });
     const live = await source.sample(scalers, evaluationUnixMs);
@@ -140,6 +246,18 @@ async function measure(child: ChildProcess, deployments: number, passes: number,
     );
     if (failed.length > 0 || replayed.queries !== live.queries || pods !== deployments * roles.length * podsPerRole)
       process.exitCode = 1;
+    for (const limitMiB of limitsMiB)
+      for (const nodeOptions of variants) {
+        const run = await runLimited({ port, deployments, passes, plan }, limitMiB, nodeOptions);
+        const options = nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`;
+        const at = `controller memory at ${deployments} deployments (${plan} plan, replayed answers), limit ${limitMiB} MiB${options}`;
+        process.stdout.write(
+          typeof run === "string"
+            ? `${at}: ${run}\n`
+            : `${at} (V8's heap limit ${run.heapLimitMiB.toFixed(0)} MiB): ${run.passes} passes after one, peak RSS ${run.peakRssMiB.toFixed(0)} MiB, ${run.cpuMsPerDeploymentPass.toFixed(3)} ms of CPU per deployment per pass\n`,
+        );
+        if (typeof run === "string") process.exitCode = 1;
+      }
   } finally {
     await served.prometheus.stop();
     await rm(served.storage, { recursive: true, force: true });
@@ -147,4 +265,5 @@ async function measure(child: ChildProcess, deployments: number, passes: number,
 }
 
 if (process.argv.includes("--proxy")) proxy();
+else if (process.argv.includes("--limited")) limited();
 else await main();
