@@ -328,6 +328,12 @@ async function measure(plane: ControlPlane, count: number, passes: number, mode:
       `  round trips per pass with no changes: min ${Math.min(...trips)}, max ${Math.max(...trips)} (${steady[0] ? calls(steady[0]) : ""})`,
       `  heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
     );
+    // With `node --expose-gc`: what a full collection leaves, the controller's state and the benchmark's own.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (gc !== undefined) {
+      gc();
+      lines.push(`  heap after a full collection ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`);
+    }
   } finally {
     await watched.stop();
     if (client !== plane.kubeConfig) await (client as ReturnType<typeof pooledConnections>).close();

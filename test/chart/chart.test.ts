@@ -5,6 +5,7 @@
  * arguments), and a server-side dry-run of every object against a real
  * kube-apiserver.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -619,6 +620,15 @@ describe("helm template with values", () => {
     const objects = render({ set: { "prometheus.matchers": 'cluster="prod-eu"\\,region=~"eu-.*"' } });
     expect(parsedControllerArgs(objects).prometheusMatchers).toBe('cluster="prod-eu",region=~"eu-.*"');
     expect(parsedControllerArgs(render({})).prometheusMatchers).toBe("");
+  });
+
+  it("runs the controller with a young generation of its own, options Node accepts, and none when emptied", () => {
+    const options = literalEnv(render({}))["NODE_OPTIONS"];
+    expect(options).toBe("--max-semi-space-size=32");
+    // Node refuses an option it does not know in NODE_OPTIONS (exit 9): the controller would not start.
+    const node = spawnSync(process.execPath, ["-e", "0"], { env: { ...process.env, NODE_OPTIONS: options } });
+    expect(node.status, node.stderr.toString()).toBe(0);
+    expect(literalEnv(render({ set: { "controller.nodeOptions": "" } }))["NODE_OPTIONS"]).toBeUndefined();
   });
 
   it("passes the latency guard reading to the controller", () => {
