@@ -17,16 +17,19 @@
  *
  *   npm run bench:controller [-- --sizes 100,1000 --passes 20 --connections pooled --cpu-profile <dir>]
  *   npm run bench:controller -- --live   # end to end: simulated engines, Prometheus, reconciler (MDS_BENCH_SCALERS)
+ *   npm run bench:controller -- --sizes 1000 --connections pooled --memory-limit-mib 512 --node-options ";--max-semi-space-size=32"
+ *     # each measurement in a memory cgroup as the chart's pod (root; bench/memory-cgroup.ts), once per variant
  */
 import { subscribe } from "node:diagnostics_channel";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
+import { getHeapStatistics } from "node:v8";
 import {
   CoreV1Api,
   CustomObjectsApi,
+  KubeConfig,
   loadYaml,
-  type KubeConfig,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { callOptions } from "../src/adapters/kubernetes/call-options.js";
@@ -40,6 +43,8 @@ import { Controller, type ScalerStore, type GuardedWrite } from "../src/app/cont
 import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
 import { cpuSecondsOfProcess } from "./proc-cpu.js";
+import { positiveNumberOf } from "./flags.js";
+import { runUnderMemoryLimit } from "./memory-cgroup.js";
 import { SteadySignals } from "./steady-signals.js";
 
 const group = "worker.gpustack.ai";
@@ -218,8 +223,16 @@ interface PassFigures {
   readonly calls: ReadonlyMap<string, number>;
 }
 
-async function measure(plane: ControlPlane, count: number, passes: number, mode: ConnectionMode): Promise<string[]> {
-  const namespace = `bench-${count}-${mode}`;
+/** What a measurement uses of the control plane: its admin client and the API server's and etcd's processes. */
+type PlaneInUse = Pick<ControlPlane, "kubeConfig" | "processIds">;
+
+async function measure(
+  plane: PlaneInUse,
+  count: number,
+  passes: number,
+  mode: ConnectionMode,
+  namespace = `bench-${count}-${mode}`,
+): Promise<string[]> {
   const client = mode === "pooled" ? pooledConnections(plane.kubeConfig) : plane.kubeConfig;
   const setup = pooledConnections(plane.kubeConfig);
   const createdAt = performance.now();
@@ -324,6 +337,7 @@ async function measure(plane: ControlPlane, count: number, passes: number, mode:
           sorted((f) => f.reconcileMs),
           0.99,
         ).toFixed(0)} ms`,
+      `  CPU per scaler per pass with no changes: ${(steady.reduce((n, f) => n + f.cpuMs, 0) / steady.length / count).toFixed(3)} ms`,
       `  connections opened in the passes with no changes: ${steady.reduce((n, f) => n + f.connectionsOpened, 0)}`,
       `  round trips per pass with no changes: min ${Math.min(...trips)}, max ${Math.max(...trips)} (${steady[0] ? calls(steady[0]) : ""})`,
       `  heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
@@ -342,9 +356,88 @@ async function measure(plane: ControlPlane, count: number, passes: number, mode:
 }
 
 /** The API server's and etcd's CPU so far, in seconds. */
-async function serverCpuSeconds(plane: ControlPlane): Promise<number> {
+async function serverCpuSeconds(plane: PlaneInUse): Promise<number> {
   const each = await Promise.all(plane.processIds.map((pid) => cpuSecondsOfProcess(pid)));
   return each.reduce((a, b) => a + b, 0);
+}
+
+/** A measurement asked of a process under a memory limit (`--limited`). */
+interface LimitedAsk {
+  readonly kubeConfigPath: string;
+  readonly processIds: readonly number[];
+  readonly size: number;
+  readonly passes: number;
+  readonly mode: ConnectionMode;
+  readonly namespace: string;
+}
+interface LimitedAnswer {
+  readonly lines: readonly string[];
+  readonly peakRssMiB: number;
+  readonly heapLimitMiB: number;
+}
+
+/** The process under a memory limit: one measurement against the parent's control plane, with what it held. */
+function limited(): void {
+  process.once("message", (ask: LimitedAsk) => {
+    void (async () => {
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(ask.kubeConfigPath);
+      const lines = await measure(
+        { kubeConfig, processIds: ask.processIds },
+        ask.size,
+        ask.passes,
+        ask.mode,
+        ask.namespace,
+      );
+      const answer: LimitedAnswer = {
+        lines,
+        peakRssMiB: process.resourceUsage().maxRSS / 1024,
+        heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
+      };
+      process.send?.(answer, () => process.disconnect());
+    })();
+  });
+}
+
+/**
+ * `--memory-limit-mib N [--node-options "A;B"]`: each measurement in a process of its own in a memory cgroup
+ * of N MiB (bench/memory-cgroup.ts), as the chart's pod runs the controller, once per variant of Node's options
+ * (an empty variant: none); the control plane stays in this process, outside the limit.
+ */
+async function measureLimited(
+  plane: ControlPlane,
+  size: number,
+  passes: number,
+  mode: ConnectionMode,
+  limitMiB: number,
+): Promise<string[]> {
+  const out: string[] = [];
+  const variants = (flagValue("node-options") ?? "").split(";").map((v) => v.split(" ").filter((o) => o !== ""));
+  for (const [i, nodeOptions] of variants.entries()) {
+    const ask: LimitedAsk = {
+      kubeConfigPath: plane.kubeConfigPath,
+      processIds: plane.processIds,
+      size,
+      passes,
+      mode,
+      namespace: `bench-${size}-${mode}-${i}`,
+    };
+    // --expose-gc: the measurement's last line is the heap a full collection leaves.
+    const options = ["--expose-gc", ...nodeOptions];
+    const script = new URL(import.meta.url).pathname;
+    const answer = await runUnderMemoryLimit<LimitedAnswer>(limitMiB, options, script, ["--limited"], ask);
+    const at = `limit ${limitMiB} MiB${nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`}`;
+    if (typeof answer === "string") {
+      out.push(`${size} scalers, connections ${mode}, ${at}: ${answer}`);
+      process.exitCode = 1;
+      continue;
+    }
+    out.push(
+      ...answer.lines,
+      `  ${at} (V8's heap limit ${answer.heapLimitMiB.toFixed(0)} MiB): peak RSS ${answer.peakRssMiB.toFixed(0)} MiB`,
+    );
+  }
+  return out;
 }
 
 async function split(): Promise<void> {
@@ -353,6 +446,8 @@ async function split(): Promise<void> {
     throw new Error(`--sizes: ${JSON.stringify(flagValue("sizes"))} is not a list of counts`);
   const passes = Number(flagValue("passes") ?? 20);
   const modes = parseConnectionModes(flagValue("connections") ?? connectionModes.join(","));
+  const limit = flagValue("memory-limit-mib");
+  const limitMiB = limit === undefined ? undefined : positiveNumberOf("--memory-limit-mib", limit);
   const plane = await startControlPlane();
   try {
     const crdText = readFileSync(
@@ -364,7 +459,11 @@ async function split(): Promise<void> {
     const out: string[] = [];
     for (const size of sizes) {
       for (const mode of modes) {
-        out.push(...(await measure(plane, size, passes, mode)));
+        out.push(
+          ...(limitMiB === undefined
+            ? await measure(plane, size, passes, mode)
+            : await measureLimited(plane, size, passes, mode, limitMiB)),
+        );
         process.stderr.write(`bench:controller: ${size} scalers, connections ${mode}, measured\n`);
       }
     }
@@ -377,4 +476,5 @@ async function split(): Promise<void> {
 }
 
 if (process.argv.includes("--live")) await import("./controller-live.js");
+else if (process.argv.includes("--limited")) limited();
 else await split();

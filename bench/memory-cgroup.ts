@@ -5,10 +5,11 @@
  * Needs root and the memory controller (cgroup v1's `memory` hierarchy or cgroup v2 with `memory`
  * enabled); where either is missing the error says which path was looked for.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export interface MemoryCgroup {
+interface MemoryCgroup {
   /** A shell line that moves the shell into the cgroup; `exec` the command after it. */
   readonly joinCommand: string;
   /** Whether the kernel's OOM killer ended a process in it. */
@@ -20,7 +21,7 @@ const v1Root = "/sys/fs/cgroup/memory";
 const v2Root = "/sys/fs/cgroup";
 
 /** A fresh cgroup named `name` limited to `limitMiB`. */
-export function memoryCgroup(name: string, limitMiB: number): MemoryCgroup {
+function memoryCgroup(name: string, limitMiB: number): MemoryCgroup {
   const bytes = String(Math.round(limitMiB * 2 ** 20));
   if (existsSync(join(v1Root, "memory.limit_in_bytes"))) {
     const dir = join(v1Root, name);
@@ -50,4 +51,44 @@ export function memoryCgroup(name: string, limitMiB: number): MemoryCgroup {
   throw new Error(
     `a memory limit needs the memory cgroup controller: neither ${join(v1Root, "memory.limit_in_bytes")} nor "memory" in ${controllers}`,
   );
+}
+
+/**
+ * Runs `node [nodeOptions] script args` in a fresh cgroup limited to `limitMiB`, sends it `ask` over IPC and
+ * resolves with the message it answers, or with how it ended when it did not answer and exit 0 (V8's heap out of
+ * memory, the kernel's OOM killer, or the last line of its stderr).
+ */
+export async function runUnderMemoryLimit<T>(
+  limitMiB: number,
+  nodeOptions: readonly string[],
+  script: string,
+  args: readonly string[],
+  ask: unknown,
+): Promise<T | string> {
+  const cgroup = memoryCgroup(`mds-bench-${process.pid}-${limitMiB}-${Date.now()}`, limitMiB);
+  try {
+    // Node starts inside the cgroup, so it sizes V8's heap from the limit as it does in a container.
+    const node = [process.execPath, ...process.execArgv, ...nodeOptions, script, ...args];
+    const child = spawn("sh", ["-c", `${cgroup.joinCommand} && exec "$@"`, "sh", ...node], {
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+    return await new Promise<T | string>((resolve) => {
+      let answer: T | undefined;
+      child.once("message", (m) => (answer = m as T));
+      child.once("exit", (code, signal) => {
+        if (answer !== undefined && code === 0) return resolve(answer);
+        const how = /heap out of memory|Reached heap limit/.test(stderr)
+          ? "V8's heap out of memory"
+          : cgroup.oomKilled()
+            ? "killed by the kernel's OOM killer at the limit"
+            : `failed: ${stderr.trim().split("\n").at(-1) ?? ""}`;
+        resolve(`${how} (exit ${code ?? signal})`);
+      });
+      child.send(ask as object);
+    });
+  } finally {
+    cgroup.remove();
+  }
 }

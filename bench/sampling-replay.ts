@@ -21,9 +21,9 @@
  * OOM killer, and says which. `--node-options "A;B"` runs each limit once per variant of Node's options, in the
  * order given (an empty variant: none), so that two settings are compared on one recording, taking turns.
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { getHeapStatistics } from "node:v8";
-import { memoryCgroup } from "./memory-cgroup.js";
+import { runUnderMemoryLimit } from "./memory-cgroup.js";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import { rm } from "node:fs/promises";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
@@ -142,47 +142,6 @@ function sourceAt(port: number, plan: QueryPlan): PrometheusSignalSource {
   );
 }
 
-/** The passes in a process limited to `limitMiB` as a pod is: what it spent, or how it ended. */
-async function runLimited(
-  ask: LimitedAsk,
-  limitMiB: number,
-  nodeOptions: readonly string[],
-): Promise<LimitedRun | string> {
-  const cgroup = memoryCgroup(`mds-bench-${process.pid}-${limitMiB}`, limitMiB);
-  try {
-    // Node starts inside the cgroup, so it sizes V8's heap from the limit as it does in a container.
-    const node = [
-      process.execPath,
-      ...process.execArgv,
-      ...nodeOptions,
-      new URL(import.meta.url).pathname,
-      "--limited",
-    ];
-    const child = spawn("sh", ["-c", `${cgroup.joinCommand} && exec "$@"`, "sh", ...node], {
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
-    });
-    let stderr = "";
-    child.stderr?.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
-    const run = await new Promise<LimitedRun | string>((resolve) => {
-      let answer: LimitedRun | undefined;
-      child.once("message", (m) => (answer = m as LimitedRun));
-      child.once("exit", (code, signal) => {
-        if (answer !== undefined && code === 0) return resolve(answer);
-        const how = /heap out of memory|Reached heap limit/.test(stderr)
-          ? "V8's heap out of memory"
-          : cgroup.oomKilled()
-            ? "killed by the kernel's OOM killer at the limit"
-            : `failed: ${stderr.trim().split("\n").at(-1) ?? ""}`;
-        resolve(`${how} (exit ${code ?? signal})`);
-      });
-      child.send(ask);
-    });
-    return run;
-  } finally {
-    cgroup.remove();
-  }
-}
-
 async function main(): Promise<void> {
   if (process.argv.includes("--help")) {
     process.stdout.write("npm run bench:sampling-replay [-- --deployments 1000 --passes 8 --plan native]\n");
@@ -259,7 +218,9 @@ async function measure(
       process.exitCode = 1;
     for (const limitMiB of limitsMiB)
       for (const nodeOptions of variants) {
-        const run = await runLimited({ port, deployments, passes, plan }, limitMiB, nodeOptions);
+        const ask: LimitedAsk = { port, deployments, passes, plan };
+        const script = new URL(import.meta.url).pathname;
+        const run = await runUnderMemoryLimit<LimitedRun>(limitMiB, nodeOptions, script, ["--limited"], ask);
         const options = nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`;
         const at = `controller memory at ${deployments} deployments (${plan} plan, replayed answers), limit ${limitMiB} MiB${options}`;
         process.stdout.write(
