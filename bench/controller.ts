@@ -24,7 +24,6 @@ import { subscribe } from "node:diagnostics_channel";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
-import { getHeapStatistics } from "node:v8";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -44,7 +43,7 @@ import { startControlPlane, type ControlPlane } from "../harness/kube/index.js";
 import { loadModelDeploymentCrd } from "../test/support/crds.js";
 import { cpuSecondsOfProcess } from "./proc-cpu.js";
 import { positiveNumberOf } from "./flags.js";
-import { runUnderMemoryLimit } from "./memory-cgroup.js";
+import { heldMemory, limitLabel, nodeOptionVariantsOf, runUnderMemoryLimit } from "./memory-cgroup.js";
 import { SteadySignals } from "./steady-signals.js";
 
 const group = "worker.gpustack.ai";
@@ -389,11 +388,7 @@ function limited(): void {
         ask.mode,
         ask.namespace,
       );
-      const answer: LimitedAnswer = {
-        lines,
-        peakRssMiB: process.resourceUsage().maxRSS / 1024,
-        heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
-      };
+      const answer: LimitedAnswer = { lines, ...heldMemory() };
       process.send?.(answer, () => process.disconnect());
     })();
   });
@@ -410,9 +405,10 @@ async function measureLimited(
   passes: number,
   mode: ConnectionMode,
   limitMiB: number,
+  variants: readonly (readonly string[])[],
 ): Promise<string[]> {
   const out: string[] = [];
-  const variants = (flagValue("node-options") ?? "").split(";").map((v) => v.split(" ").filter((o) => o !== ""));
+  const script = new URL(import.meta.url).pathname;
   for (const [i, nodeOptions] of variants.entries()) {
     const ask: LimitedAsk = {
       kubeConfigPath: plane.kubeConfigPath,
@@ -424,9 +420,8 @@ async function measureLimited(
     };
     // --expose-gc: the measurement's last line is the heap a full collection leaves.
     const options = ["--expose-gc", ...nodeOptions];
-    const script = new URL(import.meta.url).pathname;
     const answer = await runUnderMemoryLimit<LimitedAnswer>(limitMiB, options, script, ["--limited"], ask);
-    const at = `limit ${limitMiB} MiB${nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`}`;
+    const at = limitLabel(limitMiB, nodeOptions);
     if (typeof answer === "string") {
       out.push(`${size} scalers, connections ${mode}, ${at}: ${answer}`);
       process.exitCode = 1;
@@ -448,6 +443,7 @@ async function split(): Promise<void> {
   const modes = parseConnectionModes(flagValue("connections") ?? connectionModes.join(","));
   const limit = flagValue("memory-limit-mib");
   const limitMiB = limit === undefined ? undefined : positiveNumberOf("--memory-limit-mib", limit);
+  const variants = nodeOptionVariantsOf(flagValue("node-options"));
   const plane = await startControlPlane();
   try {
     const crdText = readFileSync(
@@ -462,7 +458,7 @@ async function split(): Promise<void> {
         out.push(
           ...(limitMiB === undefined
             ? await measure(plane, size, passes, mode)
-            : await measureLimited(plane, size, passes, mode, limitMiB)),
+            : await measureLimited(plane, size, passes, mode, limitMiB, variants)),
         );
         process.stderr.write(`bench:controller: ${size} scalers, connections ${mode}, measured\n`);
       }

@@ -3,11 +3,14 @@
  * Node starts, so that Node sizes V8's heap from the limit as it does in a pod (under a 512 MiB limit
  * Node 24 gives V8 259 MiB) and the kernel ends the process at the limit as the kubelet's cgroup would.
  * Needs root and the memory controller (cgroup v1's `memory` hierarchy or cgroup v2 with `memory`
- * enabled); where either is missing the error says which path was looked for.
+ * enabled); where either is missing the error says which path was looked for. Beside it, what the
+ * benchmarks that run under a limit share: the `--node-options` variants, the name of a limited run, and
+ * what the limited process reports of its memory.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { getHeapStatistics } from "node:v8";
 
 interface MemoryCgroup {
   /** A shell line that moves the shell into the cgroup; `exec` the command after it. */
@@ -91,4 +94,22 @@ export async function runUnderMemoryLimit<T>(
   } finally {
     cgroup.remove();
   }
+}
+
+/** `--node-options "A;B"`: each variant's options, in the order given; an empty variant (or no flag) runs with none. */
+export function nodeOptionVariantsOf(text: string | undefined): string[][] {
+  return (text ?? "").split(";").map((variant) => variant.split(" ").filter((option) => option !== ""));
+}
+
+/** How a limited run is named in a benchmark's line: the limit and the variant's options. */
+export function limitLabel(limitMiB: number, nodeOptions: readonly string[]): string {
+  return `limit ${limitMiB} MiB${nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`}`;
+}
+
+/** What the limited process held, for its answer: its peak RSS and the heap limit Node gave V8 under the limit. */
+export function heldMemory(): { readonly peakRssMiB: number; readonly heapLimitMiB: number } {
+  return {
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
+  };
 }

@@ -22,8 +22,6 @@
  * order given (an empty variant: none), so that two settings are compared on one recording, taking turns.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { getHeapStatistics } from "node:v8";
-import { runUnderMemoryLimit } from "./memory-cgroup.js";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import { rm } from "node:fs/promises";
 import { PrometheusClient } from "../src/adapters/prometheus/client.js";
@@ -33,6 +31,7 @@ import { PrometheusSignalSource } from "../src/adapters/prometheus/source.js";
 import { findPromBinaries } from "../harness/prom-bin.js";
 import { evaluationUnixMs, podsPerRole, roles, samplingInputs, serveBlocks } from "./engine-tsdb.js";
 import { positiveNumberOf, wholeFlag } from "./flags.js";
+import { heldMemory, limitLabel, nodeOptionVariantsOf, runUnderMemoryLimit } from "./memory-cgroup.js";
 import { prepareNhcbTwin } from "./nhcb-tsdb.js";
 
 const queryTimeoutMs = 600_000;
@@ -97,7 +96,6 @@ interface LimitedAsk {
   readonly plan: QueryPlan;
 }
 interface LimitedRun {
-  readonly passes: number;
   /** Each pass's time from its first query to its built samples (a pass's answers replayed, so no Prometheus in it). */
   readonly passP50Ms: number;
   readonly passMaxMs: number;
@@ -123,11 +121,9 @@ function limited(): void {
       const cpu = process.cpuUsage(from);
       passMs.sort((a, b) => a - b);
       const run: LimitedRun = {
-        passes: ask.passes,
         passP50Ms: passMs[Math.floor((passMs.length - 1) / 2)] ?? Number.NaN,
         passMaxMs: passMs.at(-1) ?? Number.NaN,
-        peakRssMiB: process.resourceUsage().maxRSS / 1024,
-        heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
+        ...heldMemory(),
         cpuMsPerDeploymentPass: (cpu.user + cpu.system) / 1000 / ask.passes / ask.deployments,
       };
       process.send?.(run, () => process.disconnect());
@@ -160,9 +156,7 @@ async function main(): Promise<void> {
       ? []
       : (process.argv[limitAt + 1] ?? "").split(",").map((mib) => positiveNumberOf("--memory-limit-mib", mib));
   const optionsAt = process.argv.indexOf("--node-options");
-  const variants = (optionsAt < 0 ? "" : (process.argv[optionsAt + 1] ?? ""))
-    .split(";")
-    .map((v) => v.split(" ").filter((o) => o !== ""));
+  const variants = nodeOptionVariantsOf(optionsAt < 0 ? undefined : process.argv[optionsAt + 1]);
 
   const child = fork(new URL(import.meta.url).pathname, ["--proxy"], { execArgv: process.execArgv });
   try {
@@ -216,17 +210,16 @@ async function measure(
     );
     if (failed.length > 0 || replayed.queries !== live.queries || pods !== deployments * roles.length * podsPerRole)
       process.exitCode = 1;
+    const ask: LimitedAsk = { port, deployments, passes, plan };
+    const script = new URL(import.meta.url).pathname;
     for (const limitMiB of limitsMiB)
       for (const nodeOptions of variants) {
-        const ask: LimitedAsk = { port, deployments, passes, plan };
-        const script = new URL(import.meta.url).pathname;
         const run = await runUnderMemoryLimit<LimitedRun>(limitMiB, nodeOptions, script, ["--limited"], ask);
-        const options = nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`;
-        const at = `controller memory at ${deployments} deployments (${plan} plan, replayed answers), limit ${limitMiB} MiB${options}`;
+        const at = `controller memory at ${deployments} deployments (${plan} plan, replayed answers), ${limitLabel(limitMiB, nodeOptions)}`;
         process.stdout.write(
           typeof run === "string"
             ? `${at}: ${run}\n`
-            : `${at} (V8's heap limit ${run.heapLimitMiB.toFixed(0)} MiB): ${run.passes} passes after one (p50 ${run.passP50Ms.toFixed(0)} ms, longest ${run.passMaxMs.toFixed(0)} ms), peak RSS ${run.peakRssMiB.toFixed(0)} MiB, ${run.cpuMsPerDeploymentPass.toFixed(3)} ms of CPU per deployment per pass\n`,
+            : `${at} (V8's heap limit ${run.heapLimitMiB.toFixed(0)} MiB): ${passes} passes after one (p50 ${run.passP50Ms.toFixed(0)} ms, longest ${run.passMaxMs.toFixed(0)} ms), peak RSS ${run.peakRssMiB.toFixed(0)} MiB, ${run.cpuMsPerDeploymentPass.toFixed(3)} ms of CPU per deployment per pass\n`,
         );
         if (typeof run === "string") process.exitCode = 1;
       }
